@@ -1,0 +1,269 @@
+/*
+ * gc.h: the bdwgc-compatible interface of sgc.
+ *
+ * A program written for the Boehm-Demers-Weiser collector includes this
+ * header unchanged and links -lsgc (or runs with libsgc.so preloaded in place
+ * of libgc.so.1).  The names, types and semantics follow bdwgc 8.x; where sgc
+ * differs the comment says so.  sgc's own extensions live in <sgc.h>.
+ */
+#ifndef SGC_GC_H
+#define SGC_GC_H
+#define GC_H /* programs test this to see whether gc.h was included */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GC_VERSION_MAJOR 8
+#define GC_VERSION_MINOR 2
+#define GC_VERSION_MICRO 2
+#define SGC_VERSION_STRING "0.1.0"
+
+#ifndef GC_API
+#define GC_API extern __attribute__((visibility("default")))
+#endif
+#define GC_CALL
+#define GC_CALLBACK
+#define GC_ATTR_MALLOC __attribute__((__malloc__))
+#define GC_ATTR_ALLOC_SIZE(n) __attribute__((__alloc_size__(n)))
+#define GC_ATTR_NONNULL(n) __attribute__((__nonnull__(n)))
+#define GC_ATTR_DEPRECATED
+
+typedef void *GC_PTR; /* old name kept for source compatibility */
+typedef uintptr_t GC_word;
+typedef intptr_t GC_signed_word;
+typedef unsigned long GC_hidden_pointer_t;
+
+/* Return codes shared with bdwgc. */
+#define GC_SUCCESS 0
+#define GC_DUPLICATE 1
+#define GC_NO_THREADS 2
+#define GC_UNIMPLEMENTED 3
+#define GC_NOT_FOUND 4
+
+/* ---- initialisation and tuning ---------------------------------------- */
+GC_API void GC_init(void);
+GC_API int GC_is_init_called(void);
+/* sgc initialises itself when the library is loaded; GC_INIT() is kept so
+ * bdwgc programs compile, and it registers the calling thread if needed. */
+#define GC_INIT() GC_init()
+
+GC_API unsigned GC_get_version(void);
+
+/* Collection frequency: a collection is triggered when the bytes allocated
+ * since the last one exceed heap_size / divisor (default 3, as bdwgc). */
+GC_API GC_word GC_free_space_divisor;
+GC_API void GC_set_free_space_divisor(GC_word);
+GC_API GC_word GC_get_free_space_divisor(void);
+
+/* Non-zero: never collect, grow the heap instead. */
+GC_API int GC_dont_gc;
+GC_API void GC_disable(void);
+GC_API void GC_enable(void);
+GC_API int GC_is_disabled(void);
+
+/* Interior pointers are recognised by default; see the README about the
+ * one-past-the-end rule (SGC_EXTRA_BYTES). */
+GC_API int GC_all_interior_pointers;
+GC_API void GC_set_all_interior_pointers(int);
+GC_API int GC_get_all_interior_pointers(void);
+GC_API void GC_register_displacement(size_t offset);
+
+GC_API int GC_expand_hp(size_t bytes);
+GC_API void GC_set_max_heap_size(GC_word bytes);
+GC_API void GC_set_pages_executable(int);
+GC_API int GC_get_pages_executable(void);
+/* Incremental collection is not implemented yet: this call is accepted
+ * and the collector stays stop-the-world (parallel). */
+GC_API void GC_enable_incremental(void);
+GC_API int GC_is_incremental_mode(void);
+GC_API void GC_set_markers_count(unsigned);
+GC_API int GC_get_parallel(void);
+GC_API void GC_start_mark_threads(void);
+
+/* ---- allocation ------------------------------------------------------- */
+GC_API GC_ATTR_MALLOC GC_ATTR_ALLOC_SIZE(1) void *GC_malloc(size_t);
+GC_API GC_ATTR_MALLOC GC_ATTR_ALLOC_SIZE(1) void *GC_malloc_atomic(size_t);
+GC_API GC_ATTR_MALLOC GC_ATTR_ALLOC_SIZE(1) void *GC_malloc_uncollectable(size_t);
+GC_API GC_ATTR_MALLOC GC_ATTR_ALLOC_SIZE(1) void *GC_malloc_atomic_uncollectable(size_t);
+GC_API GC_ATTR_MALLOC GC_ATTR_ALLOC_SIZE(1) void *GC_malloc_ignore_off_page(size_t);
+GC_API GC_ATTR_MALLOC GC_ATTR_ALLOC_SIZE(1) void *GC_malloc_atomic_ignore_off_page(size_t);
+GC_API GC_ATTR_MALLOC char *GC_strdup(const char *);
+GC_API GC_ATTR_MALLOC char *GC_strndup(const char *, size_t);
+GC_API void *GC_realloc(void *old, size_t new_size) GC_ATTR_ALLOC_SIZE(2);
+GC_API int GC_posix_memalign(void **memptr, size_t align, size_t bytes);
+GC_API void *GC_memalign(size_t align, size_t bytes);
+/* Explicit deallocation.  A pointer that is not the start of an object sgc
+ * allocated is a program error: sgc prints a message and aborts. */
+GC_API void GC_free(void *);
+
+GC_API void *GC_base(void *);
+GC_API int GC_is_heap_ptr(const void *);
+GC_API size_t GC_size(const void *);
+
+/* ---- collection ------------------------------------------------------- */
+GC_API void GC_gcollect(void);
+GC_API void GC_gcollect_and_unmap(void);
+typedef int (*GC_stop_func)(void);
+GC_API int GC_try_to_collect(GC_stop_func);
+
+GC_API size_t GC_get_heap_size(void);
+GC_API size_t GC_get_free_bytes(void);
+GC_API size_t GC_get_unmapped_bytes(void);
+GC_API size_t GC_get_bytes_since_gc(void);
+GC_API size_t GC_get_total_bytes(void);
+GC_API GC_word GC_get_gc_no(void);
+GC_API void GC_get_heap_usage_safe(GC_word *heap_size, GC_word *free_bytes,
+                                   GC_word *unmapped_bytes,
+                                   GC_word *bytes_since_gc, GC_word *total_bytes);
+
+/* ---- roots ------------------------------------------------------------ */
+GC_API void GC_add_roots(void *low, void *high_plus_1);
+GC_API void GC_remove_roots(void *low, void *high_plus_1);
+GC_API void GC_clear_roots(void);
+GC_API void GC_exclude_static_roots(void *low, void *high_plus_1);
+
+/* ---- finalization ----------------------------------------------------- */
+typedef void (*GC_finalization_proc)(void *obj, void *client_data);
+GC_API void GC_register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
+                                  GC_finalization_proc *ofn, void **ocd);
+GC_API void GC_register_finalizer_ignore_self(void *obj, GC_finalization_proc fn,
+                                              void *cd, GC_finalization_proc *ofn,
+                                              void **ocd);
+GC_API void GC_register_finalizer_no_order(void *obj, GC_finalization_proc fn,
+                                           void *cd, GC_finalization_proc *ofn,
+                                           void **ocd);
+GC_API void GC_register_finalizer_unreachable(void *obj, GC_finalization_proc fn,
+                                              void *cd, GC_finalization_proc *ofn,
+                                              void **ocd);
+GC_API int GC_invoke_finalizers(void);
+GC_API int GC_should_invoke_finalizers(void);
+GC_API int GC_finalize_on_demand;
+GC_API int GC_java_finalization;
+GC_API void GC_set_finalize_on_demand(int);
+GC_API int GC_get_finalize_on_demand(void);
+GC_API void GC_set_java_finalization(int);
+GC_API int GC_get_java_finalization(void);
+typedef void (*GC_finalizer_notifier_proc)(void);
+GC_API void GC_set_finalizer_notifier(GC_finalizer_notifier_proc);
+GC_API GC_finalizer_notifier_proc GC_get_finalizer_notifier(void);
+
+/* Disappearing links ("weak pointers"): *link is cleared when obj dies. */
+GC_API int GC_register_disappearing_link(void **link);
+GC_API int GC_general_register_disappearing_link(void **link, const void *obj);
+GC_API int GC_move_disappearing_link(void **link, void **new_link);
+GC_API int GC_unregister_disappearing_link(void **link);
+GC_API int GC_register_long_link(void **link, const void *obj);
+GC_API int GC_move_long_link(void **link, void **new_link);
+GC_API int GC_unregister_long_link(void **link);
+
+/* ---- errors and warnings ---------------------------------------------- */
+typedef void (*GC_warn_proc)(char *msg, GC_word arg);
+GC_API void GC_set_warn_proc(GC_warn_proc);
+GC_API GC_warn_proc GC_get_warn_proc(void);
+GC_API void GC_ignore_warn_proc(char *, GC_word);
+typedef void *(*GC_oom_func)(size_t bytes_requested);
+GC_API void GC_set_oom_fn(GC_oom_func);
+GC_API GC_oom_func GC_get_oom_fn(void);
+
+/* ---- threads ---------------------------------------------------------- */
+struct GC_stack_base {
+  void *mem_base; /* the hot end: the highest address on x86-64 */
+};
+typedef void *(*GC_fn_type)(void *client_data);
+typedef void *(*GC_stack_base_func)(struct GC_stack_base *sb, void *arg);
+
+GC_API int GC_get_stack_base(struct GC_stack_base *);
+GC_API void *GC_call_with_stack_base(GC_stack_base_func, void *arg);
+GC_API void GC_allow_register_threads(void);
+GC_API int GC_register_my_thread(const struct GC_stack_base *);
+GC_API int GC_unregister_my_thread(void);
+GC_API int GC_thread_is_registered(void);
+GC_API void *GC_do_blocking(GC_fn_type fn, void *client_data);
+GC_API void *GC_call_with_gc_active(GC_fn_type fn, void *client_data);
+/* sgc stops threads with SIGPWR and resumes them through a futex; the
+ * restart signal (SIGXCPU) is reported for bdwgc compatibility only. */
+GC_API int GC_get_suspend_signal(void);
+GC_API int GC_get_thr_restart_signal(void);
+
+#include <pthread.h>
+#include <signal.h>
+GC_API int GC_pthread_create(pthread_t *, const pthread_attr_t *,
+                             void *(*)(void *), void *);
+GC_API int GC_pthread_join(pthread_t, void **);
+GC_API int GC_pthread_detach(pthread_t);
+GC_API void GC_pthread_exit(void *) __attribute__((__noreturn__));
+GC_API int GC_pthread_cancel(pthread_t);
+GC_API int GC_pthread_sigmask(int how, const sigset_t *set, sigset_t *oset);
+
+#if defined(GC_THREADS) || defined(GC_PTHREADS) || defined(GC_LINUX_THREADS)
+#if !defined(GC_NO_THREAD_REDIRECTS) && !defined(SGC_BUILDING_LIBRARY)
+#undef pthread_create
+#undef pthread_join
+#undef pthread_detach
+#undef pthread_exit
+#undef pthread_cancel
+#undef pthread_sigmask
+#define pthread_create GC_pthread_create
+#define pthread_join GC_pthread_join
+#define pthread_detach GC_pthread_detach
+#define pthread_exit GC_pthread_exit
+#define pthread_cancel GC_pthread_cancel
+#define pthread_sigmask GC_pthread_sigmask
+#endif
+#endif
+
+/* ---- debugging allocation (same objects, no extra checks yet) ---------- */
+GC_API void *GC_debug_malloc(size_t, const char *file, int line);
+GC_API void *GC_debug_malloc_atomic(size_t, const char *file, int line);
+GC_API void *GC_debug_malloc_uncollectable(size_t, const char *file, int line);
+GC_API void *GC_debug_realloc(void *, size_t, const char *file, int line);
+GC_API void GC_debug_free(void *);
+GC_API char *GC_debug_strdup(const char *, const char *file, int line);
+GC_API void GC_debug_register_finalizer(void *, GC_finalization_proc, void *,
+                                        GC_finalization_proc *, void **);
+
+/* ---- the usual macros ------------------------------------------------- */
+#ifdef GC_DEBUG
+#define GC_MALLOC(sz) GC_debug_malloc(sz, __FILE__, __LINE__)
+#define GC_MALLOC_ATOMIC(sz) GC_debug_malloc_atomic(sz, __FILE__, __LINE__)
+#define GC_MALLOC_UNCOLLECTABLE(sz) GC_debug_malloc_uncollectable(sz, __FILE__, __LINE__)
+#define GC_REALLOC(p, sz) GC_debug_realloc(p, sz, __FILE__, __LINE__)
+#define GC_FREE(p) GC_debug_free(p)
+#define GC_STRDUP(s) GC_debug_strdup(s, __FILE__, __LINE__)
+#define GC_REGISTER_FINALIZER(p, f, d, of, od) GC_debug_register_finalizer(p, f, d, of, od)
+#else
+#define GC_MALLOC(sz) GC_malloc(sz)
+#define GC_MALLOC_ATOMIC(sz) GC_malloc_atomic(sz)
+#define GC_MALLOC_UNCOLLECTABLE(sz) GC_malloc_uncollectable(sz)
+#define GC_REALLOC(p, sz) GC_realloc(p, sz)
+#define GC_FREE(p) GC_free(p)
+#define GC_STRDUP(s) GC_strdup(s)
+#define GC_REGISTER_FINALIZER(p, f, d, of, od) GC_register_finalizer(p, f, d, of, od)
+#endif
+#define GC_MALLOC_ATOMIC_UNCOLLECTABLE(sz) GC_malloc_atomic_uncollectable(sz)
+#define GC_MALLOC_IGNORE_OFF_PAGE(sz) GC_malloc_ignore_off_page(sz)
+#define GC_MALLOC_ATOMIC_IGNORE_OFF_PAGE(sz) GC_malloc_atomic_ignore_off_page(sz)
+#define GC_STRNDUP(s, n) GC_strndup(s, n)
+#define GC_NEW(t) ((t *)GC_MALLOC(sizeof(t)))
+#define GC_NEW_ATOMIC(t) ((t *)GC_MALLOC_ATOMIC(sizeof(t)))
+#define GC_NEW_UNCOLLECTABLE(t) ((t *)GC_MALLOC_UNCOLLECTABLE(sizeof(t)))
+#define GC_REGISTER_FINALIZER_IGNORE_SELF(p, f, d, of, od) \
+  GC_register_finalizer_ignore_self(p, f, d, of, od)
+#define GC_REGISTER_FINALIZER_NO_ORDER(p, f, d, of, od) \
+  GC_register_finalizer_no_order(p, f, d, of, od)
+#define GC_GENERAL_REGISTER_DISAPPEARING_LINK(link, obj) \
+  GC_general_register_disappearing_link(link, obj)
+#define GC_REGISTER_DISPLACEMENT(n) GC_register_displacement(n)
+#define GC_HIDE_POINTER(p) (~(GC_hidden_pointer_t)(p))
+#define GC_REVEAL_POINTER(p) ((void *)GC_HIDE_POINTER(p))
+#define HIDE_POINTER(p) GC_HIDE_POINTER(p)
+#define REVEAL_POINTER(p) GC_REVEAL_POINTER(p)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SGC_GC_H */

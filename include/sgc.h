@@ -1,0 +1,79 @@
+/*
+ * sgc.h: sgc's native interface (thesis appendix A), statistics and
+ * settings.  Everything in <gc.h> is available too.
+ */
+#ifndef SGC_SGC_H
+#define SGC_SGC_H
+
+#include "gc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Settings that SGC_init() takes.  Each field has an environment variable
+ * (documented in the README); an explicit field wins over the environment.
+ * Zero / negative values mean "default". */
+typedef struct SGC_attr {
+  size_t initial_heap_bytes; /* SGC_INITIAL_HEAP_SIZE / GC_INITIAL_HEAP_SIZE */
+  size_t max_heap_bytes;     /* SGC_MAXIMUM_HEAP_SIZE / GC_MAXIMUM_HEAP_SIZE */
+  int free_space_divisor;    /* GC_FREE_SPACE_DIVISOR */
+  int torture_interval;      /* SGC_TORTURE: collect every N allocation slow paths */
+  int extra_bytes;           /* SGC_EXTRA_BYTES: pad objects (bdwgc pads 1) */
+  int reserved[16];          /* for later parts (page policy, marker variant...) */
+} SGC_attr_t;
+
+GC_API void SGC_attr_init(SGC_attr_t *attr);
+
+/* Initialise with NGCP collector threads (0: the CPUs this process may use).
+ * Returns 0, or -1 when sgc was already initialised with other settings. */
+GC_API int SGC_init(int ngcp, const SGC_attr_t *attr);
+
+/* Why a collection ran. */
+enum SGC_gc_reason {
+  SGC_REASON_ALLOCATION = 0, /* allocation since the last collection passed the threshold */
+  SGC_REASON_EXPLICIT = 1,   /* GC_gcollect() */
+  SGC_REASON_HEAP_LIMIT = 2, /* the heap could not grow further */
+  SGC_REASON_TORTURE = 3     /* SGC_TORTURE */
+};
+
+/* One record per collection (also written by SGC_TRACE=FILE as JSON). */
+typedef struct SGC_gc_record {
+  uint64_t gc_no;
+  int reason;              /* enum SGC_gc_reason */
+  int markers;             /* collector threads that marked */
+  int threads;             /* mutator threads stopped (incl. the collector) */
+  uint64_t start_ns;       /* CLOCK_MONOTONIC when the collection began */
+  uint64_t stop_ns;        /* time to stop the world */
+  uint64_t mark_ns;        /* marking (roots, heap, finalization) */
+  uint64_t sweep_ns;       /* eager sweep part (large objects, page lists) */
+  uint64_t pause_ns;       /* world stopped, from the first signal to restart */
+  uint64_t marked_bytes;
+  uint64_t marked_objects;
+  uint64_t heap_bytes;     /* heap size after the collection */
+  uint64_t live_bytes;     /* = marked bytes (conservative) */
+  uint64_t allocated_bytes;/* allocated since the previous collection */
+} SGC_gc_record_t;
+
+/* Totals since start. */
+typedef struct SGC_stats {
+  uint64_t collections;
+  uint64_t total_pause_ns;
+  uint64_t max_pause_ns;
+  uint64_t total_mark_ns;
+  uint64_t total_allocated_bytes;
+  uint64_t heap_bytes;
+  uint64_t peak_heap_bytes;
+  uint64_t large_allocations;
+  uint64_t page_refills;
+} SGC_stats_t;
+
+GC_API void SGC_get_stats(SGC_stats_t *out);
+/* Copies up to MAX of the most recent records (oldest first) and returns how
+ * many were copied; sgc keeps the last 1024. */
+GC_API size_t SGC_get_gc_records(SGC_gc_record_t *out, size_t max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SGC_SGC_H */

@@ -1,0 +1,99 @@
+/* GC_malloc and friends: the inline fast path (thesis §2.2.2).
+ *
+ * A thread pops from its own free list for the object's kind and size
+ * class: no lock, no atomic read-modify-write.  Objects on the lists are
+ * already zeroed except their link word (sweeping and GC_free clear them),
+ * so the fast path clears one word. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc.h"
+#include "collect/collect.h"
+#include "common.h"
+
+size_t request_bytes(size_t bytes) {
+  size_t extra = sgc_settings.extra_bytes;
+  return bytes + extra < bytes ? SIZE_MAX : bytes + extra;
+}
+
+SGC_NOINLINE static void *allocate_slow(size_t bytes, unsigned kind) {
+  sgc_ensure_init();
+  bytes = request_bytes(bytes);
+  if (bytes > MAX_SMALL_BYTES) return large_allocate(bytes, kind);
+  struct sgc_thread *t = thread_self_or_register();
+  return refill_and_allocate(t, kind, size_class_for_bytes(bytes));
+}
+
+SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
+  struct sgc_thread *t = sgc_self;
+  /* small_request_limit is MAX_SMALL_BYTES less the padding, so the
+   * padded size cannot overflow on this path. */
+  if (likely(t != NULL && bytes <= sgc_settings.small_request_limit)) {
+    void **head = &t->free_lists[kind][size_class_for_bytes(bytes + sgc_settings.extra_bytes)];
+    void *p = *head;
+    if (likely(p != NULL)) {
+      *head = *(void **)p;
+      *(void **)p = NULL;
+      return p;
+    }
+  }
+  return allocate_slow(bytes, kind);
+}
+
+GC_API void *GC_malloc(size_t bytes) { return allocate_fast(bytes, KIND_NORMAL); }
+
+GC_API void *GC_malloc_atomic(size_t bytes) { return allocate_fast(bytes, KIND_ATOMIC); }
+
+GC_API void *GC_malloc_uncollectable(size_t bytes) {
+  sgc_ensure_init();
+  return uncollectable_allocate(request_bytes(bytes), KIND_UNCOLLECTABLE);
+}
+
+GC_API void *GC_malloc_atomic_uncollectable(size_t bytes) {
+  sgc_ensure_init();
+  return uncollectable_allocate(request_bytes(bytes), KIND_ATOMIC_UNCOLLECTABLE);
+}
+
+/* sgc never needs a hint that pointers stay near an object's start. */
+GC_API void *GC_malloc_ignore_off_page(size_t bytes) { return GC_malloc(bytes); }
+GC_API void *GC_malloc_atomic_ignore_off_page(size_t bytes) { return GC_malloc_atomic(bytes); }
+
+GC_API char *GC_strdup(const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *copy = GC_malloc_atomic(n);
+  if (copy) memcpy(copy, s, n);
+  return copy;
+}
+
+GC_API char *GC_strndup(const char *s, size_t max) {
+  if (!s) return NULL;
+  size_t n = strnlen(s, max);
+  char *copy = GC_malloc_atomic(n + 1);
+  if (copy) {
+    memcpy(copy, s, n);
+    copy[n] = 0;
+  }
+  return copy;
+}
+
+/* Small objects are aligned to their size class's granule multiple only,
+ * so an aligned request is served from a large object (page aligned) when
+ * the alignment exceeds one granule. */
+GC_API void *GC_memalign(size_t align, size_t bytes) {
+  if (align <= GRANULE_BYTES) return GC_malloc(bytes);
+  if (align > PAGE_BYTES || (align & (align - 1))) {
+    sgc_warn("GC_memalign: unsupported alignment %zu", align);
+    return NULL;
+  }
+  return GC_malloc(bytes > MAX_SMALL_BYTES ? bytes : MAX_SMALL_BYTES + 1);
+}
+
+GC_API int GC_posix_memalign(void **out, size_t align, size_t bytes) {
+  if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
+  void *p = GC_memalign(align, bytes);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}

@@ -1,0 +1,33 @@
+/* The allocator's internal interface (thesis ch. 2): thread-local free
+ * lists in front, pages behind heap_lock. */
+#ifndef SGC_ALLOC_H
+#define SGC_ALLOC_H
+
+#include <stddef.h>
+
+#include "heap/heap.h"
+#include "threads/thread.h"
+
+/* refill.c: a list of free objects of (KIND, CLS) for thread T, the first
+ * one returned and the rest installed in T's free list; NULL when out of
+ * memory.  Takes heap_lock. */
+void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls);
+/* Prepares PAGE for objects of (KIND, CLS) and returns its free list. */
+void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
+                        unsigned *count, void **tail);
+/* Finds a free page, collecting or growing the heap as the policy says;
+ * heap_lock held; NULL when the heap limit is reached. */
+struct page_header *page_acquire(size_t pages);
+
+/* large.c */
+void *large_allocate(size_t bytes, unsigned kind);
+void large_free(struct page_header *head);
+
+/* uncollectable.c (heap_lock inside) */
+void *uncollectable_allocate(size_t bytes, unsigned kind);
+void uncollectable_free(struct page_header *page, void *obj);
+
+/* The size a request really takes: bdwgc-style padding if configured. */
+size_t request_bytes(size_t bytes);
+
+#endif

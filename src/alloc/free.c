@@ -1,0 +1,99 @@
+/* Explicit deallocation and object queries.
+ *
+ * GC_free of a small collectable object pushes it on the caller's own
+ * free list: no lock, no atomic.  The object is cleared first so the
+ * free-list invariant (zero but for the link) holds.  An object freed by
+ * another thread than its allocator simply migrates to that thread. */
+#include <string.h>
+
+#include "alloc/alloc.h"
+#include "collect/collect.h"
+#include "common.h"
+
+/* The object P starts, or a fatal error naming CALLER: freeing something
+ * that is not an object is a program bug, and going on would corrupt the
+ * heap. */
+static struct page_header *checked_object(void *p, const char *caller) {
+  struct page_header *page = page_of_address((uintptr_t)p);
+  uint8_t state = page ? atomic_load_explicit(&page->state, memory_order_acquire) : PAGE_FREE;
+  if (state == PAGE_SMALL) {
+    size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
+    size_t offset = (uintptr_t)p - page->start;
+    if (offset % size == 0 && offset / size < page->capacity) return page;
+    sgc_fatal("%s(%p): not the start of an object (%zu bytes into a %zu-byte object)",
+              caller, p, offset % size, size);
+  }
+  if (state == PAGE_LARGE_HEAD && (uintptr_t)p == page->start) return page;
+  if (state == PAGE_LARGE_HEAD || state == PAGE_LARGE_TAIL)
+    sgc_fatal("%s(%p): points inside a large object, not at its start", caller, p);
+  if (page)
+    sgc_fatal("%s(%p): points to a free heap page (freed twice?)", caller, p);
+  sgc_fatal("%s(%p): not an address sgc allocated", caller, p);
+}
+
+GC_API void GC_free(void *p) {
+  if (!p) return;
+  struct page_header *page = checked_object(p, "GC_free");
+  unsigned kind = page->kind;
+  if (kind >= KIND_THREAD_LOCAL_COUNT) {
+    uncollectable_free(page, p);
+    return;
+  }
+  if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
+    pthread_mutex_lock(&heap_lock);
+    large_free(page);
+    pthread_mutex_unlock(&heap_lock);
+    return;
+  }
+  struct sgc_thread *t = thread_self_or_register();
+  size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
+  if (kind == KIND_NORMAL) memset(p, 0, size);
+  void **head = &t->free_lists[kind][page->size_class];
+  *(void **)p = *head;
+  *head = p;
+}
+
+GC_API void *GC_base(void *p) {
+  /* GC_base answers for interior pointers whatever the marking rule. */
+  struct page_header *page;
+  return (void *)object_start_rule((uintptr_t)p, &page, true);
+}
+
+GC_API int GC_is_heap_ptr(const void *p) { return page_of_address((uintptr_t)p) != NULL; }
+
+GC_API size_t GC_size(const void *p) {
+  struct page_header *page;
+  uintptr_t base = object_start_rule((uintptr_t)p, &page, true);
+  return base ? object_size(page) : 0;
+}
+
+GC_API void *GC_realloc(void *old, size_t bytes) {
+  if (!old) return GC_malloc(bytes);
+  if (bytes == 0) {
+    GC_free(old);
+    return NULL;
+  }
+  struct page_header *page = checked_object(old, "GC_realloc");
+  size_t have = object_size(page);
+  unsigned kind = page->kind;
+  size_t need = request_bytes(bytes);
+  /* Stay in place when the size class still fits and is not wasteful. */
+  if (need <= have && (have <= MAX_SMALL_BYTES ? need > have / 2 : need > have - PAGE_BYTES)) {
+    if (kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE)
+      memset((char *)old + bytes, 0, have - bytes);
+    return old;
+  }
+  void *fresh;
+  switch (kind) {
+  case KIND_ATOMIC: fresh = GC_malloc_atomic(bytes); break;
+  case KIND_UNCOLLECTABLE: fresh = GC_malloc_uncollectable(bytes); break;
+  case KIND_ATOMIC_UNCOLLECTABLE: fresh = GC_malloc_atomic_uncollectable(bytes); break;
+  default: fresh = GC_malloc(bytes); break;
+  }
+  if (!fresh) return NULL;
+  memcpy(fresh, old, have < bytes ? have : bytes);
+  /* bdwgc frees the old object too; a program keeping pointers to it
+   * after realloc is wrong under malloc semantics anyway. */
+  GC_free(old);
+  return fresh;
+}

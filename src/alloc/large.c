@@ -1,0 +1,63 @@
+/* Large objects: more than MAX_SMALL_BYTES, a run of whole pages whose
+ * first page header describes the object.  Allocated and freed under
+ * heap_lock; the page map sends pointers into any of its pages to the
+ * head (interior pointers). */
+#include <string.h>
+
+#include "alloc/alloc.h"
+#include "collect/collect.h"
+#include "common.h"
+
+void *large_allocate(size_t bytes, unsigned kind) {
+  if (bytes > ((size_t)1 << ADDRESS_BITS)) return sgc_out_of_memory(bytes);
+  size_t rounded = (bytes + GRANULE_BYTES - 1) & ~(size_t)(GRANULE_BYTES - 1);
+  size_t pages = (rounded + PAGE_BYTES - 1) >> PAGE_SHIFT;
+  if (sgc_settings.max_heap_bytes && (pages << PAGE_SHIFT) > sgc_settings.max_heap_bytes)
+    return sgc_out_of_memory(bytes);
+  struct sgc_thread *t = thread_self_or_register();
+  pthread_mutex_lock(&heap_lock);
+  if (sgc_settings.torture_interval &&
+      ++t->slow_path_count % sgc_settings.torture_interval == 0)
+    collect_locked(SGC_REASON_TORTURE);
+  /* Large allocations count towards the collection trigger before they
+   * take pages, like every refill. */
+  if (collect_should_run()) collect_locked(SGC_REASON_ALLOCATION);
+  struct page_header *head = page_acquire(pages);
+  if (!head) {
+    pthread_mutex_unlock(&heap_lock);
+    return sgc_out_of_memory(bytes);
+  }
+  bool zeroed = page_span_is_zeroed(head, pages);
+  for (size_t i = 1; i < pages; i++) {
+    head[i].head_offset = (uint32_t)i;
+    head[i].flags &= (uint8_t)~PAGE_ZEROED;
+    atomic_store_explicit(&head[i].state, PAGE_LARGE_TAIL, memory_order_relaxed);
+  }
+  head->flags &= (uint8_t)~PAGE_ZEROED;
+  head->kind = (uint8_t)kind;
+  head->span_pages = (uint32_t)pages;
+  head->head_offset = 0;
+  head->object_bytes = rounded;
+  head->owner = t->tid;
+  head->next = head->prev = NULL;
+  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+    atomic_store_explicit(&head->mark_bits[w], 0, memory_order_relaxed);
+  if (kind == KIND_UNCOLLECTABLE || kind == KIND_ATOMIC_UNCOLLECTABLE)
+    mark_bit_set(head, head->start);
+  account_allocation(pages << PAGE_SHIFT);
+  t->allocated_bytes += pages << PAGE_SHIFT;
+  atomic_store_explicit(&head->state, PAGE_LARGE_HEAD, memory_order_release);
+  pthread_mutex_unlock(&heap_lock);
+  collect_after_unlock();
+  if (!zeroed && (kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE))
+    memset((void *)head->start, 0, rounded);
+  return (void *)head->start;
+}
+
+/* heap_lock held. */
+void large_free(struct page_header *head) {
+  size_t pages = head->span_pages;
+  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+    atomic_store_explicit(&head->mark_bits[w], 0, memory_order_relaxed);
+  page_pool_put(head, pages);
+}

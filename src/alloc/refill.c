@@ -1,0 +1,112 @@
+/* The allocation slow path for small objects: refill a thread's free list
+ * from swept pages of the same size class, or from a free page, collecting
+ * or growing the heap when the policy says so (collect/collect.c). */
+#include <string.h>
+
+#include "alloc/alloc.h"
+#include "collect/collect.h"
+#include "common.h"
+#include "sweep/sweep.h"
+
+void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
+                        unsigned *count, void **tail) {
+  unsigned granules = size_class_bytes[cls] >> GRANULE_SHIFT;
+  unsigned capacity = PAGE_BYTES / size_class_bytes[cls];
+  if ((kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE) && !(page->flags & PAGE_ZEROED))
+    memset((void *)page->start, 0, PAGE_BYTES);
+  page->flags &= (uint8_t)~PAGE_ZEROED;
+  page->kind = (uint8_t)kind;
+  page->size_class = (uint8_t)cls;
+  page->object_granules = (uint16_t)granules;
+  page->capacity = (uint16_t)capacity;
+  page->reciprocal = (65536 + granules - 1) / granules;
+  page->swept_epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+  page->live_objects = 0;
+  page->span_pages = 1;
+  page->head_offset = 0;
+  page->free_head = NULL;
+  page->free_count = 0;
+  page->next = page->prev = NULL;
+  page->owner = sgc_self ? sgc_self->tid : 0;
+  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+    atomic_store_explicit(&page->mark_bits[w], 0, memory_order_relaxed);
+  /* Thread the list in address order: allocation then walks the page
+   * sequentially, which the hardware prefetcher likes. */
+  size_t size = size_class_bytes[cls];
+  char *first = (char *)page->start;
+  for (unsigned i = 0; i + 1 < capacity; i++) *(void **)(first + i * size) = first + (i + 1) * size;
+  *(void **)(first + (capacity - 1) * size) = NULL;
+  *tail = first + (capacity - 1) * size;
+  *count = capacity;
+  /* Publish the state last: a racing GC_base sees a complete header. */
+  atomic_store_explicit(&page->state, PAGE_SMALL, memory_order_release);
+  return first;
+}
+
+struct page_header *page_acquire(size_t pages) {
+  bool collected = false;
+  for (;;) {
+    struct page_header *p = page_pool_take(pages);
+    if (p) return p;
+    if (!collected && collect_should_run()) {
+      collect_locked(SGC_REASON_ALLOCATION);
+      collected = true;
+      continue;
+    }
+    if (sweep_finish_all()) continue; /* empty pages found by sweeping */
+    if (heap_grow(collect_growth_bytes(pages << PAGE_SHIFT))) continue;
+    if (heap_grow(pages << PAGE_SHIFT)) continue; /* the least that fits */
+    if (!collected && !GC_dont_gc && !heap_accounting.disable_count) {
+      collect_locked(SGC_REASON_HEAP_LIMIT);
+      collected = true;
+      continue;
+    }
+    return NULL;
+  }
+}
+
+/* How many objects one refill gathers: a page's worth for small classes,
+ * several pages for the big ones so they do not take heap_lock every
+ * second allocation. */
+static unsigned refill_target(unsigned cls) {
+  unsigned per_page = PAGE_BYTES / size_class_bytes[cls];
+  return per_page >= 32 ? 32 : 4 * per_page < 32 ? 4 * per_page : 32;
+}
+
+void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
+  pthread_mutex_lock(&heap_lock);
+  if (sgc_settings.torture_interval &&
+      ++t->slow_path_count % sgc_settings.torture_interval == 0)
+    collect_locked(SGC_REASON_TORTURE);
+  void *head = NULL, *tail = NULL;
+  unsigned have = 0, target = refill_target(cls);
+  size_t bytes = size_class_bytes[cls];
+  while (have < target) {
+    unsigned n = 0;
+    void *ptail = NULL;
+    void *list = sweep_take_free_list(kind, cls, &n, &ptail);
+    if (!list) {
+      if (have) break; /* enough to go on without growing the heap */
+      struct page_header *page = page_acquire(1);
+      if (!page) break;
+      list = page_format_small(page, kind, cls, &n, &ptail);
+    }
+    if (tail) *(void **)tail = list;
+    else head = list;
+    tail = ptail;
+    have += n;
+  }
+  if (head) {
+    account_allocation(have * bytes);
+    t->allocated_bytes += have * bytes;
+  }
+  pthread_mutex_unlock(&heap_lock);
+  collect_after_unlock();
+  if (!head) return sgc_out_of_memory(bytes);
+  /* The fast path may have been refilled by a finalizer meanwhile: append
+   * what was there behind the new list. */
+  *(void **)tail = t->free_lists[kind][cls];
+  t->free_lists[kind][cls] = *(void **)head;
+  *(void **)head = NULL;
+  return head;
+}

@@ -1,0 +1,173 @@
+/* Start-up: settings from the environment (documented in the README),
+ * SGC_init, GC_init, and the fork handlers.
+ *
+ * sgc initialises itself from a library constructor, so a program that
+ * never calls GC_INIT (or runs with libsgc preloaded in place of libgc)
+ * still has its main thread registered. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc/alloc.h"
+#include "collect/collect.h"
+#include "common.h"
+#include "heap/heap.h"
+#include "mark/mark.h"
+#include "os/os.h"
+#include "roots/roots.h"
+#include "stats/stats.h"
+#include "threads/thread.h"
+
+struct sgc_settings sgc_settings = {.trace_fd = -1, .small_request_limit = MAX_SMALL_BYTES};
+_Atomic int sgc_initialised;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static SGC_attr_t requested;
+static bool requested_set;
+
+/* Sizes accept a k/K, m/M or g/G suffix. */
+static size_t env_size(const char *name, size_t fallback) {
+  const char *v = getenv(name);
+  if (!v || !*v) return fallback;
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  switch (*end) {
+  case 'k': case 'K': n <<= 10; break;
+  case 'm': case 'M': n <<= 20; break;
+  case 'g': case 'G': n <<= 30; break;
+  case 0: break;
+  default: sgc_warn("ignoring %s=%s: not a size", name, v); return fallback;
+  }
+  return (size_t)n;
+}
+
+static long env_long(const char *name, long fallback) {
+  const char *v = getenv(name);
+  if (!v || !*v) return fallback;
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (*end) {
+    sgc_warn("ignoring %s=%s: not a number", name, v);
+    return fallback;
+  }
+  return n;
+}
+
+static const char *env_first(const char *a, const char *b) {
+  const char *v = getenv(a);
+  return v && *v ? a : b;
+}
+
+static void read_settings(void) {
+  struct sgc_settings *s = &sgc_settings;
+  s->initial_heap_bytes = env_size(env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE"), 0);
+  s->max_heap_bytes = env_size(env_first("SGC_MAXIMUM_HEAP_SIZE", "GC_MAXIMUM_HEAP_SIZE"), 0);
+  s->torture_interval = (unsigned)env_long("SGC_TORTURE", 0);
+  s->extra_bytes = (unsigned)env_long("SGC_EXTRA_BYTES", 0);
+  long divisor = env_long("GC_FREE_SPACE_DIVISOR", 0);
+  if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
+  s->markers = (unsigned)env_long(env_first("SGC_MARKERS", "GC_MARKERS"), 0);
+  s->print_stats = env_long("SGC_STATS", 0) != 0;
+  s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long("SGC_PRINT_STATS", 0) != 0;
+  if (getenv("GC_DONT_GC")) GC_dont_gc = 1;
+  const char *trace = getenv("SGC_TRACE");
+  if (trace && *trace) {
+    s->trace_fd = open(trace, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (s->trace_fd < 0) sgc_warn("SGC_TRACE: cannot open %s", trace);
+  }
+  if (requested_set) {
+    const SGC_attr_t *a = &requested;
+    if (a->initial_heap_bytes) s->initial_heap_bytes = a->initial_heap_bytes;
+    if (a->max_heap_bytes) s->max_heap_bytes = a->max_heap_bytes;
+    if (a->free_space_divisor > 0) GC_free_space_divisor = (GC_word)a->free_space_divisor;
+    if (a->torture_interval > 0) s->torture_interval = (unsigned)a->torture_interval;
+    if (a->extra_bytes > 0) s->extra_bytes = (unsigned)a->extra_bytes;
+  }
+  if (s->extra_bytes > 256) {
+    sgc_warn("SGC_EXTRA_BYTES=%u is too large; using 256", s->extra_bytes);
+    s->extra_bytes = 256;
+  }
+  s->small_request_limit = MAX_SMALL_BYTES - s->extra_bytes;
+  if (!s->markers) s->markers = os_usable_cpus();
+}
+
+/* fork(): the child gets only the forking thread, so every lock is taken
+ * before and released on both sides, and the child forgets the others. */
+static void fork_prepare(void) {
+  pthread_mutex_lock(&heap_lock);
+  pthread_mutex_lock(&registry_lock);
+  pthread_mutex_lock(&meta_lock);
+}
+static void fork_parent(void) {
+  pthread_mutex_unlock(&meta_lock);
+  pthread_mutex_unlock(&registry_lock);
+  pthread_mutex_unlock(&heap_lock);
+}
+static void fork_child(void) {
+  threads_after_fork_child();
+  pthread_mutex_unlock(&meta_lock);
+  pthread_mutex_unlock(&registry_lock);
+  pthread_mutex_unlock(&heap_lock);
+}
+
+void sgc_ensure_init(void) {
+  if (likely(atomic_load_explicit(&sgc_initialised, memory_order_acquire))) return;
+  pthread_mutex_lock(&init_lock);
+  if (!atomic_load_explicit(&sgc_initialised, memory_order_relaxed)) {
+    read_settings();
+    size_classes_init();
+    heap_init();
+    mark_init();
+    roots_init();
+    threads_init();
+    stop_world_init();
+    collect_init();
+    stats_init();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    pthread_mutex_lock(&heap_lock);
+    if (!heap_grow(sgc_settings.initial_heap_bytes ? sgc_settings.initial_heap_bytes : CHUNK_BYTES))
+      sgc_fatal("cannot reserve the initial heap");
+    pthread_mutex_unlock(&heap_lock);
+    atomic_store_explicit(&sgc_initialised, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&init_lock);
+}
+
+__attribute__((constructor)) static void sgc_constructor(void) {
+  sgc_ensure_init();
+  /* Registers the main thread (the constructor runs on it at start-up). */
+  if (os_gettid() == getpid()) thread_self_or_register();
+}
+
+GC_API void GC_init(void) {
+  sgc_ensure_init();
+  thread_self_or_register();
+}
+
+GC_API int GC_is_init_called(void) { return atomic_load(&sgc_initialised); }
+
+GC_API void SGC_attr_init(SGC_attr_t *attr) { memset(attr, 0, sizeof *attr); }
+
+/* The thesis's entry point.  The settings apply when SGC_init runs before
+ * anything else initialised sgc; sgc initialises itself at load time, so
+ * here they are applied on top of the running configuration where that
+ * is safe (heap limits, divisor, torture), and NGCP sets the marker count. */
+GC_API int SGC_init(int ngcp, const SGC_attr_t *attr) {
+  sgc_ensure_init();
+  pthread_mutex_lock(&heap_lock);
+  if (attr) {
+    requested = *attr;
+    requested_set = true;
+    if (attr->initial_heap_bytes > heap_size_bytes()) heap_grow(attr->initial_heap_bytes - heap_size_bytes());
+    if (attr->initial_heap_bytes) sgc_settings.initial_heap_bytes = attr->initial_heap_bytes;
+    if (attr->max_heap_bytes) sgc_settings.max_heap_bytes = attr->max_heap_bytes;
+    if (attr->free_space_divisor > 0) GC_free_space_divisor = (GC_word)attr->free_space_divisor;
+    if (attr->torture_interval > 0) sgc_settings.torture_interval = (unsigned)attr->torture_interval;
+    if (attr->extra_bytes != (int)sgc_settings.extra_bytes && attr->extra_bytes > 0)
+      sgc_warn("SGC_init: extra_bytes can only be set by SGC_EXTRA_BYTES before start-up");
+  }
+  if (ngcp > 0) sgc_settings.markers = (unsigned)ngcp;
+  pthread_mutex_unlock(&heap_lock);
+  thread_self_or_register();
+  return 0;
+}

@@ -1,0 +1,49 @@
+/* Errors and warnings: GC_set_warn_proc / GC_set_oom_fn hooks and the
+ * fatal path for provable misuse. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common.h"
+
+static void default_warn(char *msg, GC_word arg) {
+  (void)arg;
+  fprintf(stderr, "sgc: warning: %s\n", msg);
+}
+
+static void *default_oom(size_t bytes) {
+  fprintf(stderr, "sgc: out of memory: cannot allocate %zu bytes (heap limit or OS refused)\n",
+          bytes);
+  return NULL;
+}
+
+static _Atomic(GC_warn_proc) warn_proc = default_warn;
+static _Atomic(GC_oom_func) oom_fn = default_oom;
+
+GC_API void GC_set_warn_proc(GC_warn_proc p) { atomic_store(&warn_proc, p ? p : default_warn); }
+GC_API GC_warn_proc GC_get_warn_proc(void) { return atomic_load(&warn_proc); }
+GC_API void GC_ignore_warn_proc(char *msg, GC_word arg) { (void)msg; (void)arg; }
+GC_API void GC_set_oom_fn(GC_oom_func f) { atomic_store(&oom_fn, f ? f : default_oom); }
+GC_API GC_oom_func GC_get_oom_fn(void) { return atomic_load(&oom_fn); }
+
+void sgc_warn(const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  atomic_load(&warn_proc)(msg, 0);
+}
+
+void sgc_fatal(const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "sgc: fatal: %s\n", msg);
+  abort();
+}
+
+/* bdwgc calls the oom function and returns what it returns. */
+void *sgc_out_of_memory(size_t bytes) { return atomic_load(&oom_fn)(bytes); }

@@ -1,0 +1,50 @@
+/* Small bdwgc calls that belong to no other part. */
+#include "common.h"
+#include "heap/heap.h"
+
+SGC_EXPORT int GC_all_interior_pointers = 1;
+
+GC_API unsigned GC_get_version(void) {
+  return (GC_VERSION_MAJOR << 16) | (GC_VERSION_MINOR << 8) | GC_VERSION_MICRO;
+}
+
+/* Changing the rule after objects exist is allowed (bdwgc asks for it
+ * before GC_INIT); it only makes marking more or less conservative. */
+GC_API void GC_set_all_interior_pointers(int on) {
+  GC_all_interior_pointers = on != 0;
+  heap_interior_pointers = on != 0;
+}
+GC_API int GC_get_all_interior_pointers(void) { return heap_interior_pointers; }
+/* With interior pointers recognised every displacement is already valid;
+ * without them sgc recognises object starts only. */
+GC_API void GC_register_displacement(size_t offset) { (void)offset; }
+
+GC_API void GC_set_pages_executable(int on) { (void)on; }
+GC_API int GC_get_pages_executable(void) { return 0; }
+GC_API void GC_enable_incremental(void) {}
+GC_API int GC_is_incremental_mode(void) { return 0; }
+GC_API void GC_set_markers_count(unsigned n) { if (n) sgc_settings.markers = n; }
+GC_API int GC_get_parallel(void) { return (int)sgc_settings.markers - 1; }
+GC_API void GC_start_mark_threads(void) {}
+
+GC_API void *GC_debug_malloc(size_t n, const char *file, int line) {
+  (void)file; (void)line;
+  return GC_malloc(n);
+}
+GC_API void *GC_debug_malloc_atomic(size_t n, const char *file, int line) {
+  (void)file; (void)line;
+  return GC_malloc_atomic(n);
+}
+GC_API void *GC_debug_malloc_uncollectable(size_t n, const char *file, int line) {
+  (void)file; (void)line;
+  return GC_malloc_uncollectable(n);
+}
+GC_API void *GC_debug_realloc(void *p, size_t n, const char *file, int line) {
+  (void)file; (void)line;
+  return GC_realloc(p, n);
+}
+GC_API void GC_debug_free(void *p) { GC_free(p); }
+GC_API char *GC_debug_strdup(const char *s, const char *file, int line) {
+  (void)file; (void)line;
+  return GC_strdup(s);
+}

@@ -1,0 +1,260 @@
+/* One stop-the-world collection (thesis §3.3), and the policy deciding when
+ * to collect and how much to grow the heap.
+ *
+ * Steps, with heap_lock held throughout:
+ *   1. read the loaded objects' segments (before stopping: the loader lock)
+ *   2. stop the world (threads/stop_world.c)
+ *   3. clear mark bits; mark objects sitting in thread free lists without
+ *      scanning them, so sweeping never hands them out twice
+ *   4. mark from uncollectable objects, static and registered roots,
+ *      thread stacks and registers, finalizer data
+ *   5. finalization and disappearing links (collect/finalize.c)
+ *   6. restart the world
+ *   7. free unmarked large objects, queue small pages for lazy sweeping */
+#include <string.h>
+
+#include "collect/collect.h"
+#include "collect/finalize.h"
+#include "common.h"
+#include "heap/heap.h"
+#include "mark/mark.h"
+#include "os/os.h"
+#include "roots/roots.h"
+#include "stats/stats.h"
+#include "sweep/sweep.h"
+#include "threads/thread.h"
+
+pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
+_Atomic uint32_t gc_epoch = 1;
+struct heap_accounting heap_accounting;
+
+/* bdwgc's exported variables. */
+SGC_EXPORT GC_word GC_free_space_divisor = 3;
+SGC_EXPORT int GC_dont_gc;
+
+enum { MIN_COLLECT_BYTES = 4 << 20 };
+
+void collect_init(void) {}
+
+static size_t divisor(void) {
+  GC_word d = GC_free_space_divisor;
+  return d ? d : 1;
+}
+
+/* bdwgc's rule in spirit: collect after allocating about
+ * (2 x live + roots) / divisor, never less than MIN_COLLECT_BYTES, so the
+ * heap settles near live x (1 + 2/divisor). */
+static size_t collect_threshold(void) {
+  size_t scan = 2 * heap_accounting.live_after_gc + heap_accounting.root_bytes;
+  size_t t = scan / divisor();
+  size_t floor = sgc_settings.initial_heap_bytes > MIN_COLLECT_BYTES
+                     ? sgc_settings.initial_heap_bytes / 2 : MIN_COLLECT_BYTES;
+  return t > floor ? t : floor;
+}
+
+bool collect_should_run(void) {
+  if (GC_dont_gc || heap_accounting.disable_count || heap_accounting.collecting) return false;
+  return heap_accounting.allocated_since_gc >= collect_threshold();
+}
+
+size_t collect_growth_bytes(size_t needed) {
+  size_t grow = heap_size_bytes() / 4;
+  size_t threshold = collect_threshold();
+  if (grow < threshold) grow = threshold;
+  if (grow < needed) grow = needed;
+  return grow;
+}
+
+/* Pushes the collecting thread's own stack.  __builtin_unwind_init spills
+ * the callee-saved registers into this frame first. */
+SGC_NOINLINE static void push_own_stack(struct sgc_thread *self) {
+  __builtin_unwind_init();
+  uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+  mark_push_range(sp, self->stack_base);
+  mark_drain();
+}
+
+static void push_thread_roots(struct sgc_thread *self) {
+  FOR_EACH_THREAD(t) {
+    if (t == self) continue;
+    /* The x86-64 red zone: leaf code may keep data 128 bytes below sp. */
+    uintptr_t from = t->scan_regs ? t->scan_from - 128 : t->scan_from;
+    if (from && from < t->stack_base) mark_push_range(from, t->stack_base);
+    if (t->scan_regs)
+      mark_push_range((uintptr_t)t->stopped_regs, (uintptr_t)(t->stopped_regs + NGREG));
+    mark_word((uintptr_t)t->blocking_arg);
+    mark_word((uintptr_t)t->start_arg);
+    mark_drain();
+  }
+  for (struct sgc_thread *t = thread_pending_first(); t; t = t->next)
+    mark_word((uintptr_t)t->start_arg);
+  mark_drain();
+}
+
+/* Objects on thread free lists are free, not live: mark them without
+ * scanning so the sweep leaves them on their lists. */
+static void mark_thread_free_lists(void) {
+  FOR_EACH_THREAD(t) {
+    for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+      for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
+        for (void *p = t->free_lists[k][c]; p; p = *(void **)p) {
+          struct page_header *page = page_of_address((uintptr_t)p);
+          if (page) mark_without_scan(page, (uintptr_t)p);
+        }
+  }
+}
+
+/* Uncollectable objects are roots: their mark bit is their "allocated" bit. */
+static void push_uncollectable(void) {
+  FOR_EACH_CHUNK(c) {
+    for (size_t i = 0; i < c->page_count; i++) {
+      struct page_header *p = &c->pages[i];
+      uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+      if (p->kind != KIND_UNCOLLECTABLE) continue;
+      if (state == PAGE_LARGE_HEAD) {
+        if (mark_bit_test(p, p->start)) mark_push_range(p->start, p->start + p->object_bytes);
+      } else if (state == PAGE_SMALL) {
+        size_t size = (size_t)p->object_granules << GRANULE_SHIFT;
+        for (unsigned j = 0; j < p->capacity; j++) {
+          uintptr_t obj = p->start + j * size;
+          if (mark_bit_test(p, obj)) mark_push_range(obj, obj + size);
+        }
+      }
+    }
+  }
+  mark_drain();
+}
+
+void collect_locked(enum SGC_gc_reason reason) {
+  if (heap_accounting.collecting) return;
+  heap_accounting.collecting = true;
+  struct sgc_thread *self = thread_self_or_register();
+  SGC_gc_record_t rec;
+  memset(&rec, 0, sizeof rec);
+  rec.reason = reason;
+  rec.markers = 1;
+  rec.allocated_bytes = heap_accounting.allocated_since_gc;
+
+  roots_snapshot_static();
+  pthread_mutex_lock(&registry_lock);
+  pthread_mutex_lock(&meta_lock);
+  uint64_t t0 = os_now_ns();
+  rec.start_ns = t0;
+  rec.threads = stop_world() + 1;
+  uint64_t t1 = os_now_ns();
+
+  atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_relaxed);
+  mark_clear_all();
+  mark_thread_free_lists();
+  push_uncollectable();
+  heap_accounting.root_bytes = roots_push_all();
+  mark_drain();
+  finalize_push_roots();
+  mark_drain();
+  push_thread_roots(self);
+  push_own_stack(self);
+  finalize_after_mark();
+  uint64_t t2 = os_now_ns();
+  start_world();
+  uint64_t t3 = os_now_ns();
+  pthread_mutex_unlock(&meta_lock);
+  pthread_mutex_unlock(&registry_lock);
+
+  sweep_after_mark();
+  uint64_t t4 = os_now_ns();
+
+  heap_accounting.live_after_gc = mark_totals.bytes;
+  heap_accounting.allocated_since_gc = 0;
+  heap_accounting.gc_count++;
+  heap_accounting.collecting = false;
+
+  rec.gc_no = heap_accounting.gc_count;
+  rec.stop_ns = t1 - t0;
+  rec.mark_ns = t2 - t1;
+  rec.pause_ns = t3 - t0;
+  rec.sweep_ns = t4 - t3;
+  rec.marked_bytes = mark_totals.bytes;
+  rec.marked_objects = mark_totals.objects;
+  rec.live_bytes = mark_totals.bytes;
+  rec.heap_bytes = heap_size_bytes();
+  stats_record_collection(&rec);
+}
+
+void collect_after_unlock(void) {
+  stats_flush_pending();
+  finalize_run_or_notify();
+}
+
+/* ---- the bdwgc calls that drive collection ---- */
+
+GC_API void GC_gcollect(void) {
+  sgc_ensure_init();
+  pthread_mutex_lock(&heap_lock);
+  collect_locked(SGC_REASON_EXPLICIT);
+  /* An explicit collection sweeps eagerly so the heap statistics the
+   * caller reads next are exact. */
+  sweep_finish_all();
+  pthread_mutex_unlock(&heap_lock);
+  collect_after_unlock();
+}
+
+GC_API void GC_gcollect_and_unmap(void) { GC_gcollect(); }
+
+GC_API int GC_try_to_collect(GC_stop_func stop) {
+  (void)stop; /* a stop-the-world collection is not abandoned midway */
+  if (GC_dont_gc || heap_accounting.disable_count) return 0;
+  GC_gcollect();
+  return 1;
+}
+
+GC_API void GC_disable(void) {
+  pthread_mutex_lock(&heap_lock);
+  heap_accounting.disable_count++;
+  pthread_mutex_unlock(&heap_lock);
+}
+
+GC_API void GC_enable(void) {
+  pthread_mutex_lock(&heap_lock);
+  if (heap_accounting.disable_count > 0) heap_accounting.disable_count--;
+  pthread_mutex_unlock(&heap_lock);
+}
+
+GC_API int GC_is_disabled(void) { return heap_accounting.disable_count != 0; }
+
+GC_API int GC_expand_hp(size_t bytes) {
+  sgc_ensure_init();
+  pthread_mutex_lock(&heap_lock);
+  bool ok = heap_grow(bytes);
+  pthread_mutex_unlock(&heap_lock);
+  return ok;
+}
+
+GC_API void GC_set_max_heap_size(GC_word bytes) { sgc_settings.max_heap_bytes = bytes; }
+
+GC_API void GC_set_free_space_divisor(GC_word d) { GC_free_space_divisor = d; }
+GC_API GC_word GC_get_free_space_divisor(void) { return GC_free_space_divisor; }
+
+GC_API size_t GC_get_heap_size(void) { return heap_size_bytes(); }
+
+GC_API size_t GC_get_free_bytes(void) {
+  pthread_mutex_lock(&heap_lock);
+  size_t bytes = (page_pool_free_pages() << PAGE_SHIFT) + sweep_free_bytes_estimate();
+  pthread_mutex_unlock(&heap_lock);
+  return bytes;
+}
+
+GC_API size_t GC_get_unmapped_bytes(void) { return 0; }
+GC_API size_t GC_get_bytes_since_gc(void) { return heap_accounting.allocated_since_gc; }
+GC_API size_t GC_get_total_bytes(void) { return heap_accounting.total_allocated; }
+GC_API GC_word GC_get_gc_no(void) { return heap_accounting.gc_count; }
+
+GC_API void GC_get_heap_usage_safe(GC_word *heap_size, GC_word *free_bytes,
+                                   GC_word *unmapped_bytes, GC_word *bytes_since_gc,
+                                   GC_word *total_bytes) {
+  if (heap_size) *heap_size = GC_get_heap_size();
+  if (free_bytes) *free_bytes = GC_get_free_bytes();
+  if (unmapped_bytes) *unmapped_bytes = 0;
+  if (bytes_since_gc) *bytes_since_gc = GC_get_bytes_since_gc();
+  if (total_bytes) *total_bytes = GC_get_total_bytes();
+}

@@ -1,0 +1,49 @@
+/* The collection driver: when to collect, and one collection's steps. */
+#ifndef SGC_COLLECT_H
+#define SGC_COLLECT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sgc.h"
+
+/* heap_lock guards the page pool, the sweep lists, chunk creation and the
+ * collector.  The allocation and free fast paths never take it.  Lock
+ * order: heap_lock, registry_lock, meta_lock. */
+extern pthread_mutex_t heap_lock;
+/* meta_lock guards the finalizer and disappearing-link tables and the
+ * registered roots. */
+extern pthread_mutex_t meta_lock;
+
+/* Incremented by every collection; a page is swept at most once per epoch. */
+extern _Atomic uint32_t gc_epoch;
+
+struct heap_accounting {
+  size_t allocated_since_gc; /* bytes handed out since the last collection */
+  size_t total_allocated;
+  size_t live_after_gc;      /* marked bytes at the last collection */
+  size_t root_bytes;         /* static roots at the last collection */
+  uint64_t gc_count;
+  int disable_count;         /* GC_disable nesting */
+  bool collecting;
+};
+extern struct heap_accounting heap_accounting; /* under heap_lock */
+
+void collect_init(void);
+/* Both with heap_lock held. */
+bool collect_should_run(void);
+void collect_locked(enum SGC_gc_reason reason);
+/* Heap growth when no free page is left and no collection is due. */
+size_t collect_growth_bytes(size_t needed);
+/* Called after heap_lock is released: runs queued finalizers or notifies. */
+void collect_after_unlock(void);
+/* Records bytes handed to a thread (refill or large object). */
+static inline void account_allocation(size_t bytes) {
+  heap_accounting.allocated_since_gc += bytes;
+  heap_accounting.total_allocated += bytes;
+}
+
+#endif

@@ -1,0 +1,191 @@
+/* Finalizers with bdwgc's ordering rule: when A and B are both unreachable
+ * and A points to B, A is finalized first and B only in a later cycle,
+ * because marking from A's contents marks B.  Objects in a cycle of
+ * finalizable objects are therefore never finalized (as bdwgc), unless
+ * registered with _no_order; _ignore_self skips pointers to the object
+ * itself. */
+#include <string.h>
+
+#include "collect/collect.h"
+#include "collect/finalize.h"
+#include "collect/ptr_table.h"
+#include "common.h"
+#include "mark/mark.h"
+#include "threads/thread.h"
+
+enum finalizer_mode { FINALIZE_ORDERED, FINALIZE_IGNORE_SELF, FINALIZE_NO_ORDER };
+
+static struct ptr_table finalizers;
+static struct ptr_entry *queue_head, *queue_tail; /* ready to run */
+static size_t queue_length;
+
+SGC_EXPORT int GC_finalize_on_demand;
+SGC_EXPORT int GC_java_finalization;
+static GC_finalizer_notifier_proc notifier;
+
+bool object_is_marked(const void *obj) {
+  struct page_header *page;
+  uintptr_t base = object_start_rule((uintptr_t)obj, &page, true);
+  return !base || mark_bit_test(page, base);
+}
+
+static void register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
+                               GC_finalization_proc *ofn, void **ocd, int mode) {
+  sgc_ensure_init();
+  void *base = GC_base(obj);
+  if (!base || base != obj) {
+    /* bdwgc ignores objects it did not allocate; say so. */
+    if (ofn) *ofn = NULL;
+    if (ocd) *ocd = NULL;
+    if (obj) sgc_warn("GC_register_finalizer: %p is not the start of a heap object", obj);
+    return;
+  }
+  pthread_mutex_lock(&meta_lock);
+  struct ptr_entry *e = ptr_table_find(&finalizers, obj);
+  if (ofn) *ofn = e ? (GC_finalization_proc)e->fn : NULL;
+  if (ocd) *ocd = e ? (void *)e->value[0] : NULL;
+  if (!fn) {
+    if (e) ptr_entry_release(ptr_table_remove(&finalizers, obj));
+  } else {
+    if (!e) e = ptr_table_insert(&finalizers, obj);
+    if (!e) {
+      pthread_mutex_unlock(&meta_lock);
+      sgc_warn("GC_register_finalizer: out of memory for the finalizer table");
+      return;
+    }
+    e->fn = fn;
+    e->value[0] = (uintptr_t)cd;
+    e->mode = mode;
+  }
+  pthread_mutex_unlock(&meta_lock);
+}
+
+GC_API void GC_register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
+                                  GC_finalization_proc *ofn, void **ocd) {
+  register_finalizer(obj, fn, cd, ofn, ocd, FINALIZE_ORDERED);
+}
+GC_API void GC_register_finalizer_ignore_self(void *obj, GC_finalization_proc fn, void *cd,
+                                              GC_finalization_proc *ofn, void **ocd) {
+  register_finalizer(obj, fn, cd, ofn, ocd, FINALIZE_IGNORE_SELF);
+}
+GC_API void GC_register_finalizer_no_order(void *obj, GC_finalization_proc fn, void *cd,
+                                           GC_finalization_proc *ofn, void **ocd) {
+  register_finalizer(obj, fn, cd, ofn, ocd, FINALIZE_NO_ORDER);
+}
+GC_API void GC_register_finalizer_unreachable(void *obj, GC_finalization_proc fn, void *cd,
+                                              GC_finalization_proc *ofn, void **ocd) {
+  register_finalizer(obj, fn, cd, ofn, ocd, FINALIZE_NO_ORDER);
+}
+
+static bool push_client_data(struct ptr_entry *e, void *arg) {
+  (void)arg;
+  mark_word(e->value[0]);
+  return false;
+}
+static void never_drop(struct ptr_entry *e, void *arg) { (void)e; (void)arg; }
+
+void finalize_push_roots(void) {
+  ptr_table_filter(&finalizers, push_client_data, never_drop, NULL);
+  for (struct ptr_entry *e = queue_head; e; e = e->next) {
+    mark_word((uintptr_t)reveal_pointer(e->hidden_key));
+    mark_word(e->value[0]);
+  }
+}
+
+/* Marks what an unreachable finalizable object references, not itself. */
+static bool mark_from_unreachable(struct ptr_entry *e, void *arg) {
+  (void)arg;
+  void *obj = reveal_pointer(e->hidden_key);
+  if (e->mode == FINALIZE_NO_ORDER || object_is_marked(obj)) return false;
+  struct page_header *page = NULL;
+  uintptr_t base = object_start_rule((uintptr_t)obj, &page, true);
+  if (e->mode == FINALIZE_IGNORE_SELF) mark_scan_contents_excluding_self(page, base);
+  else mark_push_contents(page, base);
+  mark_drain();
+  return false;
+}
+
+static bool still_unmarked(struct ptr_entry *e, void *arg) {
+  (void)arg;
+  return !object_is_marked(reveal_pointer(e->hidden_key));
+}
+
+static void enqueue(struct ptr_entry *e, void *arg) {
+  size_t *queued = arg;
+  e->next = NULL;
+  if (queue_tail) queue_tail->next = e;
+  else queue_head = e;
+  queue_tail = e;
+  queue_length++;
+  (*queued)++;
+}
+
+size_t finalize_after_mark(void) {
+  weak_clear_unmarked(false);
+  ptr_table_filter(&finalizers, mark_from_unreachable, never_drop, NULL);
+  struct ptr_entry *first_new = queue_tail;
+  size_t queued = 0;
+  ptr_table_filter(&finalizers, still_unmarked, enqueue, &queued);
+  /* Keep the queued objects (and what they reach) until they are run. */
+  for (struct ptr_entry *e = first_new ? first_new->next : queue_head; e; e = e->next)
+    mark_word((uintptr_t)reveal_pointer(e->hidden_key));
+  mark_drain();
+  weak_clear_unmarked(true);
+  weak_drop_links_in_dead_objects();
+  return queued;
+}
+
+size_t finalize_queue_length(void) { return queue_length; }
+
+GC_API int GC_should_invoke_finalizers(void) { return queue_length != 0; }
+
+GC_API int GC_invoke_finalizers(void) {
+  int count = 0;
+  for (;;) {
+    pthread_mutex_lock(&meta_lock);
+    struct ptr_entry *e = queue_head;
+    if (e) {
+      queue_head = e->next;
+      if (!queue_head) queue_tail = NULL;
+      queue_length--;
+    }
+    pthread_mutex_unlock(&meta_lock);
+    if (!e) return count;
+    /* The object is referenced from this frame while its finalizer runs. */
+    void *volatile obj = reveal_pointer(e->hidden_key);
+    GC_finalization_proc fn = (GC_finalization_proc)e->fn;
+    void *cd = (void *)e->value[0];
+    pthread_mutex_lock(&meta_lock);
+    ptr_entry_release(e);
+    pthread_mutex_unlock(&meta_lock);
+    fn(obj, cd);
+    count++;
+  }
+}
+
+GC_API void GC_set_finalize_on_demand(int on) { GC_finalize_on_demand = on; }
+GC_API int GC_get_finalize_on_demand(void) { return GC_finalize_on_demand; }
+GC_API void GC_set_java_finalization(int on) { GC_java_finalization = on; }
+GC_API int GC_get_java_finalization(void) { return GC_java_finalization; }
+GC_API void GC_set_finalizer_notifier(GC_finalizer_notifier_proc fn) { notifier = fn; }
+GC_API GC_finalizer_notifier_proc GC_get_finalizer_notifier(void) { return notifier; }
+
+GC_API void GC_debug_register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
+                                        GC_finalization_proc *ofn, void **ocd) {
+  GC_register_finalizer(obj, fn, cd, ofn, ocd);
+}
+
+/* After a collection, outside every lock: run the finalizers here unless
+ * the program asked to run them itself, then tell it instead. */
+void finalize_run_or_notify(void) {
+  if (!queue_length) return;
+  if (GC_finalize_on_demand) {
+    if (notifier) notifier();
+    return;
+  }
+  struct sgc_thread *t = sgc_self;
+  if (!t || t->finalizing) return;
+  t->finalizing = true;
+  GC_invoke_finalizers();
+  t->finalizing = false;
+}

@@ -1,0 +1,28 @@
+/* Finalization and disappearing links (bdwgc semantics), run by the
+ * collector after the roots are marked; meta_lock held, world stopped. */
+#ifndef SGC_FINALIZE_H
+#define SGC_FINALIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Pushes client data of registered finalizers and the objects waiting in
+ * the finalization queue: they stay alive until their finalizer ran. */
+void finalize_push_roots(void);
+/* After marking from the roots: clears short links, finds objects ready
+ * for finalization in bdwgc's topological order, marks them (they live
+ * until finalized), clears long links, drops links stored in dead
+ * objects.  Returns the number of objects queued. */
+size_t finalize_after_mark(void);
+size_t finalize_queue_length(void);
+/* After a collection, outside every lock. */
+void finalize_run_or_notify(void);
+
+/* weak.c */
+void weak_clear_unmarked(bool long_links);
+void weak_drop_links_in_dead_objects(void);
+
+/* true when OBJ (an object start) is marked, or not a heap object */
+bool object_is_marked(const void *obj);
+
+#endif

@@ -1,0 +1,52 @@
+/* Definitions every part of sgc uses: attributes, settings, messages. */
+#ifndef SGC_COMMON_H
+#define SGC_COMMON_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include "gc.h"
+#include "sgc.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define SGC_INLINE static inline __attribute__((always_inline))
+#define SGC_NOINLINE __attribute__((noinline))
+#define SGC_INTERNAL __attribute__((visibility("hidden")))
+/* Definition of an exported variable (GC_API is for declarations). */
+#define SGC_EXPORT __attribute__((visibility("default")))
+
+/* Run-time settings, read once at start-up (api/settings.c). */
+struct sgc_settings {
+  size_t initial_heap_bytes;
+  size_t max_heap_bytes;      /* 0 = unlimited */
+  unsigned torture_interval;  /* 0 = off */
+  unsigned extra_bytes;       /* bytes added to every request (bdwgc: 1) */
+  size_t small_request_limit; /* MAX_SMALL_BYTES - extra_bytes */
+  unsigned markers;
+  bool print_stats;           /* SGC_STATS */
+  bool print_each_gc;         /* GC_PRINT_STATS */
+  int trace_fd;               /* SGC_TRACE, -1 = off */
+};
+extern struct sgc_settings sgc_settings SGC_INTERNAL;
+
+/* Messages (api/messages.c).  sgc_fatal prints "sgc: fatal: ..." and
+ * aborts; sgc_warn goes through the GC_set_warn_proc hook. */
+void sgc_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))) SGC_INTERNAL;
+void sgc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))) SGC_INTERNAL;
+void *sgc_out_of_memory(size_t bytes) SGC_INTERNAL;
+
+/* Lazy start-up for callers that arrive before the constructor ran. */
+void sgc_ensure_init(void) SGC_INTERNAL;
+extern _Atomic int sgc_initialised SGC_INTERNAL;
+
+#define SGC_ASSERT(cond)                                                       \
+  do {                                                                         \
+    if (unlikely(!(cond)))                                                     \
+      sgc_fatal("assertion failed: %s (%s:%d)", #cond, __FILE__, __LINE__);   \
+  } while (0)
+
+#endif

@@ -1,0 +1,85 @@
+/* Chunks: address space reserved from the OS in large aligned pieces and
+ * published in the page map. */
+#include "heap/heap.h"
+
+#include <string.h>
+
+#include "common.h"
+#include "os/os.h"
+
+_Atomic(struct chunk **) pagemap_l1[1u << PAGEMAP_L1_BITS];
+_Atomic uintptr_t heap_lowest = UINTPTR_MAX, heap_highest = 0;
+bool heap_interior_pointers = true;
+
+static struct chunk *chunk_list;     /* written under heap_lock */
+static _Atomic size_t heap_bytes;
+
+void heap_init(void) {}
+
+size_t heap_size_bytes(void) {
+  return atomic_load_explicit(&heap_bytes, memory_order_relaxed);
+}
+
+struct chunk *heap_first_chunk(void) { return chunk_list; }
+
+static bool pagemap_insert(struct chunk *c, size_t bytes) {
+  for (uintptr_t a = c->base; a < c->base + bytes; a += CHUNK_BYTES) {
+    size_t i1 = a >> (CHUNK_SHIFT + PAGEMAP_L2_BITS);
+    struct chunk **l2 = atomic_load_explicit(&pagemap_l1[i1], memory_order_acquire);
+    if (!l2) {
+      l2 = os_alloc(sizeof(struct chunk *) << PAGEMAP_L2_BITS);
+      if (!l2) return false;
+      /* Release: a reader that sees the table sees it zeroed. */
+      atomic_store_explicit(&pagemap_l1[i1], l2, memory_order_release);
+    }
+    /* Release: a reader that finds the chunk sees its initialised headers. */
+    atomic_store_explicit(
+        (_Atomic(struct chunk *) *)&l2[(a >> CHUNK_SHIFT) & ((1u << PAGEMAP_L2_BITS) - 1)],
+        c, memory_order_release);
+  }
+  return true;
+}
+
+bool heap_grow(size_t bytes) {
+  size_t size = (bytes + CHUNK_BYTES - 1) & ~(size_t)(CHUNK_BYTES - 1);
+  if (size == 0) size = CHUNK_BYTES;
+  size_t limit = sgc_settings.max_heap_bytes;
+  if (limit && heap_size_bytes() + size > limit) {
+    /* Use what is left under the limit, in whole chunks. */
+    if (heap_size_bytes() + CHUNK_BYTES > limit || size > CHUNK_BYTES) return false;
+  }
+  void *base = os_reserve_aligned(size, CHUNK_BYTES);
+  if (!base) return false;
+  size_t pages = size >> PAGE_SHIFT;
+  size_t desc_bytes = sizeof(struct chunk) + pages * sizeof(struct page_header);
+  size_t bitmap_bytes = pages * MARK_WORDS_PER_PAGE * sizeof(uint64_t);
+  struct chunk *c = os_alloc(desc_bytes);
+  _Atomic uint64_t *bits = os_alloc(bitmap_bytes);
+  if (!c || !bits) {
+    os_free(c, desc_bytes);
+    os_free((void *)bits, bitmap_bytes);
+    os_free(base, size);
+    return false;
+  }
+  c->base = (uintptr_t)base;
+  c->page_count = pages;
+  c->descriptor_bytes = desc_bytes;
+  c->bitmap_bytes = bitmap_bytes;
+  c->mark_bits = bits;
+  for (size_t i = 0; i < pages; i++) {
+    struct page_header *p = &c->pages[i];
+    p->start = c->base + (i << PAGE_SHIFT);
+    p->mark_bits = bits + i * MARK_WORDS_PER_PAGE;
+    p->flags = PAGE_ZEROED;
+    atomic_store_explicit(&p->state, PAGE_FREE, memory_order_relaxed);
+  }
+  if (!pagemap_insert(c, size)) sgc_fatal("cannot map page table for %zu bytes", size);
+  c->next = chunk_list;
+  chunk_list = c;
+  uintptr_t lo = c->base, hi = c->base + size;
+  if (lo < atomic_load(&heap_lowest)) atomic_store(&heap_lowest, lo);
+  if (hi > atomic_load(&heap_highest)) atomic_store(&heap_highest, hi);
+  atomic_fetch_add_explicit(&heap_bytes, size, memory_order_relaxed);
+  page_pool_add_chunk(c);
+  return true;
+}

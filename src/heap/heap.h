@@ -1,0 +1,155 @@
+/* The heap: chunks of pages, their headers, the page map, mark bitmaps.
+ *
+ * Page headers and mark bitmaps live outside the object memory (thesis
+ * §2.2.1): a chunk's descriptor and its bitmap are separate mappings, so
+ * the bitmap can be placed on another memory node (BMB, §3.4.3) later. */
+#ifndef SGC_HEAP_H
+#define SGC_HEAP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "heap/layout.h"
+
+enum page_state {
+  PAGE_FREE = 0,       /* in the free-page pool */
+  PAGE_SMALL = 1,      /* objects of one size class */
+  PAGE_LARGE_HEAD = 2, /* first page of a large object */
+  PAGE_LARGE_TAIL = 3, /* other pages of a large object */
+};
+
+enum page_flags {
+  PAGE_ZEROED = 1, /* every byte is zero (fresh from the OS) */
+};
+
+struct page_header {
+  _Atomic uint8_t state;       /* enum page_state; read racily by GC_base */
+  uint8_t kind;                /* enum object_kind */
+  uint8_t size_class;
+  uint8_t flags;               /* enum page_flags */
+  uint16_t object_granules;    /* small pages: granules per object */
+  uint16_t capacity;           /* small pages: objects per page */
+  uint32_t reciprocal;         /* small pages: ceil(65536 / object_granules) */
+  uint32_t swept_epoch;        /* last collection epoch this page was swept in */
+  uint32_t span_pages;         /* free or large head: pages in the span */
+  uint32_t head_offset;        /* large tail / free tail: pages back to the head */
+  uint32_t live_objects;       /* small pages: marked objects at the last sweep */
+  int32_t owner;               /* thread id that took the page last */
+  size_t object_bytes;         /* large head: bytes of the object */
+  uintptr_t start;             /* address of the page's first byte */
+  _Atomic uint64_t *mark_bits; /* MARK_WORDS_PER_PAGE words, one bit a granule */
+  struct page_header *next, *prev; /* pool or sweep lists */
+  void *free_head;             /* swept page waiting in a partial list */
+  uint32_t free_count;
+};
+
+struct chunk {
+  uintptr_t base;
+  size_t page_count;
+  size_t descriptor_bytes, bitmap_bytes;
+  _Atomic uint64_t *mark_bits;
+  struct chunk *next;
+  struct page_header pages[];
+};
+
+/* Two-level page map: bits 47..34 pick an L2 table, bits 33..22 a chunk. */
+extern _Atomic(struct chunk **) pagemap_l1[1u << PAGEMAP_L1_BITS];
+/* Cheap range filter for the conservative pointer test. */
+extern _Atomic uintptr_t heap_lowest, heap_highest;
+
+/* Page header for any word value, or NULL when it points outside the heap.
+ * Lock-free: chunks are published with release stores and never unmapped. */
+static inline struct page_header *page_of_address(uintptr_t a) {
+  if (a >> ADDRESS_BITS) return NULL;
+  struct chunk **l2 = atomic_load_explicit(
+      &pagemap_l1[a >> (CHUNK_SHIFT + PAGEMAP_L2_BITS)], memory_order_acquire);
+  if (!l2) return NULL;
+  struct chunk *c = atomic_load_explicit(
+      (_Atomic(struct chunk *) *)&l2[(a >> CHUNK_SHIFT) & ((1u << PAGEMAP_L2_BITS) - 1)],
+      memory_order_acquire);
+  if (!c) return NULL;
+  return &c->pages[(a - c->base) >> PAGE_SHIFT];
+}
+
+extern bool heap_interior_pointers; /* GC_all_interior_pointers */
+
+/* The conservative pointer test: the start of the object A points into (or
+ * at, without interior pointers), or 0.  *PAGE receives the object's first
+ * page header. */
+static inline uintptr_t object_start_rule(uintptr_t a, struct page_header **page,
+                                          bool interior) {
+  struct page_header *p = page_of_address(a);
+  if (!p) return 0;
+  uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+  if (state == PAGE_SMALL) {
+    unsigned granule = (unsigned)((a - p->start) >> GRANULE_SHIFT);
+    unsigned index = (granule * p->reciprocal) >> 16;
+    if (index >= p->capacity) return 0; /* the page's unused tail */
+    uintptr_t base = p->start + ((uintptr_t)index * p->object_granules << GRANULE_SHIFT);
+    if (base != a && !interior) return 0;
+    *page = p;
+    return base;
+  }
+  if (state == PAGE_LARGE_TAIL) {
+    if (!interior) return 0;
+    p -= p->head_offset;
+    if (atomic_load_explicit(&p->state, memory_order_relaxed) != PAGE_LARGE_HEAD) return 0;
+  } else if (state != PAGE_LARGE_HEAD) {
+    return 0;
+  }
+  if (a - p->start >= p->object_bytes && a != p->start) return 0;
+  if (a != p->start && !interior) return 0;
+  *page = p;
+  return p->start;
+}
+static inline uintptr_t object_start(uintptr_t a, struct page_header **page) {
+  return object_start_rule(a, page, heap_interior_pointers);
+}
+
+static inline size_t object_size(const struct page_header *p) {
+  return p->state == PAGE_SMALL ? (size_t)p->object_granules << GRANULE_SHIFT
+                                : p->object_bytes;
+}
+
+/* Mark bits: one per granule, the object's first granule holds its bit. */
+static inline unsigned mark_bit_index(const struct page_header *p, uintptr_t base) {
+  return (unsigned)((base - p->start) >> GRANULE_SHIFT);
+}
+static inline bool mark_bit_test(const struct page_header *p, uintptr_t base) {
+  unsigned i = mark_bit_index(p, base);
+  return (atomic_load_explicit(&p->mark_bits[i >> 6], memory_order_relaxed) >> (i & 63)) & 1;
+}
+/* Optimistic update (thesis §3.4.3): read first, and only when the bit is
+ * clear do the atomic OR.  Returns true when this call set the bit. */
+static inline bool mark_bit_set(const struct page_header *p, uintptr_t base) {
+  unsigned i = mark_bit_index(p, base);
+  _Atomic uint64_t *w = &p->mark_bits[i >> 6];
+  uint64_t bit = (uint64_t)1 << (i & 63);
+  if (atomic_load_explicit(w, memory_order_relaxed) & bit) return false;
+  return !(atomic_fetch_or_explicit(w, bit, memory_order_relaxed) & bit);
+}
+static inline void mark_bit_clear(const struct page_header *p, uintptr_t base) {
+  unsigned i = mark_bit_index(p, base);
+  atomic_fetch_and_explicit(&p->mark_bits[i >> 6], ~((uint64_t)1 << (i & 63)),
+                            memory_order_relaxed);
+}
+
+/* ---- heap.c ---- */
+void heap_init(void);
+/* Adds a chunk of at least BYTES; false when the OS or the heap limit says
+ * no.  Caller holds heap_lock. */
+bool heap_grow(size_t bytes);
+size_t heap_size_bytes(void);
+struct chunk *heap_first_chunk(void);
+/* Walk every page header (collector, world stopped or heap_lock held). */
+#define FOR_EACH_CHUNK(c) for (struct chunk *c = heap_first_chunk(); c; c = c->next)
+
+/* ---- page_pool.c: free pages as coalescing spans (heap_lock held) ---- */
+struct page_header *page_pool_take(size_t pages);
+void page_pool_put(struct page_header *first, size_t pages);
+void page_pool_add_chunk(struct chunk *c);
+size_t page_pool_free_pages(void);
+bool page_span_is_zeroed(struct page_header *first, size_t pages);
+
+#endif

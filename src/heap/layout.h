@@ -1,0 +1,49 @@
+/* Geometry of the BIBOP heap (thesis §2.2.1): 16-byte granules, 4 KiB pages
+ * holding objects of one size class, 4 MiB chunks of pages. */
+#ifndef SGC_LAYOUT_H
+#define SGC_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+  GRANULE_SHIFT = 4,
+  GRANULE_BYTES = 1 << GRANULE_SHIFT,
+  /* The page is the OS page so a VM write barrier can protect one. */
+  PAGE_SHIFT = 12,
+  PAGE_BYTES = 1 << PAGE_SHIFT,
+  GRANULES_PER_PAGE = PAGE_BYTES / GRANULE_BYTES,
+  MARK_WORDS_PER_PAGE = GRANULES_PER_PAGE / 64,
+  CHUNK_SHIFT = 22,
+  CHUNK_BYTES = 1 << CHUNK_SHIFT,
+  PAGES_PER_CHUNK = CHUNK_BYTES / PAGE_BYTES,
+  /* Objects up to this size live in small-object pages. */
+  MAX_SMALL_BYTES = 2048,
+  MAX_SMALL_GRANULES = MAX_SMALL_BYTES / GRANULE_BYTES,
+  /* x86-64 user addresses have 47 significant bits; the page map covers 48. */
+  ADDRESS_BITS = 48,
+  PAGEMAP_L2_BITS = 12,
+  PAGEMAP_L1_BITS = ADDRESS_BITS - CHUNK_SHIFT - PAGEMAP_L2_BITS,
+};
+
+/* Object kinds: which pages an object comes from. */
+enum object_kind {
+  KIND_NORMAL = 0,            /* scanned conservatively, cleared */
+  KIND_ATOMIC = 1,            /* never scanned, not cleared */
+  KIND_UNCOLLECTABLE = 2,     /* scanned, a root until GC_free */
+  KIND_ATOMIC_UNCOLLECTABLE = 3,
+  KIND_COUNT = 4,
+  KIND_THREAD_LOCAL_COUNT = 2 /* kinds with thread-local free lists */
+};
+
+/* Size classes (heap/size_class.c). */
+enum { SIZE_CLASS_COUNT = 30 };
+extern const uint16_t size_class_bytes[SIZE_CLASS_COUNT];
+extern uint8_t size_class_of_granules[MAX_SMALL_GRANULES + 1];
+void size_classes_init(void);
+
+static inline unsigned size_class_for_bytes(size_t bytes) {
+  return size_class_of_granules[(bytes + GRANULE_BYTES - 1) >> GRANULE_SHIFT];
+}
+
+#endif

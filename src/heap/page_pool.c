@@ -1,0 +1,109 @@
+/* The free-page pool: runs of free pages ("spans") kept in size buckets,
+ * coalesced with their free neighbours when returned, so large objects
+ * find contiguous pages.  All calls hold heap_lock. */
+#include <string.h>
+
+#include "common.h"
+#include "heap/heap.h"
+
+enum { EXACT_BUCKETS = 64 };
+
+/* buckets[n] holds spans of exactly n pages for n < EXACT_BUCKETS;
+ * buckets[0] holds the longer ones. */
+static struct page_header *buckets[EXACT_BUCKETS];
+static size_t free_pages;
+
+size_t page_pool_free_pages(void) { return free_pages; }
+
+static unsigned bucket_of(size_t pages) { return pages < EXACT_BUCKETS ? (unsigned)pages : 0; }
+
+static void span_link(struct page_header *head, size_t pages) {
+  head->span_pages = (uint32_t)pages;
+  head->head_offset = 0;
+  atomic_store_explicit(&head->state, PAGE_FREE, memory_order_relaxed);
+  if (pages > 1) {
+    struct page_header *tail = head + pages - 1;
+    atomic_store_explicit(&tail->state, PAGE_FREE, memory_order_relaxed);
+    tail->head_offset = (uint32_t)(pages - 1);
+    tail->span_pages = 0;
+  }
+  unsigned b = bucket_of(pages);
+  head->prev = NULL;
+  head->next = buckets[b];
+  if (buckets[b]) buckets[b]->prev = head;
+  buckets[b] = head;
+  free_pages += pages;
+}
+
+static void span_unlink(struct page_header *head) {
+  unsigned b = bucket_of(head->span_pages);
+  if (head->prev) head->prev->next = head->next;
+  else buckets[b] = head->next;
+  if (head->next) head->next->prev = head->prev;
+  head->next = head->prev = NULL;
+  free_pages -= head->span_pages;
+}
+
+void page_pool_add_chunk(struct chunk *c) {
+  span_link(&c->pages[0], c->page_count);
+}
+
+struct page_header *page_pool_take(size_t pages) {
+  struct page_header *span = NULL;
+  for (size_t n = pages; n < EXACT_BUCKETS && !span; n++) span = buckets[n];
+  if (!span) {
+    /* Best fit among the long spans keeps big holes for big objects. */
+    for (struct page_header *s = buckets[0]; s; s = s->next)
+      if (s->span_pages >= pages && (!span || s->span_pages < span->span_pages)) span = s;
+  }
+  if (!span) return NULL;
+  size_t have = span->span_pages;
+  span_unlink(span);
+  if (have > pages) span_link(span + pages, have - pages);
+  span->span_pages = (uint32_t)pages;
+  return span;
+}
+
+/* Neighbours are found through the page map, which also tells whether the
+ * neighbouring page belongs to the same chunk. */
+void page_pool_put(struct page_header *first, size_t pages) {
+  for (size_t i = 0; i < pages; i++) {
+    first[i].flags &= (uint8_t)~PAGE_ZEROED;
+    atomic_store_explicit(&first[i].state, PAGE_FREE, memory_order_relaxed);
+    first[i].next = first[i].prev = NULL;
+  }
+  /* Merge with the span after. */
+  uintptr_t after = first->start + (pages << PAGE_SHIFT);
+  struct page_header *next = page_of_address(after);
+  if (next && next == first + pages && next->span_pages && next->head_offset == 0 &&
+      atomic_load_explicit(&next->state, memory_order_relaxed) == PAGE_FREE &&
+      (next->next || next->prev || buckets[bucket_of(next->span_pages)] == next)) {
+    size_t n = next->span_pages;
+    span_unlink(next);
+    next->span_pages = 0;
+    pages += n;
+  }
+  /* Merge with the span before. */
+  if (first->start >= PAGE_BYTES) {
+    struct page_header *prev = page_of_address(first->start - PAGE_BYTES);
+    if (prev && prev == first - 1 &&
+        atomic_load_explicit(&prev->state, memory_order_relaxed) == PAGE_FREE) {
+      struct page_header *head = prev - prev->head_offset;
+      if (head->span_pages && head->span_pages == (size_t)(prev - head) + 1 &&
+          (head->next || head->prev || buckets[bucket_of(head->span_pages)] == head)) {
+        size_t n = head->span_pages;
+        span_unlink(head);
+        first->span_pages = 0;
+        first = head;
+        pages += n;
+      }
+    }
+  }
+  span_link(first, pages);
+}
+
+bool page_span_is_zeroed(struct page_header *first, size_t pages) {
+  for (size_t i = 0; i < pages; i++)
+    if (!(first[i].flags & PAGE_ZEROED)) return false;
+  return true;
+}

@@ -1,0 +1,81 @@
+/* Kernel interfaces.  Everything here that the suspend handler calls
+ * (futex_*) is a bare system call and therefore async-signal-safe. */
+#include "os/os.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void *os_reserve_aligned(size_t size, size_t align) {
+  /* Over-reserve, then trim both ends so the result is aligned. */
+  size_t span = size + align;
+  char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return NULL;
+  uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+  size_t head = start - (uintptr_t)raw;
+  size_t tail = span - head - size;
+  if (head) munmap(raw, head);
+  if (tail) munmap((char *)start + size, tail);
+  return (void *)start;
+}
+
+void *os_alloc(size_t size) {
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+void os_free(void *p, size_t size) {
+  if (p) munmap(p, size);
+}
+
+void os_decommit(void *p, size_t size) { madvise(p, size, MADV_DONTNEED); }
+
+void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+void futex_wake_all(_Atomic uint32_t *word) {
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+uint64_t os_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int os_gettid(void) { return (int)syscall(SYS_gettid); }
+
+/* bdwgc counts /proc/stat; a container or taskset sees fewer CPUs than
+ * that, so sgc asks the affinity mask and the cgroup v2 CPU quota. */
+static unsigned cgroup_cpu_limit(void) {
+  FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+  if (!f) return 0;
+  char quota[32];
+  unsigned long period = 0;
+  unsigned limit = 0;
+  if (fscanf(f, "%31s %lu", quota, &period) == 2 && strcmp(quota, "max") != 0 && period) {
+    unsigned long q = strtoul(quota, NULL, 10);
+    limit = (unsigned)((q + period - 1) / period);
+  }
+  fclose(f);
+  return limit;
+}
+
+unsigned os_usable_cpus(void) {
+  cpu_set_t set;
+  unsigned n = 1;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = (unsigned)CPU_COUNT(&set);
+  unsigned limit = cgroup_cpu_limit();
+  if (limit && limit < n) n = limit;
+  return n ? n : 1;
+}

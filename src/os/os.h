@@ -1,0 +1,24 @@
+/* Thin wrappers over the kernel: memory, futexes, clocks, CPUs. */
+#ifndef SGC_OS_H
+#define SGC_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+
+/* Reserve (and commit lazily) SIZE bytes aligned to ALIGN; NULL on failure. */
+void *os_reserve_aligned(size_t size, size_t align);
+/* Anonymous zeroed memory for sgc's own tables; NULL on failure. */
+void *os_alloc(size_t size);
+void os_free(void *p, size_t size);
+/* Give the pages back to the kernel; they read as zero afterwards. */
+void os_decommit(void *p, size_t size);
+
+void futex_wait(_Atomic uint32_t *word, uint32_t expected);
+void futex_wake_all(_Atomic uint32_t *word);
+
+uint64_t os_now_ns(void);      /* CLOCK_MONOTONIC */
+unsigned os_usable_cpus(void); /* affinity mask and cgroup quota */
+int os_gettid(void);
+
+#endif

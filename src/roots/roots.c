@@ -1,0 +1,111 @@
+/* Static roots: the writable PT_LOAD segments of every loaded object
+ * except sgc itself (its tables point only to memory the collector
+ * manages by other means), minus GC_exclude_static_roots ranges, plus
+ * GC_add_roots ranges. */
+#include "roots/roots.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#include "collect/collect.h"
+#include "common.h"
+#include "mark/mark.h"
+#include "os/os.h"
+
+enum { MAX_RANGES = 4096 };
+
+struct range {
+  uintptr_t lo, hi;
+};
+struct range_set {
+  struct range items[MAX_RANGES];
+  size_t count;
+};
+
+/* Static storage: these tables are ours and excluded from scanning. */
+static struct range_set static_roots, user_roots, exclusions;
+static uintptr_t own_base;
+
+static void range_add(struct range_set *set, uintptr_t lo, uintptr_t hi, const char *what) {
+  if (hi <= lo) return;
+  if (set->count == MAX_RANGES) sgc_fatal("too many %s (limit %d)", what, MAX_RANGES);
+  set->items[set->count++] = (struct range){lo, hi};
+}
+
+static void range_remove(struct range_set *set, uintptr_t lo, uintptr_t hi) {
+  for (size_t i = 0; i < set->count;) {
+    if (set->items[i].lo >= lo && set->items[i].hi <= hi) set->items[i] = set->items[--set->count];
+    else i++;
+  }
+}
+
+void roots_init(void) {
+  Dl_info info;
+  if (dladdr((void *)&roots_init, &info) && info.dli_fbase) own_base = (uintptr_t)info.dli_fbase;
+}
+
+static int add_object_segments(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  /* In a static link sgc is part of the program: scan it all then. */
+  bool is_sgc = own_base && info->dlpi_addr == own_base && info->dlpi_name && info->dlpi_name[0];
+  if (is_sgc) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    range_add(&static_roots, lo, lo + ph->p_memsz, "static root segments");
+  }
+  return 0;
+}
+
+void roots_snapshot_static(void) {
+  static_roots.count = 0;
+  dl_iterate_phdr(add_object_segments, NULL);
+}
+
+/* Pushes [lo, hi) minus the exclusions. */
+static size_t push_excluding(uintptr_t lo, uintptr_t hi) {
+  for (size_t i = 0; i < exclusions.count; i++) {
+    struct range x = exclusions.items[i];
+    if (x.hi <= lo || x.lo >= hi) continue;
+    return push_excluding(lo, x.lo > lo ? x.lo : lo) + push_excluding(x.hi < hi ? x.hi : hi, hi);
+  }
+  if (hi > lo) mark_push_range(lo, hi);
+  return hi > lo ? hi - lo : 0;
+}
+
+size_t roots_push_all(void) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < static_roots.count; i++)
+    bytes += push_excluding(static_roots.items[i].lo, static_roots.items[i].hi);
+  for (size_t i = 0; i < user_roots.count; i++)
+    bytes += push_excluding(user_roots.items[i].lo, user_roots.items[i].hi);
+  return bytes;
+}
+
+GC_API void GC_add_roots(void *low, void *high) {
+  sgc_ensure_init();
+  pthread_mutex_lock(&meta_lock);
+  range_add(&user_roots, (uintptr_t)low, (uintptr_t)high, "GC_add_roots ranges");
+  pthread_mutex_unlock(&meta_lock);
+}
+
+GC_API void GC_remove_roots(void *low, void *high) {
+  pthread_mutex_lock(&meta_lock);
+  range_remove(&user_roots, (uintptr_t)low, (uintptr_t)high);
+  pthread_mutex_unlock(&meta_lock);
+}
+
+GC_API void GC_clear_roots(void) {
+  pthread_mutex_lock(&meta_lock);
+  user_roots.count = 0;
+  pthread_mutex_unlock(&meta_lock);
+}
+
+GC_API void GC_exclude_static_roots(void *low, void *high) {
+  pthread_mutex_lock(&meta_lock);
+  range_add(&exclusions, (uintptr_t)low, (uintptr_t)high, "excluded root ranges");
+  pthread_mutex_unlock(&meta_lock);
+}

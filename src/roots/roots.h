@@ -1,0 +1,17 @@
+/* Roots besides thread stacks: the writable segments of the program and
+ * its shared libraries, ranges the program registers, exclusions. */
+#ifndef SGC_ROOTS_H
+#define SGC_ROOTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void roots_init(void);
+/* Re-reads the loaded objects' segments (dl_iterate_phdr).  Called before
+ * the world stops: the loader's lock may be held by a thread we stop. */
+void roots_snapshot_static(void);
+/* Pushes every static and registered root range on the mark stack
+ * (world stopped, meta_lock held); returns their total bytes. */
+size_t roots_push_all(void);
+
+#endif

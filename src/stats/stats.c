@@ -1,0 +1,122 @@
+/* Observability: every collection leaves an SGC_gc_record_t in a ring of
+ * the last RING_SIZE; SGC_TRACE=FILE gets one JSON object per line,
+ * GC_PRINT_STATS=1 one human line per collection on stderr, SGC_STATS=1 a
+ * summary at exit.  Output happens after the collector released its
+ * locks, never with the world stopped. */
+#include "stats/stats.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collect/collect.h"
+#include "common.h"
+#include "heap/heap.h"
+
+enum { RING_SIZE = 1024 };
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static SGC_gc_record_t ring[RING_SIZE];
+static uint64_t recorded, flushed;
+static SGC_stats_t totals;
+
+static const char *reason_name(int reason) {
+  switch (reason) {
+  case SGC_REASON_ALLOCATION: return "allocation";
+  case SGC_REASON_EXPLICIT: return "explicit";
+  case SGC_REASON_HEAP_LIMIT: return "heap-limit";
+  case SGC_REASON_TORTURE: return "torture";
+  default: return "unknown";
+  }
+}
+
+static void print_summary(void) {
+  SGC_stats_t s;
+  SGC_get_stats(&s);
+  fprintf(stderr,
+          "sgc: %" PRIu64 " collections, pause total %.3f ms, max %.3f ms, mark total %.3f ms; "
+          "heap %.1f MiB (peak %.1f MiB); allocated %.1f MiB\n",
+          s.collections, s.total_pause_ns / 1e6, s.max_pause_ns / 1e6, s.total_mark_ns / 1e6,
+          s.heap_bytes / 1048576.0, s.peak_heap_bytes / 1048576.0,
+          s.total_allocated_bytes / 1048576.0);
+}
+
+static void at_exit(void) {
+  stats_flush_pending();
+  if (sgc_settings.print_stats) print_summary();
+}
+
+void stats_init(void) { atexit(at_exit); }
+
+void stats_record_collection(const SGC_gc_record_t *rec) {
+  pthread_mutex_lock(&stats_lock);
+  ring[recorded % RING_SIZE] = *rec;
+  recorded++;
+  totals.collections++;
+  totals.total_pause_ns += rec->pause_ns;
+  totals.total_mark_ns += rec->mark_ns;
+  if (rec->pause_ns > totals.max_pause_ns) totals.max_pause_ns = rec->pause_ns;
+  if (rec->heap_bytes > totals.peak_heap_bytes) totals.peak_heap_bytes = rec->heap_bytes;
+  pthread_mutex_unlock(&stats_lock);
+}
+
+static void write_trace(int fd, const SGC_gc_record_t *r) {
+  char line[640];
+  int n = snprintf(line, sizeof line,
+                   "{\"gc_no\":%" PRIu64 ",\"reason\":\"%s\",\"threads\":%d,\"markers\":%d,"
+                   "\"start_ns\":%" PRIu64 ",\"pause_ns\":%" PRIu64 ",\"stop_ns\":%" PRIu64
+                   ",\"mark_ns\":%" PRIu64 ",\"sweep_ns\":%" PRIu64 ",\"marked_bytes\":%" PRIu64
+                   ",\"marked_objects\":%" PRIu64 ",\"live_bytes\":%" PRIu64
+                   ",\"heap_bytes\":%" PRIu64 ",\"allocated_bytes\":%" PRIu64 "}\n",
+                   r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
+                   r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
+                   r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes);
+  if (n > 0 && write(fd, line, (size_t)n) < 0) { /* tracing is best effort */ }
+}
+
+void stats_flush_pending(void) {
+  if (sgc_settings.trace_fd < 0 && !sgc_settings.print_each_gc) return;
+  for (;;) {
+    SGC_gc_record_t r;
+    pthread_mutex_lock(&stats_lock);
+    if (flushed == recorded) {
+      pthread_mutex_unlock(&stats_lock);
+      return;
+    }
+    if (recorded - flushed > RING_SIZE) flushed = recorded - RING_SIZE; /* lost to the ring */
+    r = ring[flushed % RING_SIZE];
+    flushed++;
+    pthread_mutex_unlock(&stats_lock);
+    if (sgc_settings.trace_fd >= 0) write_trace(sgc_settings.trace_fd, &r);
+    if (sgc_settings.print_each_gc)
+      fprintf(stderr,
+              "sgc: collection %" PRIu64 " (%s): pause %.3f ms (stop %.3f, mark %.3f), "
+              "sweep %.3f ms, marked %" PRIu64 " bytes in %" PRIu64 " objects, heap %" PRIu64
+              " bytes\n",
+              r.gc_no, reason_name(r.reason), r.pause_ns / 1e6, r.stop_ns / 1e6, r.mark_ns / 1e6,
+              r.sweep_ns / 1e6, r.marked_bytes, r.marked_objects, r.heap_bytes);
+  }
+}
+
+void stats_count_large_allocation(void) { totals.large_allocations++; }
+
+GC_API void SGC_get_stats(SGC_stats_t *out) {
+  pthread_mutex_lock(&stats_lock);
+  *out = totals;
+  pthread_mutex_unlock(&stats_lock);
+  out->heap_bytes = heap_size_bytes();
+  if (out->heap_bytes > out->peak_heap_bytes) out->peak_heap_bytes = out->heap_bytes;
+  out->total_allocated_bytes = heap_accounting.total_allocated;
+}
+
+GC_API size_t SGC_get_gc_records(SGC_gc_record_t *out, size_t max) {
+  pthread_mutex_lock(&stats_lock);
+  size_t have = recorded < RING_SIZE ? (size_t)recorded : RING_SIZE;
+  size_t n = have < max ? have : max;
+  for (size_t i = 0; i < n; i++) out[i] = ring[(recorded - n + i) % RING_SIZE];
+  pthread_mutex_unlock(&stats_lock);
+  return n;
+}

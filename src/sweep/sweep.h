@@ -1,0 +1,20 @@
+/* Lazy sweeping (thesis §3.3): after a collection every small page waits in
+ * an "unswept" list of its kind and size class and is swept when a thread
+ * needs objects of that class.  All calls hold heap_lock. */
+#ifndef SGC_SWEEP_H
+#define SGC_SWEEP_H
+
+#include <stdbool.h>
+
+/* A free list of (KIND, CLS) objects from one page, with its length and
+ * last element, or NULL when no swept page has room. */
+void *sweep_take_free_list(unsigned kind, unsigned cls, unsigned *count, void **tail);
+/* Sweeps every page still waiting; true when some page became free. */
+bool sweep_finish_all(void);
+/* After marking: frees unmarked large objects and queues every small page
+ * for sweeping in the new epoch. */
+void sweep_after_mark(void);
+/* Bytes in swept pages' free lists (for GC_get_free_bytes). */
+size_t sweep_free_bytes_estimate(void);
+
+#endif

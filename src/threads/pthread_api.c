@@ -1,0 +1,124 @@
+/* bdwgc's thread interface: thread creation wrappers, explicit
+ * registration and blocking sections. */
+#include <pthread.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "common.h"
+#include "threads/thread.h"
+
+static void *start_wrapper(void *arg) {
+  struct sgc_thread *rec = arg;
+  thread_register_self(0, rec);
+  void *(*routine)(void *) = rec->start_routine;
+  /* From here on the argument lives in this frame, which is scanned. */
+  void *volatile client_arg = rec->start_arg;
+  rec->start_arg = NULL;
+  return routine(client_arg);
+  /* Unregistration happens in the thread-exit key destructor, which also
+   * covers pthread_exit and cancellation. */
+}
+
+GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                             void *(*routine)(void *), void *arg) {
+  sgc_ensure_init();
+  thread_self_or_register();
+  struct sgc_thread *rec = calloc(1, sizeof *rec);
+  if (!rec) return EAGAIN;
+  rec->created_by_sgc = true;
+  rec->start_routine = routine;
+  rec->start_arg = arg;
+  thread_pending_add(rec); /* ARG is a root until the thread runs */
+  int r = pthread_create(thread, attr, start_wrapper, rec);
+  if (r != 0) {
+    thread_pending_remove(rec);
+    free(rec);
+  }
+  return r;
+}
+
+GC_API int GC_pthread_join(pthread_t thread, void **result) { return pthread_join(thread, result); }
+GC_API int GC_pthread_detach(pthread_t thread) { return pthread_detach(thread); }
+GC_API int GC_pthread_cancel(pthread_t thread) { return pthread_cancel(thread); }
+GC_API void GC_pthread_exit(void *result) { pthread_exit(result); }
+
+/* The suspend signal must stay deliverable or a collection would wait
+ * forever for this thread. */
+GC_API int GC_pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+  if (set && (how == SIG_BLOCK || how == SIG_SETMASK)) {
+    sigset_t filtered = *set;
+    sigdelset(&filtered, GC_get_suspend_signal());
+    return pthread_sigmask(how, &filtered, old);
+  }
+  return pthread_sigmask(how, set, old);
+}
+
+GC_API void GC_allow_register_threads(void) { sgc_ensure_init(); }
+
+GC_API int GC_register_my_thread(const struct GC_stack_base *sb) {
+  sgc_ensure_init();
+  if (sgc_self) return GC_DUPLICATE;
+  thread_register_self(sb ? (uintptr_t)sb->mem_base : 0, NULL);
+  return GC_SUCCESS;
+}
+
+GC_API int GC_unregister_my_thread(void) {
+  thread_unregister_self();
+  return GC_SUCCESS;
+}
+
+GC_API int GC_thread_is_registered(void) { return sgc_self != NULL; }
+
+GC_API int GC_get_stack_base(struct GC_stack_base *sb) {
+  sb->mem_base = (void *)thread_stack_base_of_self();
+  return GC_SUCCESS;
+}
+
+GC_API void *GC_call_with_stack_base(GC_stack_base_func fn, void *arg) {
+  struct GC_stack_base sb;
+  sb.mem_base = (void *)thread_stack_base_of_self();
+  return fn(&sb, arg);
+}
+
+/* Runs FN while the collector treats the thread as stopped: it is not
+ * signalled and its stack above this frame is scanned as it was on entry.
+ * The callee-saved registers are spilled into this frame first, so
+ * pointers held only in registers are on the scanned stack. */
+SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, void *cd) {
+  uintptr_t outer_sp = t->blocked_sp;
+  void *outer_arg = t->blocking_arg;
+  t->blocking_arg = cd; /* a root while blocked: it may live only in a register */
+  t->blocked_sp = (uintptr_t)__builtin_frame_address(0);
+  atomic_store_explicit(&t->blocked, 1, memory_order_release);
+  void *result = fn(cd);
+  /* Leaving waits for any collection in progress: it holds registry_lock. */
+  pthread_mutex_lock(&registry_lock);
+  atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
+  t->blocked_sp = outer_sp;
+  t->blocking_arg = outer_arg;
+  pthread_mutex_unlock(&registry_lock);
+  return result;
+}
+
+GC_API void *GC_do_blocking(GC_fn_type fn, void *cd) {
+  struct sgc_thread *t = sgc_self;
+  if (!t || atomic_load_explicit(&t->blocked, memory_order_relaxed)) return fn(cd);
+  __builtin_unwind_init();
+  return blocking_section(t, fn, cd);
+}
+
+GC_API void *GC_call_with_gc_active(GC_fn_type fn, void *cd) {
+  struct sgc_thread *t = sgc_self;
+  if (!t || !atomic_load_explicit(&t->blocked, memory_order_relaxed)) return fn(cd);
+  uintptr_t saved_sp = t->blocked_sp;
+  pthread_mutex_lock(&registry_lock);
+  atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
+  pthread_mutex_unlock(&registry_lock);
+  void *result = fn(cd);
+  /* Back to blocked: the frames between saved_sp and here belong to the
+   * blocking function, which holds no heap pointers by contract. */
+  t->blocked_sp = saved_sp;
+  atomic_store_explicit(&t->blocked, 1, memory_order_release);
+  return result;
+}

@@ -1,0 +1,142 @@
+/* The thread registry: every thread whose stack and registers the
+ * collector must scan.  Threads join by GC_pthread_create, by
+ * GC_register_my_thread, or implicitly on their first allocation; they
+ * leave on return from the start routine, GC_pthread_exit,
+ * GC_unregister_my_thread or (for implicit ones) a pthread key
+ * destructor at exit. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "os/os.h"
+#include "threads/thread.h"
+
+__thread struct sgc_thread *sgc_self __attribute__((tls_model("initial-exec")));
+
+pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sgc_thread *registry;
+static int registry_count;
+static pthread_key_t exit_key;
+extern void *__libc_stack_end;
+
+static struct sgc_thread *pending; /* created by GC_pthread_create, not yet running */
+
+struct sgc_thread *thread_registry_first(void) { return registry; }
+struct sgc_thread *thread_pending_first(void) { return pending; }
+
+void thread_pending_add(struct sgc_thread *rec) {
+  pthread_mutex_lock(&registry_lock);
+  rec->prev = NULL;
+  rec->next = pending;
+  if (pending) pending->prev = rec;
+  pending = rec;
+  pthread_mutex_unlock(&registry_lock);
+}
+
+/* registry_lock held. */
+static void pending_unlink(struct sgc_thread *rec) {
+  if (rec->prev) rec->prev->next = rec->next;
+  else if (pending == rec) pending = rec->next;
+  else return; /* not pending */
+  if (rec->next) rec->next->prev = rec->prev;
+  rec->next = rec->prev = NULL;
+}
+
+void thread_pending_remove(struct sgc_thread *rec) {
+  pthread_mutex_lock(&registry_lock);
+  pending_unlink(rec);
+  pthread_mutex_unlock(&registry_lock);
+}
+int thread_registry_count(void) { return registry_count; }
+
+uintptr_t thread_stack_base_of_self(void) {
+  if (os_gettid() == getpid()) {
+    /* The main thread: glibc records where its stack started. */
+    return ((uintptr_t)__libc_stack_end + 4095) & ~(uintptr_t)4095;
+  }
+  pthread_attr_t attr;
+  void *addr = NULL;
+  size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  if (!addr) sgc_fatal("cannot find the stack of thread %d", os_gettid());
+  return (uintptr_t)addr + size;
+}
+
+static void exit_key_destructor(void *value) {
+  if (value && sgc_self == value) thread_unregister_self();
+}
+
+void threads_init(void) {
+  if (pthread_key_create(&exit_key, exit_key_destructor) != 0)
+    sgc_fatal("cannot create the thread-exit key");
+}
+
+struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec) {
+  if (sgc_self) return sgc_self;
+  if (!rec) {
+    rec = calloc(1, sizeof *rec);
+    if (!rec) sgc_fatal("out of memory registering a thread");
+  }
+  rec->pthread = pthread_self();
+  rec->tid = os_gettid();
+  rec->is_main = rec->tid == getpid();
+  rec->stack_base = stack_base ? stack_base : thread_stack_base_of_self();
+  pthread_mutex_lock(&registry_lock);
+  if (rec->created_by_sgc) pending_unlink(rec);
+  rec->prev = NULL;
+  rec->next = registry;
+  if (registry) registry->prev = rec;
+  registry = rec;
+  registry_count++;
+  sgc_self = rec;
+  pthread_mutex_unlock(&registry_lock);
+  pthread_setspecific(exit_key, rec);
+  return rec;
+}
+
+void thread_unregister_self(void) {
+  struct sgc_thread *rec = sgc_self;
+  if (!rec) return;
+  pthread_mutex_lock(&registry_lock);
+  if (rec->prev) rec->prev->next = rec->next;
+  else registry = rec->next;
+  if (rec->next) rec->next->prev = rec->prev;
+  registry_count--;
+  /* Cleared under the lock: the collector never signals a thread whose
+   * record is gone.  The objects left in its free lists are unmarked and
+   * unreferenced, so the next collection reclaims them. */
+  sgc_self = NULL;
+  pthread_mutex_unlock(&registry_lock);
+  pthread_setspecific(exit_key, NULL);
+  free(rec);
+}
+
+struct sgc_thread *thread_self_or_register(void) {
+  struct sgc_thread *t = sgc_self;
+  if (likely(t != NULL)) return t;
+  sgc_ensure_init();
+  return thread_register_self(0, NULL);
+}
+
+/* After fork only the forking thread exists in the child. */
+void threads_after_fork_child(void) {
+  struct sgc_thread *self = sgc_self;
+  struct sgc_thread *t = registry;
+  while (t) {
+    struct sgc_thread *next = t->next;
+    if (t != self) free(t);
+    t = next;
+  }
+  registry = self;
+  registry_count = self ? 1 : 0;
+  if (self) {
+    self->next = self->prev = NULL;
+    self->tid = os_gettid();
+    self->pthread = pthread_self();
+  }
+}

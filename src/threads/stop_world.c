@@ -1,0 +1,90 @@
+/* Stopping the world with signals (papers/002 §3.1 for the protocol's
+ * spirit: no lock on the restart path).
+ *
+ * The collector bumps world_epoch to an odd value and sends SIGPWR to each
+ * registered thread not inside GC_do_blocking.  The handler saves the
+ * interrupted registers and stack pointer in the thread's record, counts
+ * itself in stop_acks and sleeps on a futex until world_epoch changes.
+ * Restarting is one store and one futex wake: no second signal, and a
+ * thread that wakes late can never miss the restart, because it compares
+ * epochs instead of waiting for an event.  Everything the handler calls is
+ * async-signal-safe (atomics and the futex system call). */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "common.h"
+#include "os/os.h"
+#include "threads/thread.h"
+
+enum { SUSPEND_SIGNAL = SIGPWR, NOMINAL_RESTART_SIGNAL = SIGXCPU };
+
+static _Atomic uint32_t world_epoch; /* odd while the world is stopped */
+static _Atomic uint32_t stop_acks;
+
+GC_API int GC_get_suspend_signal(void) { return SUSPEND_SIGNAL; }
+GC_API int GC_get_thr_restart_signal(void) { return NOMINAL_RESTART_SIGNAL; }
+
+static void suspend_handler(int sig, siginfo_t *info, void *context) {
+  (void)sig;
+  (void)info;
+  int saved_errno = errno;
+  uint32_t epoch = atomic_load_explicit(&world_epoch, memory_order_acquire);
+  struct sgc_thread *self = sgc_self;
+  if (self) {
+    const ucontext_t *uc = context;
+    for (int i = 0; i < NGREG; i++) self->stopped_regs[i] = uc->uc_mcontext.gregs[i];
+    /* Release: the collector, after seeing our ack, sees the registers. */
+    atomic_store_explicit(&self->stopped_sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+                          memory_order_release);
+  }
+  atomic_fetch_add_explicit(&stop_acks, 1, memory_order_release);
+  futex_wake_all(&stop_acks);
+  while ((epoch & 1) && atomic_load_explicit(&world_epoch, memory_order_acquire) == epoch)
+    futex_wait(&world_epoch, epoch);
+  errno = saved_errno;
+}
+
+void stop_world_init(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = suspend_handler;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SUSPEND_SIGNAL, &sa, NULL) != 0) sgc_fatal("cannot install the SIGPWR handler");
+}
+
+int stop_world(void) {
+  struct sgc_thread *self = sgc_self;
+  atomic_store_explicit(&stop_acks, 0, memory_order_relaxed);
+  /* seq_cst: the epoch store is ordered before every pthread_kill. */
+  atomic_fetch_add_explicit(&world_epoch, 1, memory_order_seq_cst);
+  uint32_t signalled = 0;
+  FOR_EACH_THREAD(t) {
+    t->scan_regs = false;
+    if (t == self) continue;
+    /* A thread in GC_do_blocking published blocked_sp before the flag and
+     * cannot leave without registry_lock, which the caller holds. */
+    if (atomic_load_explicit(&t->blocked, memory_order_acquire)) {
+      t->scan_from = t->blocked_sp;
+      continue;
+    }
+    int r = pthread_kill(t->pthread, SUSPEND_SIGNAL);
+    if (r != 0) sgc_fatal("cannot suspend thread %d: %s", t->tid, strerror(r));
+    t->scan_regs = true;
+    signalled++;
+  }
+  uint32_t acks;
+  while ((acks = atomic_load_explicit(&stop_acks, memory_order_acquire)) < signalled)
+    futex_wait(&stop_acks, acks);
+  FOR_EACH_THREAD(t) {
+    if (t->scan_regs)
+      t->scan_from = atomic_load_explicit(&t->stopped_sp, memory_order_acquire);
+  }
+  return (int)signalled;
+}
+
+void start_world(void) {
+  atomic_fetch_add_explicit(&world_epoch, 1, memory_order_seq_cst);
+  futex_wake_all(&world_epoch);
+}

@@ -1,0 +1,85 @@
+/* Per-thread state: the allocation fast path's free lists first, then what
+ * the collector needs to find the thread's roots and stop it. */
+#ifndef SGC_THREAD_H
+#define SGC_THREAD_H
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/ucontext.h>
+
+#include "heap/layout.h"
+
+struct sgc_thread {
+  /* Thread-local free-object lists, one per kind and size class (thesis
+   * §2.2.2).  Only the owner pushes and pops; the collector reads them with
+   * the owner stopped. */
+  void *free_lists[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  uint64_t allocated_bytes;      /* bytes taken in refills and large objects */
+  unsigned slow_path_count;      /* for SGC_TORTURE */
+
+  /* Registry (threads/registry.c), protected by registry_lock. */
+  struct sgc_thread *next, *prev;
+  pthread_t pthread;
+  int tid;
+  bool is_main;
+  bool detached;          /* GC_pthread_detach or created detached */
+  bool created_by_sgc;    /* GC_pthread_create: sgc frees the record at exit */
+  bool finalizing;        /* running finalizers: don't nest */
+  uintptr_t stack_base;   /* highest address of the stack (exclusive) */
+
+  /* Stop-the-world state (threads/stop_world.c). */
+  _Atomic uintptr_t stopped_sp;    /* stack pointer when suspended */
+  greg_t stopped_regs[NGREG];       /* registers when suspended (scanned) */
+  /* Inside GC_do_blocking: the collector does not signal the thread and
+   * scans from blocked_sp; leaving the section takes registry_lock. */
+  _Atomic int blocked;
+  uintptr_t blocked_sp;
+  void *blocking_arg;
+  /* Set by stop_world for the collector: where to scan from and whether
+   * stopped_regs holds this stop's registers. */
+  uintptr_t scan_from;
+  bool scan_regs;
+
+  /* Start routine hand-over for GC_pthread_create: ARG stays here, in
+   * a record the collector scans, until the new thread runs. */
+  void *(*start_routine)(void *);
+  void *start_arg;
+};
+
+/* The calling thread's record, or NULL when it is not registered.  The
+ * initial-exec TLS model makes this one instruction and signal-safe. */
+extern __thread struct sgc_thread *sgc_self
+    __attribute__((tls_model("initial-exec")));
+
+/* ---- registry.c ---- */
+extern pthread_mutex_t registry_lock;
+struct sgc_thread *thread_registry_first(void);
+/* Records of threads GC_pthread_create started that are not running yet:
+ * their start_arg is a root. */
+struct sgc_thread *thread_pending_first(void);
+void thread_pending_add(struct sgc_thread *rec);
+void thread_pending_remove(struct sgc_thread *rec);
+int thread_registry_count(void);
+/* Registers the calling thread with its stack base (0: ask pthreads). */
+struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec);
+void thread_unregister_self(void);
+/* Registers the caller if it is not yet (threads that allocate without
+ * GC_register_my_thread, e.g. created by plain pthread_create). */
+struct sgc_thread *thread_self_or_register(void);
+void threads_init(void);
+void threads_after_fork_child(void);
+uintptr_t thread_stack_base_of_self(void);
+
+/* ---- stop_world.c ---- */
+void stop_world_init(void);
+/* Suspends every registered thread but the caller; returns how many. The
+ * caller holds registry_lock for the whole stop. */
+int stop_world(void);
+void start_world(void);
+
+#define FOR_EACH_THREAD(t) for (struct sgc_thread *t = thread_registry_first(); t; t = t->next)
+
+#endif

@@ -1,0 +1,130 @@
+/* bad_free (sgc-specific): GC_free of something that is not a GC heap object
+ * must stop the program with a clear message mentioning GC_free, instead of
+ * corrupting the heap.
+ *
+ * Each case runs in a fresh child process (this executable re-executed with
+ * the case name); the parent checks that the child died by SIGABRT or exited
+ * non-zero, and that its stderr mentions "GC_free".
+ *
+ * bdwgc does not promise this (it typically crashes with SIGSEGV or silently
+ * misbehaves), so run-against-bdwgc.sh leaves this test out.
+ *
+ * A control case (GC_free of a real object, then more allocation) must exit
+ * 0, so that a library that aborts on every GC_free does not pass.
+ */
+#include "gc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static int static_var[16];
+
+static int run_case(const char *mode)
+{
+    GC_INIT();
+    /* some ordinary activity first */
+    for (int i = 0; i < 1000; i++)
+        CHECK(GC_malloc(32 + i % 500) != NULL);
+    volatile long on_stack[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    if (!strcmp(mode, "control")) {
+        void *p = GC_malloc(100), *q = GC_malloc_atomic(100000);
+        GC_free(p);
+        GC_free(q);
+        GC_free(NULL);
+        GC_gcollect();
+        for (int i = 0; i < 1000; i++)
+            CHECK(GC_malloc(32 + i % 500) != NULL);
+        return 0;
+    } else if (!strcmp(mode, "stack")) {
+        GC_free((void *)&on_stack[2]);
+    } else if (!strcmp(mode, "malloc")) {
+        void *m = malloc(64);
+        GC_free(m);
+    } else if (!strcmp(mode, "static")) {
+        GC_free(static_var);
+    } else if (!strcmp(mode, "wild")) {
+        GC_free((void *)(uintptr_t)0x123456789a0ULL);
+    } else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    /* Not reached if the library checks its argument.  Keep going a bit
+     * so that silent corruption has a chance to show. */
+    for (int i = 0; i < 10000; i++)
+        CHECK(GC_malloc(64) != NULL);
+    GC_gcollect();
+    fprintf(stderr, "bad_free child (%s): GC_free returned normally\n", mode);
+    return 0;
+}
+
+/* Run this program with argv[1] = mode; return its status, stderr in buf. */
+static int spawn(const char *self, const char *mode, char *buf, size_t cap)
+{
+    int pfd[2];
+    CHECK(pipe(pfd) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        close(pfd[1]);
+        /* no core dumps for the expected aborts */
+        struct rlimit nocore = {0, 0};
+        setrlimit(RLIMIT_CORE, &nocore);
+        signal(SIGABRT, SIG_DFL);
+        execl(self, self, mode, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t len = 0;
+    ssize_t r;
+    while ((r = read(pfd[0], buf + len, cap - 1 - len)) > 0 ||
+           (r < 0 && errno == EINTR))
+        if (r > 0)
+            len += (size_t)r;
+    buf[len] = 0;
+    close(pfd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        CHECK(errno == EINTR);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    t_test_name = "bad_free";
+    if (argc > 1)
+        return run_case(argv[1]);
+
+    const char *self = "/proc/self/exe";
+    char buf[8192];
+    int st = spawn(self, "control", buf, sizeof buf);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "control child (valid GC_free calls) failed: status 0x%x, "
+          "stderr: %s", st, buf);
+
+    const char *modes[] = {"stack", "malloc", "static", "wild"};
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
+        st = spawn(self, modes[i], buf, sizeof buf);
+        int aborted = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
+        int failed = WIFEXITED(st) && WEXITSTATUS(st) != 0;
+        t_note("GC_free(%s address): %s %d; stderr: %.200s", modes[i],
+               WIFSIGNALED(st) ? "signal" : "exit",
+               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), buf);
+        CHECK(aborted || failed,
+              "GC_free(%s address) did not stop the program (status 0x%x; "
+              "signal %d)", modes[i], st,
+              WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        CHECK(strstr(buf, "GC_free") != NULL,
+              "GC_free(%s address): stderr does not mention GC_free: %s",
+              modes[i], buf);
+    }
+    t_note("PASS");
+    return 0;
+}
