@@ -17,7 +17,9 @@
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
+#endif
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -77,7 +77,7 @@ extern bool heap_interior_pointers; /* GC_all_interior_pointers */
 /* The conservative pointer test: the start of the object A points into (or
  * at, without interior pointers), or 0.  *PAGE receives the object's first
  * page header. */
-static inline uintptr_t object_start_rule(uintptr_t a, struct page_header **page,
+__attribute__((always_inline)) static inline uintptr_t object_start_rule(uintptr_t a, struct page_header **page,
                                           bool interior) {
   struct page_header *p = page_of_address(a);
   if (!p) return 0;

@@ -1,0 +1,49 @@
+#!/bin/sh
+# compat_compile.sh CC [INCLUDE_DIR LIBRARY_FILE]
+#
+# Builds tests/compat_compile.c, unchanged, twice (#include <gc.h> and
+# #include <gc/gc.h>) and runs both.  With INCLUDE_DIR and LIBRARY_FILE it
+# builds against that gc.h and library (sgc: include/ and libsgc.so);
+# without them against the system's bdwgc (-lgc).  Compilation happens at
+# test time so that an incompatible header fails this test only.
+set -u
+CC=${1:-cc}
+INC=${2:-}
+LIB=${3:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/compat.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+
+if [ -n "$INC" ]; then
+    CFLAGS="-I$INC"
+    LDFLAGS="$LIB -Wl,-rpath,$(dirname "$LIB") -lpthread"
+else
+    CFLAGS=""
+    LDFLAGS="-lgc -lpthread"
+fi
+
+status=0
+for variant in plain subdir; do
+    def=""
+    [ "$variant" = subdir ] && def="-DCOMPAT_GC_SUBDIR"
+    exe="$TMP/compat_$variant"
+    # -Werror=implicit-function-declaration: a function missing from gc.h
+    # must fail here, not link by accident.
+    if ! $CC -std=gnu11 -O2 -Wall -Werror=implicit-function-declaration \
+        $def $CFLAGS "$HERE/compat_compile.c" -o "$exe" $LDFLAGS \
+        >"$TMP/cc.log" 2>&1; then
+        echo "FAIL [compat_compile] $variant variant does not compile:"
+        cat "$TMP/cc.log"
+        status=1
+        continue
+    fi
+    if [ -s "$TMP/cc.log" ]; then
+        echo "[compat_compile] $variant variant compiler output:"
+        cat "$TMP/cc.log"
+    fi
+    if ! "$exe"; then
+        echo "FAIL [compat_compile] $variant variant failed at run time"
+        status=1
+    fi
+done
+exit $status

@@ -1,0 +1,195 @@
+/* fork: a multithreaded GC program forks (from the main thread and from a
+ * secondary thread) while its other threads allocate and collect.  The child
+ * -- which has only the forking thread -- verifies the data it inherited,
+ * allocates, collects, starts and joins a thread of its own, verifies again
+ * and exits 0.  The parent checks the child's status and keeps going.
+ *
+ * A child that deadlocks (e.g. on a collector lock held by a thread that
+ * does not exist in the child) is killed by alarm() and reported.
+ */
+#ifndef GC_THREADS
+#define GC_THREADS
+#endif
+#include "gc.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+typedef struct cell {
+    struct cell *next;
+    uint64_t v;
+    char *blob; /* atomic, pattern-filled, sometimes large */
+    size_t blob_len;
+} cell;
+
+static cell *shared_list; /* .bss root */
+#define SHARED_N 20000
+
+static cell *build(int n, uint64_t seed)
+{
+    cell *h = NULL;
+    for (int i = 0; i < n; i++) {
+        cell *c = GC_malloc(sizeof *c);
+        CHECK(c != NULL);
+        c->v = t_mix64(seed + (uint64_t)i);
+        c->blob_len = (i % 500 == 0) ? 100000 : 8 + (size_t)(c->v % 100);
+        c->blob = GC_malloc_atomic(c->blob_len);
+        CHECK(c->blob != NULL);
+        for (size_t k = 0; k < c->blob_len; k++)
+            c->blob[k] = (char)(c->v >> (8 * (k % 8)));
+        c->next = h;
+        h = c;
+    }
+    return h;
+}
+
+/* returns NULL if fine, else a description */
+static const char *verify(const cell *h, int n, uint64_t seed)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        if (!h)
+            return "list too short";
+        if (h->v != t_mix64(seed + (uint64_t)i))
+            return "cell value corrupted";
+        for (size_t k = 0; k < h->blob_len; k++)
+            if (h->blob[k] != (char)(h->v >> (8 * (k % 8))))
+                return "blob corrupted";
+        h = h->next;
+    }
+    return h ? "list too long" : NULL;
+}
+
+static _Atomic int stop;
+
+static void *mutator(void *arg)
+{
+    uint64_t seed = (uint64_t)(intptr_t)arg;
+    for (int r = 0; !atomic_load(&stop); r++) {
+        cell *l = build(3000, seed + (uint64_t)r);
+        if (r % 4 == 0)
+            GC_gcollect();
+        const char *e = verify(l, 3000, seed + (uint64_t)r);
+        CHECK(e == NULL, "mutator: %s", e);
+    }
+    return NULL;
+}
+
+static void *child_thread(void *arg)
+{
+    uint64_t seed = (uint64_t)(intptr_t)arg;
+    cell *l = build(5000, seed);
+    GC_gcollect();
+    return verify(l, 5000, seed) ? NULL : l;
+}
+
+/* Everything the child does; returns its exit status. */
+static int child_main(uint64_t seed)
+{
+    alarm(60); /* a deadlocked child must not hang the test */
+    const char *e = verify(shared_list, SHARED_N, 1);
+    if (e) {
+        fprintf(stderr, "fork child: inherited list: %s\n", e);
+        return 1;
+    }
+    cell *mine = build(20000, seed);
+    for (int i = 0; i < 3; i++) {
+        for (int k = 0; k < 2000; k++)
+            if (!GC_malloc(1000 + (size_t)k)) {
+                fprintf(stderr, "fork child: GC_malloc failed\n");
+                return 1;
+            }
+        GC_gcollect();
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, child_thread, (void *)(intptr_t)(seed + 9))) {
+        fprintf(stderr, "fork child: pthread_create failed\n");
+        return 1;
+    }
+    void *res = NULL;
+    if (pthread_join(t, &res) || !res) {
+        fprintf(stderr, "fork child: thread failed\n");
+        return 1;
+    }
+    GC_gcollect();
+    if ((e = verify(mine, 20000, seed)) || (e = verify(res, 5000, seed + 9)) ||
+        (e = verify(shared_list, SHARED_N, 1))) {
+        fprintf(stderr, "fork child: after collections: %s\n", e);
+        return 1;
+    }
+    return 0;
+}
+
+static void do_fork(int k, const char *who)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0)
+        _exit(child_main(1000 + (uint64_t)k));
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        CHECK(errno == EINTR, "waitpid: %s", strerror(errno));
+    CHECK(!(WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM),
+          "fork child %d (forked by %s) hung (killed by alarm after 60 s)", k,
+          who);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "fork child %d (forked by %s) failed: %s %d", k, who,
+          WIFSIGNALED(st) ? "signal" : "exit status",
+          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
+static void *forking_thread(void *arg)
+{
+    int n = (int)(intptr_t)arg;
+    for (int k = 0; k < n; k++) {
+        cell *l = build(2000, 77 + (uint64_t)k);
+        do_fork(100 + k, "a secondary thread");
+        const char *e = verify(l, 2000, 77 + (uint64_t)k);
+        CHECK(e == NULL, "forking thread after fork: %s", e);
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    t_test_name = "fork";
+    GC_INIT();
+    shared_list = build(SHARED_N, 1);
+
+    int nforks = (int)t_env_long("FORK_ROUNDS", 6);
+    enum { NM = 3 };
+    pthread_t m[NM];
+    for (int i = 0; i < NM; i++)
+        CHECK(pthread_create(&m[i], NULL, mutator,
+                             (void *)(intptr_t)(i * 100000)) == 0);
+    usleep(50000);
+
+    for (int k = 0; k < nforks; k++) {
+        do_fork(k, "the main thread");
+        /* the parent goes on */
+        cell *l = build(5000, 500 + (uint64_t)k);
+        GC_gcollect();
+        const char *e = verify(l, 5000, 500 + (uint64_t)k);
+        CHECK(e == NULL, "parent after fork: %s", e);
+    }
+    pthread_t ft;
+    CHECK(pthread_create(&ft, NULL, forking_thread,
+                         (void *)(intptr_t)(nforks / 2 + 1)) == 0);
+    CHECK(pthread_join(ft, NULL) == 0);
+
+    atomic_store(&stop, 1);
+    for (int i = 0; i < NM; i++)
+        CHECK(pthread_join(m[i], NULL) == 0);
+    const char *e = verify(shared_list, SHARED_N, 1);
+    CHECK(e == NULL, "parent's shared list at the end: %s", e);
+    t_note("%d forks from main, %d from a thread; gc_no %lu", nforks,
+           nforks / 2 + 1, (unsigned long)GC_get_gc_no());
+    t_note("PASS");
+    return 0;
+}

@@ -1,0 +1,405 @@
+/* threads: thread life cycle under collection.
+ *
+ *  A. Threads made with pthread_create (redirected to GC_pthread_create by
+ *     gc.h under GC_THREADS) and with GC_pthread_create by name; ending by
+ *     return and by GC_pthread_exit; joined (GC_pthread_join) or detached
+ *     (GC_pthread_detach) -- all while other threads allocate and call
+ *     GC_gcollect.  The start argument is a GC object referenced from
+ *     nowhere else, and so is each thread's result (read after the join):
+ *     both must survive.
+ *  B. Foreign threads: created (and joined) by the real pthread functions,
+ *     registered with
+ *     GC_allow_register_threads + GC_get_stack_base + GC_register_my_thread
+ *     (GC_DUPLICATE the second time), unregistered with
+ *     GC_unregister_my_thread; their stack references survive collections
+ *     while registered.
+ *  C. GC_do_blocking: a thread blocked in read() inside GC_do_blocking while
+ *     collections happen; its stack references survive; inside the blocking
+ *     section GC_call_with_gc_active allocates and collects.
+ *  D. GC_get_stack_base from main and from threads is sane.
+ */
+#include <pthread.h>
+
+/* The real pthread_create/join, taken before gc.h redirects the names. */
+static int real_pthread_create(pthread_t *t, const pthread_attr_t *a,
+                               void *(*fn)(void *), void *arg)
+{
+    return pthread_create(t, a, fn, arg);
+}
+static int real_pthread_join(pthread_t t, void **res)
+{
+    return pthread_join(t, res);
+}
+
+#ifndef GC_THREADS
+#define GC_THREADS
+#endif
+#include "gc.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "common.h"
+
+#define MAGIC 0x5448524541444f4bULL
+
+typedef struct blob {
+    uint64_t magic;
+    uint64_t seed;
+    size_t n;
+    uint64_t w[];
+} blob;
+
+static blob *new_blob(uint64_t seed, size_t n)
+{
+    blob *b = GC_malloc(sizeof(blob) + n * 8);
+    CHECK(b != NULL);
+    b->magic = MAGIC;
+    b->seed = seed;
+    b->n = n;
+    for (size_t i = 0; i < n; i++)
+        b->w[i] = t_mix64(seed * 1000003 + i);
+    return b;
+}
+
+static void check_blob(const blob *b, uint64_t seed, const char *what)
+{
+    CHECK(b != NULL, "%s: NULL", what);
+    CHECK(b->magic == MAGIC, "%s: magic %llx (object freed?)", what,
+          (unsigned long long)b->magic);
+    CHECK(b->seed == seed, "%s: seed %llu, want %llu", what,
+          (unsigned long long)b->seed, (unsigned long long)seed);
+    for (size_t i = 0; i < b->n; i++)
+        CHECK(b->w[i] == t_mix64(seed * 1000003 + i),
+              "%s: word %zu corrupted", what, i);
+}
+
+/* A list kept only in the current thread's stack/registers. */
+typedef struct cell {
+    struct cell *next;
+    uint64_t v;
+    char pad[40];
+} cell;
+
+static cell *build_list(int n, uint64_t seed)
+{
+    cell *h = NULL;
+    for (int i = 0; i < n; i++) {
+        cell *c = GC_malloc(sizeof *c);
+        CHECK(c != NULL);
+        c->v = t_mix64(seed + (uint64_t)i);
+        c->next = h;
+        h = c;
+    }
+    return h;
+}
+
+static void check_list(const cell *h, int n, uint64_t seed, const char *what)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        CHECK(h != NULL, "%s: list too short", what);
+        CHECK(h->v == t_mix64(seed + (uint64_t)i), "%s: cell %d corrupted",
+              what, i);
+        h = h->next;
+    }
+    CHECK(h == NULL, "%s: list too long", what);
+}
+
+static _Atomic int stop_background;
+static _Atomic long collections_by_threads;
+
+/* ---- background load: allocation and explicit collections --------------- */
+static void *background(void *arg)
+{
+    uint64_t seed = (uint64_t)(intptr_t)arg;
+    int round = 0;
+    while (!atomic_load(&stop_background)) {
+        cell *l = build_list(2000, seed + (uint64_t)round);
+        for (int i = 0; i < 50; i++)
+            CHECK(GC_malloc(100 + (size_t)i * 37) != NULL);
+        if (round % 8 == 0) {
+            GC_gcollect();
+            atomic_fetch_add(&collections_by_threads, 1);
+        }
+        check_list(l, 2000, seed + (uint64_t)round, "background list");
+        round++;
+    }
+    return NULL;
+}
+
+/* ---- A: created / exiting / joined / detached ---------------------------- */
+enum { END_RETURN, END_EXIT };
+typedef struct targ {
+    uint64_t magic;
+    uint64_t seed;
+    int end_how;
+    int detached;
+    blob *payload; /* reachable only through this argument object */
+} targ;
+
+static _Atomic int detached_done;
+#ifndef SGC_VERSION_STRING
+/* volatile: the stores must not be optimized away (never read back) */
+static void *volatile exit_values[64];
+#endif
+
+static void *worker(void *p)
+{
+    targ *a = p;
+    /* make collections likely before we look at the argument */
+    for (int i = 0; i < 3; i++) {
+        cell *l = build_list(500, a ? a->seed : 0);
+        (void)l;
+    }
+    CHECK(a->magic == MAGIC, "thread argument object was freed before the "
+          "thread read it (magic %llx)", (unsigned long long)a->magic);
+    check_blob(a->payload, a->seed, "thread argument's payload");
+    cell *mine = build_list(3000, a->seed ^ 0x55);
+    if (a->seed % 5 == 0)
+        GC_gcollect();
+    check_list(mine, 3000, a->seed ^ 0x55, "worker list");
+    blob *result = new_blob(a->seed + 1, 64); /* only the thread has it */
+    if (a->detached) {
+        atomic_fetch_add(&detached_done, 1);
+        result = NULL;
+    }
+    if (a->end_how == END_EXIT) {
+#ifndef SGC_VERSION_STRING
+        /* bdwgc keeps a returned result alive until the join, but not a
+         * GC_pthread_exit() value (it lives only in glibc's descriptor of
+         * the dead thread, which bdwgc does not scan), so against bdwgc
+         * we keep an extra reference.  sgc must not need it. */
+        if (result)
+            exit_values[a->seed % 64] = result;
+#endif
+        GC_pthread_exit(result);
+    }
+    return result;
+}
+
+/* Creates a thread whose argument is referenced only by the new thread.
+ * Non-inlined so that no copy stays in the caller's frame. */
+T_NOINLINE static int spawn(pthread_t *t, uint64_t seed, int end_how,
+                            int detached, int by_name)
+{
+    targ *a = GC_malloc(sizeof *a);
+    CHECK(a != NULL);
+    a->magic = MAGIC;
+    a->seed = seed;
+    a->end_how = end_how;
+    a->detached = detached;
+    a->payload = new_blob(seed, 32);
+    int rc = by_name ? GC_pthread_create(t, NULL, worker, a)
+                     : pthread_create(t, NULL, worker, a);
+    a = NULL;
+    return rc;
+}
+
+static void part_a(int rounds)
+{
+    int detached_started = 0;
+    for (int r = 0; r < rounds; r++) {
+        enum { K = 6 };
+        pthread_t t[K];
+        uint64_t seeds[K];
+        int detached[K];
+        for (int i = 0; i < K; i++) {
+            seeds[i] = (uint64_t)(r * K + i) * 7919 + 1;
+            detached[i] = (i == K - 1);
+            int rc = spawn(&t[i], seeds[i], i % 2 ? END_EXIT : END_RETURN,
+                           detached[i], i % 3 == 0);
+            CHECK(rc == 0, "pthread_create: %s", strerror(rc));
+            if (detached[i]) {
+                CHECK(pthread_detach(t[i]) == 0, "pthread_detach failed");
+                detached_started++;
+            }
+        }
+        t_clear_stack();
+        GC_gcollect();
+        for (int i = 0; i < K; i++) {
+            if (detached[i])
+                continue;
+            void *res = NULL;
+            int rc = (i % 2) ? GC_pthread_join(t[i], &res)
+                             : pthread_join(t[i], &res);
+            CHECK(rc == 0, "pthread_join: %s", strerror(rc));
+            /* collect before looking at the result: it is referenced only
+             * by the collector's record of the dead thread, then by res */
+            if (i == 0)
+                GC_gcollect();
+            char what[80];
+            snprintf(what, sizeof what, "thread result after join (thread %d, %s)", i, i % 2 ? "GC_pthread_exit" : "return");
+            check_blob(res, seeds[i] + 1, what);
+        }
+    }
+    double t0 = t_now();
+    while (atomic_load(&detached_done) < detached_started && t_now() - t0 < 30)
+        usleep(1000);
+    CHECK(atomic_load(&detached_done) == detached_started,
+          "only %d of %d detached threads finished",
+          atomic_load(&detached_done), detached_started);
+    GC_gcollect(); /* with dead detached threads around */
+}
+
+/* ---- B: foreign threads registering themselves --------------------------- */
+static _Atomic int foreign_ok;
+
+static void *foreign(void *arg)
+{
+    uint64_t seed = (uint64_t)(intptr_t)arg;
+    struct GC_stack_base sb;
+    CHECK(GC_thread_is_registered() == 0,
+          "thread from the real pthread_create is registered already");
+    CHECK(GC_get_stack_base(&sb) == GC_SUCCESS, "GC_get_stack_base failed");
+    int local;
+    CHECK((char *)sb.mem_base > (char *)&local &&
+              (char *)sb.mem_base - (char *)&local < (64 << 20),
+          "stack base %p implausible for a local at %p", sb.mem_base,
+          (void *)&local);
+    int rc = GC_register_my_thread(&sb);
+    CHECK(rc == GC_SUCCESS, "GC_register_my_thread returned %d", rc);
+    CHECK(GC_thread_is_registered() != 0);
+    rc = GC_register_my_thread(&sb);
+    CHECK(rc == GC_DUPLICATE, "second GC_register_my_thread returned %d", rc);
+
+    for (int round = 0; round < 5; round++) {
+        cell *l = build_list(4000, seed + (uint64_t)round);
+        blob *b = new_blob(seed + (uint64_t)round, 200);
+        GC_gcollect();
+        for (int i = 0; i < 200; i++)
+            CHECK(GC_malloc(1000) != NULL);
+        check_list(l, 4000, seed + (uint64_t)round, "foreign thread list");
+        check_blob(b, seed + (uint64_t)round, "foreign thread blob");
+    }
+    rc = GC_unregister_my_thread();
+    CHECK(rc == GC_SUCCESS, "GC_unregister_my_thread returned %d", rc);
+    atomic_fetch_add(&foreign_ok, 1);
+    return NULL;
+}
+
+static void part_b(int n)
+{
+    GC_allow_register_threads();
+    pthread_t t[16];
+    for (int i = 0; i < n; i++)
+        CHECK(real_pthread_create(&t[i], NULL, foreign,
+                                  (void *)(intptr_t)(1000 + i)) == 0);
+    for (int i = 0; i < n; i++) {
+        /* plain join: these threads were not created through the GC */
+        CHECK(real_pthread_join(t[i], NULL) == 0);
+    }
+    CHECK(atomic_load(&foreign_ok) == n, "%d of %d foreign threads ok",
+          atomic_load(&foreign_ok), n);
+}
+
+/* ---- C: GC_do_blocking / GC_call_with_gc_active -------------------------- */
+static int pipefd[2];
+static _Atomic int blocked_entered, active_ok;
+
+static void *GC_CALLBACK active_fn(void *arg)
+{
+    uint64_t seed = (uint64_t)(intptr_t)arg;
+    cell *l = build_list(3000, seed);
+    GC_gcollect();
+    check_list(l, 3000, seed, "list built inside GC_call_with_gc_active");
+    atomic_fetch_add(&active_ok, 1);
+    return (void *)l;
+}
+
+static void *GC_CALLBACK blocking_fn(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&blocked_entered, 1);
+    char c;
+    ssize_t r;
+    do
+        r = read(pipefd[0], &c, 1);
+    while (r < 0 && errno == EINTR);
+    CHECK(r == 1, "read in GC_do_blocking failed");
+    /* back to GC-active mode for a while, still inside the blocking call */
+    void *res = GC_call_with_gc_active(active_fn, (void *)(intptr_t)777);
+    CHECK(res != NULL);
+    return (void *)(intptr_t)42;
+}
+
+static void *blocker(void *arg)
+{
+    uint64_t seed = (uint64_t)(intptr_t)arg;
+    /* references held only in this frame while we are blocked */
+    cell *l = build_list(5000, seed);
+    blob *b = new_blob(seed, 500);
+    void *r = GC_do_blocking(blocking_fn, NULL);
+    CHECK(r == (void *)(intptr_t)42, "GC_do_blocking lost the result");
+    check_list(l, 5000, seed, "list referenced from a blocked thread's stack");
+    check_blob(b, seed, "blob referenced from a blocked thread's stack");
+    return NULL;
+}
+
+static void part_c(void)
+{
+    CHECK(pipe(pipefd) == 0);
+    enum { NB = 3 };
+    pthread_t t[NB];
+    for (int i = 0; i < NB; i++)
+        CHECK(pthread_create(&t[i], NULL, blocker,
+                             (void *)(intptr_t)(5000 + i)) == 0);
+    double t0 = t_now();
+    while (atomic_load(&blocked_entered) < NB && t_now() - t0 < 20)
+        usleep(1000);
+    CHECK(atomic_load(&blocked_entered) == NB);
+    usleep(20000);
+    /* collections and allocation while they are blocked: they must not
+     * hang waiting for the blocked threads, and must not free their data */
+    double g0 = t_now();
+    for (int i = 0; i < 5; i++) {
+        cell *l = build_list(20000, (uint64_t)i);
+        (void)l;
+        GC_gcollect();
+    }
+    double dt = t_now() - g0;
+    CHECK(write(pipefd[1], "xxx", NB) == NB);
+    for (int i = 0; i < NB; i++)
+        CHECK(pthread_join(t[i], NULL) == 0);
+    CHECK(atomic_load(&active_ok) == NB);
+    t_note("5 collections with %d threads blocked took %.3f s", NB, dt);
+    close(pipefd[0]);
+    close(pipefd[1]);
+}
+
+int main(void)
+{
+    t_test_name = "threads";
+    GC_INIT();
+    struct GC_stack_base sb;
+    CHECK(GC_get_stack_base(&sb) == GC_SUCCESS);
+    int local;
+    CHECK((char *)sb.mem_base > (char *)&local,
+          "main stack base %p below a local %p", sb.mem_base, (void *)&local);
+    CHECK(GC_thread_is_registered() != 0, "main thread not registered");
+
+    int rounds = (int)t_env_long("THREADS_ROUNDS", 100);
+    enum { NBG = 2 };
+    pthread_t bg[NBG];
+    for (int i = 0; i < NBG; i++)
+        CHECK(pthread_create(&bg[i], NULL, background,
+                             (void *)(intptr_t)(i * 100000)) == 0);
+
+    double t0 = t_now();
+    part_a(rounds);
+    double t1 = t_now();
+    part_b(4);
+    double t2 = t_now();
+    part_c();
+    double t3 = t_now();
+
+    atomic_store(&stop_background, 1);
+    for (int i = 0; i < NBG; i++)
+        CHECK(pthread_join(bg[i], NULL) == 0);
+    t_note("A %.2f s, B %.2f s, C %.2f s; %ld collections by background "
+           "threads; gc_no %lu",
+           t1 - t0, t2 - t1, t3 - t2, atomic_load(&collections_by_threads),
+           (unsigned long)GC_get_gc_no());
+    t_note("PASS");
+    return 0;
+}

@@ -1,0 +1,25 @@
+/* A minimal checker for the white-box tests: every CHECK counts, and the
+ * program ends with "N passed, N failed". */
+#ifndef SGC_UNIT_H
+#define SGC_UNIT_H
+#include <stdio.h>
+#include <stdlib.h>
+
+static int unit_passed, unit_failed;
+#define CHECK(cond, ...)                                                  \
+  do {                                                                    \
+    if (cond) unit_passed++;                                              \
+    else {                                                                \
+      unit_failed++;                                                      \
+      if (unit_failed < 20) {                                             \
+        fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+        fprintf(stderr, __VA_ARGS__);                                     \
+        fputc('\n', stderr);                                              \
+      }                                                                   \
+    }                                                                     \
+  } while (0)
+static int unit_finish(void) {
+  printf("%d passed, %d failed\n", unit_passed, unit_failed);
+  return unit_failed ? 1 : 0;
+}
+#endif
