@@ -34,6 +34,11 @@ SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
     void *p = *head;
     if (likely(p != NULL)) {
       *head = *(void **)p;
+      /* The collector walks this list from a signal handler on this
+       * thread: the head must move before the link is cleared, or a stop
+       * in between would hide the rest of the list (a compiler barrier,
+       * no instruction). */
+      atomic_signal_fence(memory_order_seq_cst);
       *(void **)p = NULL;
       return p;
     }

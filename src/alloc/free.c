@@ -50,6 +50,8 @@ GC_API void GC_free(void *p) {
   if (kind == KIND_NORMAL) memset(p, 0, size);
   void **head = &t->free_lists[kind][page->size_class];
   *(void **)p = *head;
+  /* Link first, then publish: see the fence in alloc.c. */
+  atomic_signal_fence(memory_order_seq_cst);
   *head = p;
 }
 

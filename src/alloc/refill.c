@@ -99,14 +99,17 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   if (head) {
     account_allocation(have * bytes);
     t->allocated_bytes += have * bytes;
+    /* Install under heap_lock, so no collection sees the new objects
+     * outside every free list.  Objects already on the list (a finalizer
+     * may have refilled it) go behind the new ones. */
+    *(void **)tail = t->free_lists[kind][cls];
+    atomic_signal_fence(memory_order_seq_cst);
+    t->free_lists[kind][cls] = *(void **)head;
+    atomic_signal_fence(memory_order_seq_cst);
+    *(void **)head = NULL;
   }
   pthread_mutex_unlock(&heap_lock);
   collect_after_unlock();
   if (!head) return sgc_out_of_memory(bytes);
-  /* The fast path may have been refilled by a finalizer meanwhile: append
-   * what was there behind the new list. */
-  *(void **)tail = t->free_lists[kind][cls];
-  t->free_lists[kind][cls] = *(void **)head;
-  *(void **)head = NULL;
   return head;
 }
