@@ -1,7 +1,7 @@
 /*
  * bh: Barnes-Hut N-body simulation (thesis §1.1, §3.5: BH-st and BH-pt).
  *
- * -n bodies (default 8192) start uniformly in the unit sphere; -s (8) time
+ * -n bodies (default 16384) start uniformly in the unit sphere; -s (10) time
  * steps of a symplectic Euler integrator with Barnes-Hut forces (opening
  * criterion size/distance < -a theta (0.6), Plummer softening).  The bodies
  * are referenced from ONE large collector-scanned array (the object that
@@ -65,8 +65,8 @@ typedef struct Cell {
   void *child[8];
 } Cell;
 
-static long nbodies = 8192;
-static int nsteps = 8, nthreads = 1, parallel_tree = 0, nsample = 16;
+static long nbodies = 16384;
+static int nsteps = 10, nthreads = 1, parallel_tree = 0, nsample = 16;
 static double theta = 0.6, dt = 0.005, eps2 = 0.02 * 0.02;
 
 /* Shared state; GC pointers live in static data (a root) or in GC objects. */

@@ -2,10 +2,12 @@
  * cky: CKY chart parser (thesis §1.1, §2.4.3, §3.5).
  *
  * A random ambiguous context-free grammar in Chomsky normal form is
- * generated from a fixed seed: -g (24) nonterminals (symbol 0 is the start
- * symbol), -R (5) binary rules A -> B C per nonterminal, a vocabulary of
- * -V (120) words each with 1-3 preterminals.  -n (40) sentences of 36..100
- * random words are parsed one after another.
+ * generated from a seed (-S, 2001): -g (24) nonterminals (symbol 0 is the
+ * start symbol S), the rule S -> S S plus -R (2) random binary rules
+ * A -> B C per nonterminal, a vocabulary of -V (120) words, each an S and
+ * 0-2 other preterminals (so every span parses, in Catalan-many ways).
+ * -n (50) sentences of -l..-L (36..100) random words are parsed one after
+ * another.
  *
  * For each sentence the chart is ONE large GC object of (len+1)^2 cell
  * pointers.  Cell [i][j] holds a linked list of Items (one per nonterminal
@@ -50,7 +52,7 @@ typedef struct {
   int a, b, c;
 } Rule;
 
-static int nnt = 24, rules_per_nt = 2, vocab = 120, nsent = 100, minlen = 36, maxlen = 100;
+static int nnt = 24, rules_per_nt = 2, vocab = 120, nsent = 50, minlen = 36, maxlen = 100;
 static int nthreads = 1, verify_every = 8;
 static uint64_t seed = 2001;
 

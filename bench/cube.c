@@ -5,7 +5,7 @@
  * iteration generates every state within -d (3) face turns of each state in
  * the frontier (consecutive turns of the same face are skipped), as GC
  * objects, keeps the best -k (20) distinct states by the heuristic "number
- * of stickers that match their face's centre", and repeats -i (30) times.
+ * of stickers that match their face's centre", and repeats -i (100) times.
  * Work items (frontier state, first move) are dealt to the -t threads by an
  * atomic counter; every generated state stays alive (in per-thread lists)
  * until the end of its iteration, and each state points to its parent, so
@@ -45,7 +45,7 @@ typedef struct Chunk {
 } Chunk;
 
 static uint8_t perm[NMOVES][NSTK]; /* new[i] = old[perm[m][i]] */
-static int depth_limit = 3, best_k = 20, iterations = 30, scramble = 30, nthreads = 1;
+static int depth_limit = 3, best_k = 20, iterations = 100, scramble = 30, nthreads = 1;
 
 /* ---- cube geometry ---------------------------------------------------- */
 /* Sticker i: face f = i / 9 with normal n_f; position p (cubie coords in

@@ -2,7 +2,7 @@
  * matmul: dense matrix product with GC-allocated rows (thesis §1.1, §2.4.3,
  * Figure 2.6).
  *
- * C = A x B for -n x -n (400) matrices of doubles, -r (10) times.  Every
+ * C = A x B for -n x -n (500) matrices of doubles, -r (10) times.  Every
  * matrix is an array of row pointers (a GC object) and every row is its own
  * atomic GC object.  Before each multiplication ALL rows of A, B and C are
  * reallocated (new row objects, values copied from the old rows), row i by
@@ -17,7 +17,7 @@
  */
 #include "bench_common.h"
 
-static int n = 400, reps = 10, nthreads = 1;
+static int n = 500, reps = 10, nthreads = 1;
 static double **A, **B, **C; /* static: roots */
 static pthread_barrier_t barrier;
 static int64_t *rowsum_b;

@@ -53,6 +53,10 @@ typedef struct SGC_gc_record {
   uint64_t heap_bytes;     /* heap size after the collection */
   uint64_t live_bytes;     /* = marked bytes (conservative) */
   uint64_t allocated_bytes;/* allocated since the previous collection */
+  uint64_t steal_attempts; /* summed over markers */
+  uint64_t steal_successes;
+  uint64_t mark_idle_ns;   /* summed over markers: stealing and termination */
+  uint64_t mark_busy_max_ns, mark_busy_min_ns; /* the busiest and least busy marker */
 } SGC_gc_record_t;
 
 /* Totals since start. */

@@ -143,9 +143,9 @@ if ! cmp -s "$TMP/out.bdwgc" "$TMP/out.sgc"; then
 fi
 
 # Did sgc serve the allocations?  The dynamic linker's view ...
-# shellcheck disable=SC2086
+echo '<html><body><p>small &amp; quick</p></body></html>' >"$TMP/small.html"
 LD_PRELOAD="$LIB" LD_DEBUG=bindings LD_DEBUG_OUTPUT="$TMP/ld" \
-    "$W3M" -dump -T text/html "$TMP/home/../page.html" >/dev/null 2>&1 </dev/null
+    "$W3M" -dump -T text/html "$TMP/small.html" >/dev/null 2>&1 </dev/null
 libname=$(basename "$LIB")
 if cat "$TMP"/ld.* 2>/dev/null | grep "to $LIB\|/$libname" | grep -q "GC_malloc'"; then
     echo "[w3m_preload] LD_DEBUG: w3m's GC_malloc is bound to $libname"

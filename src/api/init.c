@@ -105,6 +105,7 @@ static void fork_parent(void) {
 }
 static void fork_child(void) {
   threads_after_fork_child();
+  parallel_after_fork_child();
   pthread_mutex_unlock(&meta_lock);
   pthread_mutex_unlock(&registry_lock);
   pthread_mutex_unlock(&heap_lock);

@@ -66,13 +66,15 @@ size_t collect_growth_bytes(size_t needed) {
   return grow;
 }
 
-/* Pushes the collecting thread's own stack.  __builtin_unwind_init spills
- * the callee-saved registers into this frame first. */
-SGC_NOINLINE static void push_own_stack(struct sgc_thread *self) {
+/* Pushes the collecting thread's own stack last and marks everything
+ * queued so far with all markers.  The drain happens inside this frame:
+ * __builtin_unwind_init spilled the callee-saved registers here, and they
+ * must still be on the stack while it is scanned. */
+SGC_NOINLINE static void push_own_stack_and_mark(struct sgc_thread *self) {
   __builtin_unwind_init();
   uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
   mark_push_range(sp, self->stack_base);
-  mark_drain();
+  mark_drain_parallel();
 }
 
 static void push_thread_roots(struct sgc_thread *self) {
@@ -85,11 +87,9 @@ static void push_thread_roots(struct sgc_thread *self) {
       mark_push_range((uintptr_t)t->stopped_regs, (uintptr_t)(t->stopped_regs + NGREG));
     mark_word((uintptr_t)t->blocking_arg);
     mark_word((uintptr_t)t->start_arg);
-    mark_drain();
   }
   for (struct sgc_thread *t = thread_pending_first(); t; t = t->next)
     mark_word((uintptr_t)t->start_arg);
-  mark_drain();
 }
 
 /* Objects on thread free lists are free, not live: mark them without
@@ -123,7 +123,6 @@ static void push_uncollectable(void) {
       }
     }
   }
-  mark_drain();
 }
 
 void collect_locked(enum SGC_gc_reason reason) {
@@ -137,6 +136,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   rec.allocated_bytes = heap_accounting.allocated_since_gc;
 
   roots_snapshot_static();
+  parallel_ensure_markers(sgc_settings.markers);
   pthread_mutex_lock(&registry_lock);
   pthread_mutex_lock(&meta_lock);
   uint64_t t0 = os_now_ns();
@@ -147,14 +147,16 @@ void collect_locked(enum SGC_gc_reason reason) {
   atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_relaxed);
   mark_clear_all();
   mark_thread_free_lists();
+  /* Every root goes on the collector's stack; the markers share it out
+   * by stealing. */
   push_uncollectable();
   heap_accounting.root_bytes = roots_push_all();
-  mark_drain();
   finalize_push_roots();
-  mark_drain();
   push_thread_roots(self);
-  push_own_stack(self);
+  push_own_stack_and_mark(self);
+  struct mark_totals totals = mark_collect_totals();
   finalize_after_mark();
+  struct mark_totals after_finalize = mark_collect_totals();
   uint64_t t2 = os_now_ns();
   start_world();
   uint64_t t3 = os_now_ns();
@@ -164,19 +166,25 @@ void collect_locked(enum SGC_gc_reason reason) {
   sweep_after_mark();
   uint64_t t4 = os_now_ns();
 
-  heap_accounting.live_after_gc = mark_totals.bytes;
+  heap_accounting.live_after_gc = after_finalize.bytes;
   heap_accounting.allocated_since_gc = 0;
   heap_accounting.gc_count++;
   heap_accounting.collecting = false;
 
+  rec.markers = (int)totals.markers;
+  rec.steal_attempts = totals.steal_attempts;
+  rec.steal_successes = totals.steal_successes;
+  rec.mark_idle_ns = totals.idle_ns;
+  rec.mark_busy_max_ns = totals.max_busy_ns;
+  rec.mark_busy_min_ns = totals.min_busy_ns;
   rec.gc_no = heap_accounting.gc_count;
   rec.stop_ns = t1 - t0;
   rec.mark_ns = t2 - t1;
   rec.pause_ns = t3 - t0;
   rec.sweep_ns = t4 - t3;
-  rec.marked_bytes = mark_totals.bytes;
-  rec.marked_objects = mark_totals.objects;
-  rec.live_bytes = mark_totals.bytes;
+  rec.marked_bytes = after_finalize.bytes;
+  rec.marked_objects = after_finalize.objects;
+  rec.live_bytes = after_finalize.bytes;
   rec.heap_bytes = heap_size_bytes();
   stats_record_collection(&rec);
 }

@@ -103,7 +103,8 @@ __attribute__((always_inline)) static inline uintptr_t object_start_rule(uintptr
   *page = p;
   return p->start;
 }
-static inline uintptr_t object_start(uintptr_t a, struct page_header **page) {
+__attribute__((always_inline)) static inline uintptr_t object_start(uintptr_t a,
+                                                                  struct page_header **page) {
   return object_start_rule(a, page, heap_interior_pointers);
 }
 
@@ -122,7 +123,7 @@ static inline bool mark_bit_test(const struct page_header *p, uintptr_t base) {
 }
 /* Optimistic update (thesis §3.4.3): read first, and only when the bit is
  * clear do the atomic OR.  Returns true when this call set the bit. */
-static inline bool mark_bit_set(const struct page_header *p, uintptr_t base) {
+__attribute__((always_inline)) static inline bool mark_bit_set(const struct page_header *p, uintptr_t base) {
   unsigned i = mark_bit_index(p, base);
   _Atomic uint64_t *w = &p->mark_bits[i >> 6];
   uint64_t bit = (uint64_t)1 << (i & 63);

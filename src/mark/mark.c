@@ -1,55 +1,61 @@
-/* The sequential mark loop.  Ranges longer than MARK_SPLIT_BYTES are cut
- * into pieces as they are popped (thesis §3.4.2, SLO), which bounds the
- * work per step and is how the parallel marker will share large objects. */
+/* The mark loop: conservative scanning, mark bits, the prefetch window and
+ * large-object splitting (thesis §3.4.3, SLO). */
 #include "mark/mark.h"
 
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "common.h"
 #include "os/os.h"
 
 enum {
-  MARK_SPLIT_BYTES = 4096,
-  INITIAL_STACK_ENTRIES = 1 << 16,
   /* Ranges are prefetched when popped and scanned this many pops later,
    * so the cache miss on an object's first line overlaps other work. */
   PREFETCH_DEPTH = 8,
+  DEFAULT_SPLIT_BYTES = 256, /* thesis §3.4.3 */
 };
 
-struct mark_range {
-  uintptr_t lo, hi;
-};
+struct mark_config mark_config;
+static struct marker collector_marker;
+struct marker *mark_collector = &collector_marker;
 
-static struct mark_range *stack;
-static size_t stack_top, stack_capacity;
-struct mark_totals mark_totals;
+static void configure(void) {
+  const char *v = getenv("SGC_MARK_VARIANT");
+  enum mark_variant variant = MARK_OPT;
+  if (v && *v) {
+    if (!strcmp(v, "opt")) variant = MARK_OPT;
+    else if (!strcmp(v, "simple")) variant = MARK_SIMPLE;
+    else if (!strcmp(v, "noopt") || !strcmp(v, "no-opt")) variant = MARK_NOOPT;
+    else if (!strcmp(v, "no-slo")) variant = MARK_NO_SLO;
+    else if (!strcmp(v, "no-nsb")) variant = MARK_NO_NSB;
+    else sgc_warn("SGC_MARK_VARIANT=%s unknown; using opt", v);
+  }
+  size_t split = DEFAULT_SPLIT_BYTES;
+  const char *s = getenv("SGC_SPLIT_BYTES");
+  if (s && *s) split = strtoul(s, NULL, 10);
+  if (split && split < 64) split = 64;
+  mark_config.variant = variant;
+  mark_config.split_bytes = split;
+  mark_config.optimistic_bits = true;
+  mark_config.balance = true;
+  mark_config.nsb = true;
+  switch (variant) {
+  case MARK_SIMPLE: mark_config.balance = false; break;
+  case MARK_NOOPT:
+    mark_config.split_bytes = 0;
+    mark_config.optimistic_bits = false;
+    mark_config.nsb = false;
+    break;
+  case MARK_NO_SLO: mark_config.split_bytes = 0; break;
+  case MARK_NO_NSB: mark_config.nsb = false; break;
+  case MARK_OPT: break;
+  }
+}
 
 void mark_init(void) {
-  stack_capacity = INITIAL_STACK_ENTRIES;
-  stack = os_alloc(stack_capacity * sizeof *stack);
-  if (!stack) sgc_fatal("cannot allocate the mark stack");
-}
-
-/* Growing never loses work: the old entries move with mremap.  No libc
- * call here: the world is stopped and another thread may hold malloc's
- * locks. */
-static void stack_grow(void) {
-  size_t old_bytes = stack_capacity * sizeof *stack;
-  void *p = mremap(stack, old_bytes, old_bytes * 2, MREMAP_MAYMOVE);
-  if (p == MAP_FAILED) sgc_fatal("mark stack overflow: cannot grow to %zu bytes", old_bytes * 2);
-  stack = p;
-  stack_capacity *= 2;
-}
-
-static inline void push(uintptr_t lo, uintptr_t hi) {
-  if (unlikely(stack_top == stack_capacity)) stack_grow();
-  stack[stack_top++] = (struct mark_range){lo, hi};
-}
-
-void mark_push_range(uintptr_t lo, uintptr_t hi) {
-  lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
-  if (hi > lo) push(lo, hi);
+  configure();
+  marker_init(&collector_marker, 0);
+  parallel_mark_init();
 }
 
 void mark_clear_all(void) {
@@ -63,30 +69,86 @@ void mark_clear_all(void) {
         atomic_store_explicit(&p->mark_bits[w], 0, memory_order_relaxed);
     }
   }
-  mark_totals = (struct mark_totals){0, 0};
+  for (unsigned i = 0; i < parallel_markers_created(); i++) {
+    struct marker *m = parallel_marker(i);
+    m->marked_bytes = m->marked_objects = 0;
+    m->steal_attempts = m->steal_successes = 0;
+    m->busy_ns = m->idle_ns = 0;
+  }
 }
 
 static inline bool kind_is_scanned(unsigned kind) {
   return kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE;
 }
 
+/* The No-Opt variant always does the atomic OR (thesis: no optimistic
+ * read); the others read first. */
+static inline bool set_mark(const struct page_header *p, uintptr_t base) {
+  if (mark_config.optimistic_bits) return mark_bit_set(p, base);
+  unsigned i = mark_bit_index(p, base);
+  uint64_t bit = (uint64_t)1 << (i & 63);
+  return !(atomic_fetch_or_explicit(&p->mark_bits[i >> 6], bit, memory_order_relaxed) & bit);
+}
+
+static inline void mark_candidate(struct marker *m, uintptr_t w, uintptr_t lowest,
+                                  uintptr_t highest) {
+  if (w - lowest >= highest - lowest) return;
+  struct page_header *page;
+  uintptr_t base = object_start(w, &page);
+  if (!base || !set_mark(page, base)) return;
+  size_t size = object_size(page);
+  m->marked_bytes += size;
+  m->marked_objects++;
+  if (kind_is_scanned(page->kind)) marker_push(m, base, base + size);
+}
+
+void mark_scan_range(struct marker *m, struct mark_range r) {
+  uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
+  uintptr_t highest = atomic_load_explicit(&heap_highest, memory_order_relaxed);
+  for (const uintptr_t *p = (const uintptr_t *)r.lo; (uintptr_t)(p + 1) <= r.hi; p++)
+    mark_candidate(m, *p, lowest, highest);
+}
+
+void mark_drain_own(struct marker *m) {
+  struct mark_range window[PREFETCH_DEPTH];
+  unsigned first = 0, count = 0;
+  size_t split = mark_config.split_bytes;
+  bool share = mark_config.balance;
+  for (;;) {
+    struct mark_range r;
+    while (count < PREFETCH_DEPTH && marker_pop(m, &r)) {
+      /* SLO: halve a long range until the piece to scan is short; the
+       * halves wait on the stack where thieves can take them. */
+      while (split && r.hi - r.lo > split) {
+        uintptr_t mid = (r.lo + (r.hi - r.lo) / 2) & ~(uintptr_t)7;
+        marker_push(m, mid, r.hi);
+        r.hi = mid;
+      }
+      __builtin_prefetch((const void *)r.lo);
+      window[(first + count++) % PREFETCH_DEPTH] = r;
+    }
+    if (!count) return;
+    r = window[first];
+    first = (first + 1) % PREFETCH_DEPTH;
+    count--;
+    mark_scan_range(m, r);
+    if (share) marker_share(m);
+  }
+}
+
+/* ---- the collector thread's helpers (marker 0) ---- */
+
+void mark_push_range(uintptr_t lo, uintptr_t hi) {
+  lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
+  if (hi > lo) marker_push(mark_collector, lo, hi);
+}
+
 void mark_push_contents(struct page_header *page, uintptr_t base) {
   if (kind_is_scanned(page->kind)) mark_push_range(base, base + object_size(page));
 }
 
-static inline void mark_candidate(uintptr_t w, uintptr_t lowest, uintptr_t highest) {
-  if (w - lowest >= highest - lowest) return;
-  struct page_header *page;
-  uintptr_t base = object_start(w, &page);
-  if (!base || !mark_bit_set(page, base)) return;
-  size_t size = object_size(page);
-  mark_totals.bytes += size;
-  mark_totals.objects++;
-  if (kind_is_scanned(page->kind)) push(base, base + size);
-}
-
 void mark_word(uintptr_t w) {
-  mark_candidate(w, atomic_load_explicit(&heap_lowest, memory_order_relaxed),
+  mark_candidate(mark_collector, w, atomic_load_explicit(&heap_lowest, memory_order_relaxed),
                  atomic_load_explicit(&heap_highest, memory_order_relaxed));
 }
 
@@ -102,26 +164,23 @@ void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base)
   }
 }
 
-void mark_drain(void) {
-  uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
-  uintptr_t highest = atomic_load_explicit(&heap_highest, memory_order_relaxed);
-  struct mark_range window[PREFETCH_DEPTH];
-  unsigned first = 0, count = 0;
-  for (;;) {
-    while (count < PREFETCH_DEPTH && stack_top) {
-      struct mark_range r = stack[--stack_top];
-      if (r.hi - r.lo > MARK_SPLIT_BYTES) {
-        stack[stack_top++] = (struct mark_range){r.lo + MARK_SPLIT_BYTES, r.hi};
-        r.hi = r.lo + MARK_SPLIT_BYTES;
-      }
-      __builtin_prefetch((const void *)r.lo);
-      window[(first + count++) % PREFETCH_DEPTH] = r;
-    }
-    if (!count) return;
-    struct mark_range r = window[first];
-    first = (first + 1) % PREFETCH_DEPTH;
-    count--;
-    for (const uintptr_t *p = (const uintptr_t *)r.lo; (uintptr_t)(p + 1) <= r.hi; p++)
-      mark_candidate(*p, lowest, highest);
+void mark_drain(void) { mark_drain_own(mark_collector); }
+
+struct mark_totals mark_collect_totals(void) {
+  struct mark_totals t = {0};
+  t.min_busy_ns = UINT64_MAX;
+  unsigned n = parallel_markers_ready();
+  for (unsigned i = 0; i < n; i++) {
+    struct marker *m = parallel_marker(i);
+    t.bytes += m->marked_bytes;
+    t.objects += m->marked_objects;
+    t.steal_attempts += m->steal_attempts;
+    t.steal_successes += m->steal_successes;
+    t.idle_ns += m->idle_ns;
+    if (m->busy_ns > t.max_busy_ns) t.max_busy_ns = m->busy_ns;
+    if (m->busy_ns < t.min_busy_ns) t.min_busy_ns = m->busy_ns;
   }
+  if (t.min_busy_ns == UINT64_MAX) t.min_busy_ns = 0;
+  t.markers = n;
+  return t;
 }

@@ -1,6 +1,5 @@
-/* Marking (thesis §3.3): a conservative scan from the roots over a mark
- * stack of address ranges.  This interface is what the parallel marker
- * (per-thread stacks, stealing, termination detection) replaces. */
+/* Marking (thesis ch. 3): a conservative scan from the roots, by one or
+ * several markers that balance load by stealing (mark/parallel.c). */
 #ifndef SGC_MARK_H
 #define SGC_MARK_H
 
@@ -8,27 +7,49 @@
 #include <stdint.h>
 
 #include "heap/heap.h"
+#include "mark/marker.h"
 
+/* Reads SGC_MARK_VARIANT / SGC_SPLIT_BYTES and sets up marker 0. */
 void mark_init(void);
 /* Clears the mark bits of every collectable object (world stopped). */
 void mark_clear_all(void);
-/* Queues [LO, HI) to be scanned conservatively (a root or an object). */
+
+/* Root and finalization helpers: they work on the collecting thread's
+ * marker (marker 0). */
 void mark_push_range(uintptr_t lo, uintptr_t hi);
-/* Treats WORD as a possible pointer: marks and queues what it points to. */
 void mark_word(uintptr_t word);
-/* Marks the object at BASE without scanning it (free-list objects). */
 void mark_without_scan(struct page_header *page, uintptr_t base);
-/* Queues the contents of the object at BASE; with EXCLUDE_SELF, words
- * pointing back into the object are ignored (finalizer_ignore_self). */
 void mark_push_contents(struct page_header *page, uintptr_t base);
 void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base);
-/* Processes the stack until it is empty. */
+/* Marks everything reachable from marker 0's stack on this thread alone. */
 void mark_drain(void);
+/* The same with every marker of this collection (parallel.c). */
+void mark_drain_parallel(void);
+
+/* Scans [r.lo, r.hi) for M (mark.c); used by both drains. */
+void mark_scan_range(struct marker *m, struct mark_range r);
+/* One marker's loop over its own stack, with the prefetch window. */
+void mark_drain_own(struct marker *m);
 
 struct mark_totals {
   uint64_t bytes;   /* bytes of objects newly marked */
   uint64_t objects;
+  uint64_t steal_attempts, steal_successes;
+  uint64_t idle_ns;       /* summed over markers: stealing and terminating */
+  uint64_t max_busy_ns, min_busy_ns;
+  unsigned markers;
 };
-extern struct mark_totals mark_totals;
+/* Sums the markers' counters of this collection. */
+struct mark_totals mark_collect_totals(void);
+extern struct marker *mark_collector; /* marker 0 */
+
+/* parallel.c */
+void parallel_mark_init(void);
+/* Markers (GC threads + the collector) used by the next collection. */
+unsigned parallel_markers_ready(void);
+struct marker *parallel_marker(unsigned i);
+void parallel_after_fork_child(void);
+void parallel_ensure_markers(unsigned want);
+unsigned parallel_markers_created(void);
 
 #endif

@@ -64,16 +64,21 @@ void stats_record_collection(const SGC_gc_record_t *rec) {
 }
 
 static void write_trace(int fd, const SGC_gc_record_t *r) {
-  char line[640];
+  char line[1024];
   int n = snprintf(line, sizeof line,
                    "{\"gc_no\":%" PRIu64 ",\"reason\":\"%s\",\"threads\":%d,\"markers\":%d,"
                    "\"start_ns\":%" PRIu64 ",\"pause_ns\":%" PRIu64 ",\"stop_ns\":%" PRIu64
                    ",\"mark_ns\":%" PRIu64 ",\"sweep_ns\":%" PRIu64 ",\"marked_bytes\":%" PRIu64
                    ",\"marked_objects\":%" PRIu64 ",\"live_bytes\":%" PRIu64
-                   ",\"heap_bytes\":%" PRIu64 ",\"allocated_bytes\":%" PRIu64 "}\n",
+                   ",\"heap_bytes\":%" PRIu64 ",\"allocated_bytes\":%" PRIu64
+                   ",\"steal_attempts\":%" PRIu64 ",\"steal_successes\":%" PRIu64
+                   ",\"mark_idle_ns\":%" PRIu64 ",\"mark_busy_max_ns\":%" PRIu64
+                   ",\"mark_busy_min_ns\":%" PRIu64 "}\n",
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
-                   r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes);
+                   r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
+                   r->steal_attempts, r->steal_successes, r->mark_idle_ns, r->mark_busy_max_ns,
+                   r->mark_busy_min_ns);
   if (n > 0 && write(fd, line, (size_t)n) < 0) { /* tracing is best effort */ }
 }
 

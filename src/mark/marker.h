@@ -1,0 +1,90 @@
+/* A marker: one GC thread's mark stack and statistics (thesis §3.4.2).
+ *
+ * The stack holds address ranges.  Entries in [watermark, top) are private
+ * to the owner, which pushes and pops them without a lock; entries in
+ * [bottom, watermark) are public, and thieves take them from the bottom
+ * under the stack's lock.  The owner moves the watermark (under the lock)
+ * when its private part runs dry or when the public part is empty and it
+ * has work to share: to the middle between bottom and top, as the thesis
+ * does. */
+#ifndef SGC_MARKER_H
+#define SGC_MARKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mark_range {
+  uintptr_t lo, hi;
+};
+
+/* Table 3.2 of the thesis, chosen by SGC_MARK_VARIANT. */
+enum mark_variant {
+  MARK_OPT = 0,   /* everything below on */
+  MARK_SIMPLE,    /* no load balancing: roots dealt round-robin, no stealing */
+  MARK_NOOPT,     /* stealing only: no SLO, counter termination, plain CAS marking */
+  MARK_NO_SLO,    /* all but splitting large objects */
+  MARK_NO_NSB,    /* all but the non-serializing termination (a locked counter) */
+};
+
+struct marker {
+  /* Owner side. */
+  struct mark_range *entries;
+  size_t capacity;
+  size_t top;
+  /* Shared side, under lock (bottom is also read without it as a hint). */
+  pthread_mutex_t lock;
+  _Atomic size_t bottom;
+  _Atomic size_t watermark;
+  /* NSB: set while the marker has no work and looks for some. */
+  _Atomic int idle;
+  unsigned index;
+  uint64_t rng;
+  /* Statistics of the current collection. */
+  uint64_t marked_bytes, marked_objects;
+  uint64_t steal_attempts, steal_successes;
+  uint64_t busy_ns, idle_ns;
+} __attribute__((aligned(64)));
+
+struct mark_config {
+  enum mark_variant variant;
+  size_t split_bytes;       /* SLO threshold, 0 = never split */
+  bool optimistic_bits;     /* read the mark bit before the atomic OR */
+  bool balance;             /* stealing on */
+  bool nsb;                 /* flag-based termination */
+};
+extern struct mark_config mark_config;
+/* NSB's global flag: set by every successful steal. */
+extern _Atomic int mark_detection_interrupted;
+
+void marker_init(struct marker *m, unsigned index);
+void marker_grow(struct marker *m);
+
+static inline void marker_push(struct marker *m, uintptr_t lo, uintptr_t hi) {
+  if (__builtin_expect(m->top == m->capacity, 0)) marker_grow(m);
+  m->entries[m->top++] = (struct mark_range){lo, hi};
+}
+
+/* Pops a private entry, or refills the private part from the public one;
+ * false when the whole stack is empty. */
+bool marker_pop_slow(struct marker *m, struct mark_range *out);
+static inline bool marker_pop(struct marker *m, struct mark_range *out) {
+  if (__builtin_expect(m->top > atomic_load_explicit(&m->watermark, memory_order_relaxed), 1)) {
+    *out = m->entries[--m->top];
+    return true;
+  }
+  return marker_pop_slow(m, out);
+}
+
+/* Makes half of the private entries public when the public part is empty
+ * (called by the owner now and then while it has work). */
+void marker_share(struct marker *m);
+/* Moves up to half of VICTIM's public entries to THIEF's stack. */
+bool marker_steal(struct marker *thief, struct marker *victim);
+static inline bool marker_empty(struct marker *m) {
+  return m->top == atomic_load_explicit(&m->bottom, memory_order_relaxed);
+}
+
+#endif

@@ -1,0 +1,217 @@
+/* Parallel marking (thesis §3.4): GC threads created once, parked on a
+ * futex between collections, woken by the collecting thread, which marks
+ * too.  Idle markers steal from random victims; termination is detected
+ * with per-marker idle flags and the global detection-interrupted flag
+ * (NSB, thesis §3.4.3), or with a locked idle counter in the No-NSB and
+ * No-Opt variants.
+ *
+ * Parking is lazy and lock-free (papers/002 §3.1 in spirit): a helper
+ * remembers the last phase epoch it served and sleeps on the epoch word;
+ * the collector bumps the epoch and wakes everyone with one futex call.
+ * A helper that wakes late still sees the new epoch, so it can never sleep
+ * through a phase; the collector waits for every helper to report before
+ * it touches the stacks again. */
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "mark/mark.h"
+#include "os/os.h"
+
+enum { MAX_MARKERS = 1024, SPINS_BEFORE_YIELD = 64 };
+
+static struct marker **markers;     /* [0] is the collector's */
+static unsigned helpers_created;    /* GC threads alive */
+static unsigned active;             /* markers in the current phase */
+static _Atomic uint32_t phase_epoch;
+static _Atomic uint32_t helpers_running;
+static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
+static int idle_count; /* No-NSB termination, under counter_lock */
+
+void parallel_mark_init(void) {
+  markers = os_alloc(MAX_MARKERS * sizeof *markers);
+  if (!markers) sgc_fatal("cannot allocate the marker table");
+  markers[0] = mark_collector;
+}
+
+unsigned parallel_markers_ready(void) { return active ? active : 1; }
+unsigned parallel_markers_created(void) { return helpers_created + 1; }
+struct marker *parallel_marker(unsigned i) { return markers[i]; }
+
+static uint64_t next_random(struct marker *m) {
+  m->rng ^= m->rng << 13;
+  m->rng ^= m->rng >> 7;
+  m->rng ^= m->rng << 17;
+  return m->rng;
+}
+
+static bool steal_from_someone(struct marker *m) {
+  unsigned n = active;
+  unsigned start = (unsigned)(next_random(m) % n);
+  for (unsigned k = 0; k < n; k++) {
+    struct marker *victim = markers[(start + k) % n];
+    if (victim != m && marker_steal(m, victim)) return true;
+  }
+  return false;
+}
+
+static bool terminated_nsb(void) {
+  atomic_store_explicit(&mark_detection_interrupted, 0, memory_order_seq_cst);
+  for (unsigned k = 0; k < active; k++)
+    if (!atomic_load_explicit(&markers[k]->idle, memory_order_seq_cst)) return false;
+  return atomic_load_explicit(&mark_detection_interrupted, memory_order_seq_cst) == 0;
+}
+
+static void backoff(unsigned *spins) {
+  if (++*spins < SPINS_BEFORE_YIELD) __builtin_ia32_pause();
+  else {
+    sched_yield(); /* more markers than CPUs: let the busy ones run */
+    *spins = 0;
+  }
+}
+
+/* Idle: steal or detect termination.  Returns true when work was found. */
+static bool look_for_work_nsb(struct marker *m) {
+  atomic_store_explicit(&m->idle, 1, memory_order_seq_cst);
+  unsigned spins = 0;
+  for (;;) {
+    if (steal_from_someone(m)) return true; /* marker_steal cleared idle */
+    if (terminated_nsb()) return false;
+    backoff(&spins);
+  }
+}
+
+static bool someone_has_public_work(struct marker *m) {
+  for (unsigned k = 0; k < active; k++) {
+    struct marker *v = markers[k];
+    if (v != m && atomic_load_explicit(&v->bottom, memory_order_relaxed) <
+                      atomic_load_explicit(&v->watermark, memory_order_relaxed))
+      return true;
+  }
+  return false;
+}
+
+static bool look_for_work_counter(struct marker *m) {
+  pthread_mutex_lock(&counter_lock);
+  idle_count++;
+  pthread_mutex_unlock(&counter_lock);
+  unsigned spins = 0;
+  for (;;) {
+    pthread_mutex_lock(&counter_lock);
+    bool done = idle_count == (int)active;
+    pthread_mutex_unlock(&counter_lock);
+    if (done) return false;
+    if (someone_has_public_work(m)) {
+      /* Counted busy before taking work, so the count never says
+       * "everyone idle" while someone holds work. */
+      pthread_mutex_lock(&counter_lock);
+      idle_count--;
+      pthread_mutex_unlock(&counter_lock);
+      if (steal_from_someone(m)) return true;
+      pthread_mutex_lock(&counter_lock);
+      idle_count++;
+      pthread_mutex_unlock(&counter_lock);
+    }
+    backoff(&spins);
+  }
+}
+
+static void drain_cooperative(struct marker *m) {
+  uint64_t start = os_now_ns();
+  for (;;) {
+    mark_drain_own(m);
+    if (!mark_config.balance || active == 1) break;
+    uint64_t idle_start = os_now_ns();
+    bool more = mark_config.nsb ? look_for_work_nsb(m) : look_for_work_counter(m);
+    m->idle_ns += os_now_ns() - idle_start;
+    if (!more) break;
+  }
+  m->busy_ns = os_now_ns() - start - m->idle_ns;
+}
+
+static void *helper_main(void *arg) {
+  struct marker *m = arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  uint32_t seen = 0;
+  for (;;) {
+    uint32_t epoch;
+    unsigned spins = 0;
+    while ((epoch = atomic_load_explicit(&phase_epoch, memory_order_acquire)) == seen) {
+      if (++spins < 256) __builtin_ia32_pause();
+      else futex_wait(&phase_epoch, seen);
+    }
+    seen = epoch;
+    if (m->index < active) drain_cooperative(m);
+    if (atomic_fetch_sub_explicit(&helpers_running, 1, memory_order_acq_rel) == 1)
+      futex_wake_all(&helpers_running);
+  }
+  return NULL;
+}
+
+/* Creates GC threads up to WANT markers in all; called before the world
+ * stops (thread creation may take libc locks). */
+void parallel_ensure_markers(unsigned want) {
+  if (want > MAX_MARKERS) want = MAX_MARKERS;
+  while (helpers_created + 1 < want) {
+    unsigned index = helpers_created + 1;
+    struct marker *m = os_alloc(sizeof *m);
+    if (!m) break;
+    marker_init(m, index);
+    markers[index] = m;
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int r = pthread_create(&thread, &attr, helper_main, m);
+    pthread_attr_destroy(&attr);
+    if (r != 0) {
+      sgc_warn("cannot start GC thread %u; marking with %u", index, helpers_created + 1);
+      break;
+    }
+    helpers_created++;
+  }
+}
+
+void mark_drain_parallel(void) {
+  unsigned want = sgc_settings.markers ? sgc_settings.markers : 1;
+  active = want < helpers_created + 1 ? want : helpers_created + 1;
+  if (active <= 1) {
+    active = 1;
+    uint64_t start = os_now_ns();
+    mark_drain_own(mark_collector);
+    mark_collector->busy_ns = os_now_ns() - start;
+    return;
+  }
+  if (!mark_config.balance) {
+    /* Simple: deal the root entries round-robin, then no exchange. */
+    struct marker *m0 = mark_collector;
+    size_t n = m0->top, kept = 0;
+    for (size_t i = 0; i < n; i++) {
+      struct mark_range r = m0->entries[i];
+      unsigned to = (unsigned)(i % active);
+      if (to == 0) m0->entries[kept++] = r;
+      else marker_push(markers[to], r.lo, r.hi);
+    }
+    m0->top = kept;
+  }
+  for (unsigned k = 0; k < active; k++) atomic_store_explicit(&markers[k]->idle, 0, memory_order_relaxed);
+  idle_count = 0;
+  atomic_store_explicit(&mark_detection_interrupted, 0, memory_order_relaxed);
+  atomic_store_explicit(&helpers_running, helpers_created, memory_order_relaxed);
+  atomic_fetch_add_explicit(&phase_epoch, 1, memory_order_release);
+  futex_wake_all(&phase_epoch);
+  drain_cooperative(mark_collector);
+  uint32_t running;
+  while ((running = atomic_load_explicit(&helpers_running, memory_order_acquire)) != 0)
+    futex_wait(&helpers_running, running);
+}
+
+void parallel_after_fork_child(void) {
+  helpers_created = 0;
+  active = 1;
+  atomic_store(&helpers_running, 0);
+}

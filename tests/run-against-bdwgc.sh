@@ -1,0 +1,86 @@
+#!/bin/sh
+# run-against-bdwgc.sh: build every black-box test against the system's
+# bdwgc (Debian libgc-dev: /usr/include/gc.h, -lgc) and run it, for
+# comparison with sgc.  No options.  The last line reads "N passed, N failed".
+#
+# Left out: bad_free (sgc-specific: bdwgc crashes with SIGSEGV on a bad
+# GC_free instead of reporting it) and w3m_preload (it compares bdwgc with
+# sgc).  Environment variables the tests understand (ORACLE_ROUNDS, ...)
+# pass through.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+CC=${CC:-cc}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sgc-bdwgc.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+CFLAGS="-std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration -UNDEBUG"
+
+passed=0
+failed=0
+failures=""
+
+record() { # name status
+    if [ "$2" -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "PASS  $1"
+    else
+        failed=$((failed + 1))
+        failures="$failures $1"
+        echo "FAIL  $1 (status $2)"
+    fi
+}
+
+# run NAME TIMEOUT [ENV=...]... -- ARGS...: run the built program
+run() {
+    name=$1; prog=$2; limit=$3; shift 3
+    start=$(date +%s)
+    env "$@" >"$TMP/$name.log" 2>&1 &
+    wait_for $! "$limit"
+    st=$?
+    end=$(date +%s)
+    record "$name ($((end - start)) s)" $st
+    [ $st -eq 0 ] || tail -n 15 "$TMP/$name.log" | sed 's/^/      /'
+}
+
+# wait for PID at most LIMIT seconds; kill it after that (status 124)
+wait_for() {
+    pid=$1; limit=$2; t=0
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ $t -ge $((limit * 10)) ]; then
+            kill -9 "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+            return 124
+        fi
+        sleep 0.1
+        t=$((t + 1))
+    done
+    wait "$pid"
+}
+
+for t in oracle_stress finalize weak api_basic threads fork; do
+    if ! $CC $CFLAGS "$HERE/$t.c" -o "$TMP/$t" -lgc -lpthread >"$TMP/$t.cc" 2>&1; then
+        record "$t (does not compile)" 1
+        sed 's/^/      /' "$TMP/$t.cc" | head -20
+        continue
+    fi
+done
+
+B=$TMP
+[ -x "$B/oracle_stress" ] && {
+    run oracle_stress oracle_stress 300 "$B/oracle_stress"
+    run oracle_stress_markers1 oracle_stress 300 GC_MARKERS=1 "$B/oracle_stress" -r 40
+    run oracle_stress_markers2 oracle_stress 300 GC_MARKERS=2 "$B/oracle_stress" -r 40
+    # the oracle must catch live objects being freed: expect failure
+    ORACLE_SELFTEST_FREE=1 "$B/oracle_stress" -r 10 -t 2 >"$TMP/selftest.log" 2>&1
+    if [ $? -ne 0 ]; then record oracle_selftest 0; else record oracle_selftest 1; fi
+}
+for t in finalize weak api_basic threads fork; do
+    [ -x "$B/$t" ] && run "$t" "$t" 300 "$B/$t"
+done
+sh "$HERE/compat_compile.sh" "$CC" >"$TMP/compat.log" 2>&1
+st=$?
+record compat_compile $st
+[ $st -eq 0 ] || tail -n 15 "$TMP/compat.log" | sed 's/^/      /'
+
+[ -n "$failures" ] && echo "failed:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
