@@ -121,26 +121,26 @@ PROGRAMS = {
     "bh-st": {
         "bin": "bh", "metric": "mops", "malloc": False, "hash": True,
         "args": {"smoke": ["-m", "st", "-n", "2000", "-s", "2"],
-                 "headline": ["-m", "st", "-n", "12000", "-s", "6"],
+                 "headline": ["-m", "st", "-n", "16384", "-s", "8"],
                  "full": ["-m", "st"]},
     },
     "bh-pt": {
         "bin": "bh", "metric": "mops", "malloc": False, "hash": True,
         "args": {"smoke": ["-m", "pt", "-n", "2000", "-s", "2"],
-                 "headline": ["-m", "pt", "-n", "12000", "-s", "6"],
+                 "headline": ["-m", "pt", "-n", "16384", "-s", "8"],
                  "full": ["-m", "pt"]},
     },
     "cky": {
         "bin": "cky", "metric": "mops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-n", "3"], "headline": ["-n", "30"], "full": []},
+        "args": {"smoke": ["-n", "3"], "headline": ["-n", "50"], "full": []},
     },
     "cube": {
         "bin": "cube", "metric": "mops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-i", "3"], "headline": ["-i", "60"], "full": []},
+        "args": {"smoke": ["-i", "3"], "headline": ["-i", "100"], "full": []},
     },
     "matmul": {
         "bin": "matmul", "metric": "gflops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-n", "100", "-r", "2"], "headline": ["-n", "400"], "full": []},
+        "args": {"smoke": ["-n", "100", "-r", "2"], "headline": ["-n", "500"], "full": []},
     },
     "bursty": {
         "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
@@ -264,6 +264,10 @@ def find_library(soname):
     return path
 
 
+def gct_label(g):
+    return "default" if g is None else str(int(g))
+
+
 def show_path(p):
     """Path relative to the repository when inside it, else absolute."""
     p = os.path.abspath(p)
@@ -277,6 +281,8 @@ def fmt_num(v, digits=3):
         return v
     if v == 0:
         return "0"
+    if float(v).is_integer() and abs(v) >= 1:
+        return f"{int(v):,}"
     if abs(v) >= 100:
         return f"{v:,.0f}"
     if abs(v) >= 10:
@@ -795,7 +801,7 @@ def headline_table(rows, fmt="text"):
             st.append("sgc: " + status_of(ra) if ra else "sgc: not run")
         if status_of(rb) != "ok":
             st.append("bdwgc: " + status_of(rb) if rb else "bdwgc: not run")
-        body.append([prog, t, "default" if gct is None else gct, med_spread(ra, "wall_s"), med_spread(rb, "wall_s"), ratio,
+        body.append([prog, t, gct_label(gct), med_spread(ra, "wall_s"), med_spread(rb, "wall_s"), ratio,
                      fmt_num(agg(ra, "gc_s")), fmt_num(agg(rb, "gc_s")),
                      fmt_num(agg(ra, "max_pause_ms")), fmt_num(agg(rb, "max_pause_ms")),
                      rss(ra), rss(rb), "; ".join(st) or "ok"])
@@ -811,7 +817,7 @@ def all_configs_table(rows):
         rss = agg(rs, "peak_rss_kb")
         heap = agg(rs, "heap_bytes")
         mname = PROGRAMS.get(prog, {}).get("metric", "mops")
-        body.append([prog, impl, t, "-" if gct is None else gct, var,
+        body.append([prog, impl, t, gct_label(gct), var,
                      f"{len(ok_rows(rs))}/{len(rs)}", med_spread(rs, "wall_s"),
                      fmt_num(agg(rs, "gc_s")), fmt_num(agg(rs, "mark_s")),
                      fmt_num(agg(rs, "collections")), fmt_num(agg(rs, "max_pause_ms")),
@@ -846,8 +852,13 @@ def plot_gc_user(plt, rows, path):
     for k in cfgs:
         if k[0] not in progs:
             progs.append(k[0])
-    fig, axes = plt.subplots(1, len(progs), figsize=(max(4, 2.6 * len(progs)), 4), squeeze=False)
-    for ax, prog in zip(axes[0], progs):
+    ncol = min(4, len(progs))
+    nrow = (len(progs) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(max(4, 3.4 * ncol), 3.6 * nrow), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(progs):]:
+        ax.axis("off")
+    for ax, prog in zip(flat, progs):
         ks = sorted([k for k in cfgs if k[0] == prog],
                     key=lambda k: (k[2], -1 if k[3] is None else k[3], k[1]))
         labels, gcs, users = [], [], []
@@ -864,7 +875,7 @@ def plot_gc_user(plt, rows, path):
         ax.set_xticklabels(labels, fontsize=7)
         ax.set_title(prog)
         ax.set_ylabel("seconds")
-    axes[0][0].legend(fontsize=8)
+    flat[0].legend(fontsize=8)
     fig.suptitle("Run time split into user and GC (stopped) time (cf. thesis Fig. 3.5)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -906,6 +917,7 @@ def plot_speedup(plt, rows, path):
             lab = k[1] + (f" {k[3]}" if k[3] != "default" else "") + f" (t={k[2]})"
             ax.plot(xs, ys, marker="o", label=lab)
         ax.plot([1, mx], [1, mx], linestyle=":", color="grey", label="ideal")
+        ax.set_xticks(sorted({x for k in data if k[0] == prog for x in data[k]}))
         ax.set_title(prog)
         ax.set_xlabel("GC threads")
         ax.set_ylabel("mark speed-up")
@@ -942,6 +954,7 @@ def plot_alloc(plt, rows, path, programs):
         for label in sorted(series):
             xs = sorted(series[label])
             ax.plot(xs, [series[label][x] for x in xs], marker="o", label=label)
+        ax.set_xticks(sorted({t for v in series.values() for t in v}))
         ax.set_xlabel("threads")
         ax.set_ylabel("M allocations / s (all threads)")
         ax.set_title(prog)
@@ -970,6 +983,7 @@ def plot_unfair(plt, rows, path):
     for label in sorted(series):
         xs = sorted(series[label])
         ax.plot(xs, [series[label][x] for x in xs], marker="o", label=label)
+    ax.set_xticks(sorted({t for v in series.values() for t in v}))
     ax.set_xlabel("threads")
     ax.set_ylabel("peak RSS (MB)")
     ax.legend(fontsize=6)
@@ -1017,7 +1031,7 @@ def write_report(out_dir, rows, meta):
             k = (r["program"], r["impl"], r["threads"], r["gc_threads"], r["variant"], r["status"])
             shown.setdefault(k, r)
         lines.append(md_table(["program", "impl", "thr", "GC thr", "variant", "status", "reproduce"],
-                              [[k[0], k[1], k[2], "-" if k[3] is None else k[3], k[4], k[5],
+                              [[k[0], k[1], k[2], gct_label(k[3]), k[4], k[5],
                                 f"`{r.get('command', '')}`" if r.get("command") else r.get("extra", "")]
                                for k, r in shown.items()]))
         lines.append("")
@@ -1107,7 +1121,7 @@ def write_report(out_dir, rows, meta):
     for (prog, impl, t, gct, var), rs in g.items():
         if IMPLS.get(impl, {}).get("kind") != "gc" or agg(rs, "collections") is None:
             continue
-        pause_rows.append([prog, impl, t, "-" if gct is None else gct, var,
+        pause_rows.append([prog, impl, t, gct_label(gct), var,
                            fmt_num(agg(rs, "collections")), fmt_num(agg(rs, "mean_pause_ms")),
                            fmt_num(agg(rs, "max_pause_ms"))])
     if pause_rows:

@@ -34,6 +34,7 @@ extern "C" {
 
 typedef void *GC_PTR; /* old name kept for source compatibility */
 typedef uintptr_t GC_word;
+typedef void *(*GC_fn_type)(void *client_data);
 typedef intptr_t GC_signed_word;
 typedef unsigned long GC_hidden_pointer_t;
 
@@ -110,6 +111,23 @@ GC_API void GC_gcollect_and_unmap(void);
 typedef int (*GC_stop_func)(void);
 GC_API int GC_try_to_collect(GC_stop_func);
 
+/* bdwgc's variables, kept for source compatibility.  GC_gc_no counts
+ * collections; GC_no_dls=1 stops scanning shared libraries' data; the
+ * others are accepted and have no effect in sgc. */
+GC_API GC_word GC_gc_no;
+GC_API int GC_no_dls;
+GC_API int GC_find_leak;
+GC_API int GC_quiet;
+GC_API int GC_full_freq;
+GC_API GC_word GC_non_gc_bytes;
+GC_API GC_word GC_max_retries;
+GC_API int GC_use_entire_heap;
+GC_API unsigned long GC_time_limit;
+#define GC_TIME_UNLIMITED 999999
+
+/* Runs FN(CD) holding the allocator's lock; FN must not allocate. */
+GC_API void *GC_call_with_alloc_lock(GC_fn_type fn, void *cd);
+
 GC_API size_t GC_get_heap_size(void);
 GC_API size_t GC_get_free_bytes(void);
 GC_API size_t GC_get_unmapped_bytes(void);
@@ -173,7 +191,6 @@ GC_API GC_oom_func GC_get_oom_fn(void);
 struct GC_stack_base {
   void *mem_base; /* the hot end: the highest address on x86-64 */
 };
-typedef void *(*GC_fn_type)(void *client_data);
 typedef void *(*GC_stack_base_func)(struct GC_stack_base *sb, void *arg);
 
 GC_API int GC_get_stack_base(struct GC_stack_base *);

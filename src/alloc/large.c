@@ -47,11 +47,17 @@ void *large_allocate(size_t bytes, unsigned kind) {
   account_allocation(pages << PAGE_SHIFT);
   t->allocated_bytes += pages << PAGE_SHIFT;
   atomic_store_explicit(&head->state, PAGE_LARGE_HEAD, memory_order_release);
+  void *obj = (void *)head->start;
+  /* Cleared outside heap_lock, so other threads' slow paths do not wait
+   * for a big memset.  Until the caller holds the pointer, in_flight is a
+   * root: a collection meanwhile must not free the object. */
+  t->in_flight = obj;
   pthread_mutex_unlock(&heap_lock);
+  if (!zeroed && (kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE)) memset(obj, 0, rounded);
   collect_after_unlock();
-  if (!zeroed && (kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE))
-    memset((void *)head->start, 0, rounded);
-  return (void *)head->start;
+  atomic_signal_fence(memory_order_seq_cst);
+  t->in_flight = NULL;
+  return obj;
 }
 
 /* heap_lock held. */

@@ -32,6 +32,18 @@ struct heap_accounting heap_accounting;
 /* bdwgc's exported variables. */
 SGC_EXPORT GC_word GC_free_space_divisor = 3;
 SGC_EXPORT int GC_dont_gc;
+SGC_EXPORT GC_word GC_gc_no;
+SGC_EXPORT int GC_find_leak, GC_quiet, GC_full_freq, GC_use_entire_heap;
+SGC_EXPORT GC_word GC_non_gc_bytes, GC_max_retries;
+SGC_EXPORT unsigned long GC_time_limit = GC_TIME_UNLIMITED;
+
+GC_API void *GC_call_with_alloc_lock(GC_fn_type fn, void *cd) {
+  sgc_ensure_init();
+  pthread_mutex_lock(&heap_lock);
+  void *result = fn(cd);
+  pthread_mutex_unlock(&heap_lock);
+  return result;
+}
 
 enum { MIN_COLLECT_BYTES = 4 << 20 };
 
@@ -67,18 +79,25 @@ size_t collect_growth_bytes(size_t needed) {
 }
 
 /* Pushes the collecting thread's own stack last and marks everything
- * queued so far with all markers.  The drain happens inside this frame:
- * __builtin_unwind_init spilled the callee-saved registers here, and they
- * must still be on the stack while it is scanned. */
-SGC_NOINLINE static void push_own_stack_and_mark(struct sgc_thread *self) {
-  __builtin_unwind_init();
+ * queued so far with all markers.  The caller spilled the callee-saved
+ * registers into its frame, which lies above this one, so scanning from
+ * this frame up covers them; the drain happens here, while that frame
+ * still exists. */
+SGC_NOINLINE static void mark_from_this_frame(struct sgc_thread *self) {
   uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
   mark_push_range(sp, self->stack_base);
   mark_drain_parallel();
 }
 
+SGC_NOINLINE static void push_own_stack_and_mark(struct sgc_thread *self) {
+  __builtin_unwind_init();
+  mark_from_this_frame(self);
+  __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
+}
+
 static void push_thread_roots(struct sgc_thread *self) {
   FOR_EACH_THREAD(t) {
+    mark_word((uintptr_t)t->in_flight);
     if (t == self) continue;
     /* The x86-64 red zone: leaf code may keep data 128 bytes below sp. */
     uintptr_t from = t->scan_regs ? t->scan_from - 128 : t->scan_from;
@@ -90,6 +109,8 @@ static void push_thread_roots(struct sgc_thread *self) {
   }
   for (struct sgc_thread *t = thread_pending_first(); t; t = t->next)
     mark_word((uintptr_t)t->start_arg);
+  for (struct sgc_thread *t = thread_zombie_first(); t; t = t->next)
+    mark_word((uintptr_t)t->exit_result);
 }
 
 /* Objects on thread free lists are free, not live: mark them without
@@ -126,7 +147,9 @@ static void push_uncollectable(void) {
 }
 
 void collect_locked(enum SGC_gc_reason reason) {
-  if (heap_accounting.collecting) return;
+  /* GC_dont_gc and GC_disable suppress every kind of collection,
+   * explicit ones included (as bdwgc). */
+  if (heap_accounting.collecting || GC_dont_gc || heap_accounting.disable_count) return;
   heap_accounting.collecting = true;
   struct sgc_thread *self = thread_self_or_register();
   SGC_gc_record_t rec;
@@ -169,6 +192,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   heap_accounting.live_after_gc = after_finalize.bytes;
   heap_accounting.allocated_since_gc = 0;
   heap_accounting.gc_count++;
+  GC_gc_no = heap_accounting.gc_count;
   heap_accounting.collecting = false;
 
   rec.markers = (int)totals.markers;

@@ -17,7 +17,10 @@ static int register_link(struct ptr_table *t, void **link, const void *obj) {
   if (!link_pointer_valid(link)) sgc_fatal("disappearing link %p is not an aligned pointer", (void *)link);
   pthread_mutex_lock(&meta_lock);
   int result = GC_SUCCESS;
-  if (ptr_table_find(t, link)) {
+  struct ptr_entry *existing = ptr_table_find(t, link);
+  if (existing) {
+    /* bdwgc: the last object a link was registered with wins. */
+    existing->value[0] = hide_pointer(obj);
     result = GC_DUPLICATE;
   } else {
     struct ptr_entry *e = ptr_table_insert(t, link);
@@ -61,8 +64,14 @@ static int move_link(struct ptr_table *t, void **link, void **new_link) {
 GC_API int GC_general_register_disappearing_link(void **link, const void *obj) {
   return register_link(&short_links, link, obj);
 }
+/* The old form: LINK lies inside a heap object and is cleared when that
+ * object (not *LINK) dies. */
 GC_API int GC_register_disappearing_link(void **link) {
-  return register_link(&short_links, link, GC_base(*link));
+  void *container = GC_base(link);
+  if (!container)
+    sgc_fatal("GC_register_disappearing_link(%p): the link must lie inside a heap object",
+              (void *)link);
+  return register_link(&short_links, link, container);
 }
 GC_API int GC_unregister_disappearing_link(void **link) { return unregister_link(&short_links, link); }
 GC_API int GC_move_disappearing_link(void **link, void **new_link) {

@@ -25,6 +25,7 @@ struct range_set {
 
 /* Static storage: these tables are ours and excluded from scanning. */
 static struct range_set static_roots, user_roots, exclusions;
+SGC_EXPORT int GC_no_dls;
 static uintptr_t own_base;
 
 static void range_add(struct range_set *set, uintptr_t lo, uintptr_t hi, const char *what) {
@@ -51,6 +52,9 @@ static int add_object_segments(struct dl_phdr_info *info, size_t size, void *dat
   /* In a static link sgc is part of the program: scan it all then. */
   bool is_sgc = own_base && info->dlpi_addr == own_base && info->dlpi_name && info->dlpi_name[0];
   if (is_sgc) return 0;
+  /* GC_no_dls: only the main program's data (dl_iterate_phdr reports it
+   * first, with an empty name). */
+  if (GC_no_dls && info->dlpi_name && info->dlpi_name[0]) return 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;

@@ -15,7 +15,9 @@ static void *start_wrapper(void *arg) {
   /* From here on the argument lives in this frame, which is scanned. */
   void *volatile client_arg = rec->start_arg;
   rec->start_arg = NULL;
-  return routine(client_arg);
+  void *result = routine(client_arg);
+  rec->exit_result = result;
+  return result;
   /* Unregistration happens in the thread-exit key destructor, which also
    * covers pthread_exit and cancellation. */
 }
@@ -27,6 +29,9 @@ GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
   struct sgc_thread *rec = calloc(1, sizeof *rec);
   if (!rec) return EAGAIN;
   rec->created_by_sgc = true;
+  int detach_state = PTHREAD_CREATE_JOINABLE;
+  if (attr) pthread_attr_getdetachstate(attr, &detach_state);
+  rec->detached = detach_state == PTHREAD_CREATE_DETACHED;
   rec->start_routine = routine;
   rec->start_arg = arg;
   thread_pending_add(rec); /* ARG is a root until the thread runs */
@@ -38,10 +43,24 @@ GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
   return r;
 }
 
-GC_API int GC_pthread_join(pthread_t thread, void **result) { return pthread_join(thread, result); }
-GC_API int GC_pthread_detach(pthread_t thread) { return pthread_detach(thread); }
+GC_API int GC_pthread_join(pthread_t thread, void **result) {
+  int r = pthread_join(thread, result);
+  if (r == 0) thread_forget_zombie(thread);
+  return r;
+}
+
+GC_API int GC_pthread_detach(pthread_t thread) {
+  int r = pthread_detach(thread);
+  if (r == 0) thread_mark_detached(thread);
+  return r;
+}
+
 GC_API int GC_pthread_cancel(pthread_t thread) { return pthread_cancel(thread); }
-GC_API void GC_pthread_exit(void *result) { pthread_exit(result); }
+
+GC_API void GC_pthread_exit(void *result) {
+  if (sgc_self) sgc_self->exit_result = result;
+  pthread_exit(result);
+}
 
 /* The suspend signal must stay deliverable or a collection would wait
  * forever for this thread. */
@@ -105,7 +124,10 @@ GC_API void *GC_do_blocking(GC_fn_type fn, void *cd) {
   struct sgc_thread *t = sgc_self;
   if (!t || atomic_load_explicit(&t->blocked, memory_order_relaxed)) return fn(cd);
   __builtin_unwind_init();
-  return blocking_section(t, fn, cd);
+  void *result = blocking_section(t, fn, cd);
+  /* No tail call: this frame holds the spilled registers while blocked. */
+  __asm__ volatile("" : : "r"(result) : "memory");
+  return result;
 }
 
 GC_API void *GC_call_with_gc_active(GC_fn_type fn, void *cd) {

@@ -22,6 +22,33 @@ static pthread_key_t exit_key;
 extern void *__libc_stack_end;
 
 static struct sgc_thread *pending; /* created by GC_pthread_create, not yet running */
+static struct sgc_thread *zombies; /* exited, joinable, not joined yet */
+
+struct sgc_thread *thread_zombie_first(void) { return zombies; }
+
+void thread_forget_zombie(pthread_t thread) {
+  pthread_mutex_lock(&registry_lock);
+  for (struct sgc_thread **link = &zombies; *link; link = &(*link)->next) {
+    if (pthread_equal((*link)->pthread, thread)) {
+      struct sgc_thread *z = *link;
+      *link = z->next;
+      pthread_mutex_unlock(&registry_lock);
+      free(z);
+      return;
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+}
+
+void thread_mark_detached(pthread_t thread) {
+  pthread_mutex_lock(&registry_lock);
+  for (struct sgc_thread *t = registry; t; t = t->next)
+    if (pthread_equal(t->pthread, thread)) t->detached = true;
+  /* A thread not running yet has no pthread id in its record; its
+   * creator set it in GC_pthread_create's out-parameter only. */
+  pthread_mutex_unlock(&registry_lock);
+  thread_forget_zombie(thread);
+}
 
 struct sgc_thread *thread_registry_first(void) { return registry; }
 struct sgc_thread *thread_pending_first(void) { return pending; }
@@ -111,9 +138,16 @@ void thread_unregister_self(void) {
    * record is gone.  The objects left in its free lists are unmarked and
    * unreferenced, so the next collection reclaims them. */
   sgc_self = NULL;
+  bool keep = rec->created_by_sgc && !rec->detached;
+  if (keep) {
+    /* pthread_join hands out the result later; until then it is a root. */
+    rec->next = zombies;
+    rec->prev = NULL;
+    zombies = rec;
+  }
   pthread_mutex_unlock(&registry_lock);
   pthread_setspecific(exit_key, NULL);
-  free(rec);
+  if (!keep) free(rec);
 }
 
 struct sgc_thread *thread_self_or_register(void) {

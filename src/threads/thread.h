@@ -38,6 +38,8 @@ struct sgc_thread {
   _Atomic int blocked;
   uintptr_t blocked_sp;
   void *blocking_arg;
+  void *in_flight;        /* an object being handed out (a root) */
+  void *exit_result;      /* kept as a root until GC_pthread_join */
   /* Set by stop_world for the collector: where to scan from and whether
    * stopped_regs holds this stop's registers. */
   uintptr_t scan_from;
@@ -62,6 +64,11 @@ struct sgc_thread *thread_registry_first(void);
 struct sgc_thread *thread_pending_first(void);
 void thread_pending_add(struct sgc_thread *rec);
 void thread_pending_remove(struct sgc_thread *rec);
+/* Joinable threads that exited: their result stays a root until joined. */
+struct sgc_thread *thread_zombie_first(void);
+/* GC_pthread_join / GC_pthread_detach bookkeeping. */
+void thread_forget_zombie(pthread_t thread);
+void thread_mark_detached(pthread_t thread);
 int thread_registry_count(void);
 /* Registers the calling thread with its stack base (0: ask pthreads). */
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec);
