@@ -178,7 +178,10 @@ VARIANTS = {
 # ----------------------------------------------------------------------------
 # The matrix.  Each experiment expands to programs x impls x threads x
 # gc_threads x variants (variants apply to sgc; peers run once as default).
-# gc_threads None = the implementation's default.  Add rows here.
+# threads: a list or "pow2" (1, 2, 4, ... up to the usable CPUs);
+# gc_threads: a list (None = the implementation's default), "pow2", or
+# "same" (as many GC threads as application threads, the thesis setting).
+# Add rows here.
 # ----------------------------------------------------------------------------
 APPS = ["gcbench", "bh-st", "bh-pt", "cky", "cube", "matmul"]
 EXPERIMENTS = {
@@ -199,11 +202,14 @@ EXPERIMENTS = {
     # papers/001: per-CPU vs per-thread buffers with hundreds of threads
     "bursty": {"programs": ["bursty"], "impls": ["sgc", "bdwgc"], "threads": [200, 1000],
                "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
+    # thesis setting: as many GC threads as application threads, 1..CPUs
+    "scaling": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": "pow2",
+                "gc_threads": "same", "variants": ["default"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
 }
-FULL = ["apps", "mark", "alloc", "unfair", "bursty", "sweep"]
+FULL = ["apps", "mark", "alloc", "unfair", "bursty", "sweep"]  # "scaling": for bigger machines
 
 HEADLINE = {"programs": ["gcbench", "alloc-free", "bh-st", "bh-pt", "cky", "cube", "matmul"],
             "impls": ["sgc", "bdwgc"], "threads": [1, 2], "gc_threads": [None],
@@ -449,7 +455,26 @@ class Config:
         return f"{self.program} {self.impl} t={self.threads} gct={g} {self.variant}"
 
 
-def expand(exp_name, exp, programs=None, impls=None, threads=None):
+def pow2_upto(n):
+    out, x = [], 1
+    while x < n:
+        out.append(x)
+        x *= 2
+    return out + [n]
+
+
+def thread_list(spec):
+    """A list, or "pow2": 1, 2, 4, ... up to the CPUs this process may use."""
+    if spec == "pow2":
+        try:
+            n = len(os.sched_getaffinity(0))
+        except AttributeError:
+            n = os.cpu_count() or 1
+        return pow2_upto(n)
+    return list(spec)
+
+
+def expand(exp_name, exp, programs=None, impls=None, threads=None, gc_threads=None):
     out = []
     for prog in exp["programs"]:
         if programs and prog not in programs:
@@ -461,10 +486,17 @@ def expand(exp_name, exp, programs=None, impls=None, threads=None):
             if kind == "malloc" and not PROGRAMS[prog]["malloc"]:
                 continue
             variants = exp["variants"] if impl == "sgc" else ["default"]
-            gcts = exp["gc_threads"] if kind == "gc" else [None]
-            for t in exp["threads"]:
+            for t in thread_list(exp["threads"]):
                 if threads and t not in threads:
                     continue
+                if kind != "gc":
+                    gcts = [None]
+                elif gc_threads:
+                    gcts = gc_threads
+                elif exp["gc_threads"] == "same":
+                    gcts = [t]
+                else:
+                    gcts = thread_list(exp["gc_threads"])
                 for g in gcts:
                     for v in variants:
                         out.append(Config(exp_name, prog, impl, t, g, v))
@@ -903,8 +935,13 @@ def plot_speedup(plt, rows, path):
     if not data:
         return False
     progs = sorted({k[0] for k in data})
-    fig, axes = plt.subplots(1, len(progs), figsize=(max(4, 3.2 * len(progs)), 3.6), squeeze=False)
-    for ax, prog in zip(axes[0], progs):
+    ncol = min(3, len(progs))
+    nrow = (len(progs) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 3.8 * nrow), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(progs):]:
+        ax.axis("off")
+    for ax, prog in zip(flat, progs):
         mx = 1
         for k in sorted(k for k in data if k[0] == prog):
             d = data[k]
@@ -1067,7 +1104,7 @@ def write_report(out_dir, rows, meta):
             lines.append("![mark speed-up](mark_speedup.png)\n")
 
     sp = speedup_data(rows)
-    if sp:
+    if sp and any(v[1][0] or v[1][1] for v in sp.values()):
         hdr = ["program", "impl", "thr", "variant"]
         gts = sorted({x for d in sp.values() for x in d})
         hdr += [f"mark speed-up g={x}" for x in gts] + [f"GC speed-up g={x}" for x in gts]
@@ -1078,7 +1115,8 @@ def write_report(out_dir, rows, meta):
             row = [k[0], k[1], k[2], k[3]]
             row += [f"{d[x][0] / b_speed:.2f}" if x in d and d[x][0] and b_speed else "-" for x in gts]
             row += [f"{b_gc / d[x][1]:.2f}" if x in d and d[x][1] and b_gc else "-" for x in gts]
-            body.append(row)
+            if any(v != "-" for v in row[4:]):
+                body.append(row)
         lines.append("### Speed-up table\n")
         lines.append(md_table(hdr, body))
         lines.append("")
@@ -1163,6 +1201,7 @@ def main(argv=None):
     ap.add_argument("--programs", help="comma-separated subset of programs")
     ap.add_argument("--impls", help="comma-separated subset of implementations")
     ap.add_argument("--threads", help="comma-separated subset of thread counts")
+    ap.add_argument("--gc-threads", help="comma-separated GC thread counts (replaces the experiments')")
     ap.add_argument("--build-dir", default=os.path.join(REPO, "build"),
                     help="CMake build directory (binaries in BUILD/bench)")
     ap.add_argument("--bin-dir", help="directory with the bench-* binaries (overrides --build-dir)")
@@ -1207,6 +1246,7 @@ def main(argv=None):
         profile = a.profile
     progs, impls = parse_list(a.programs), parse_list(a.impls)
     threads = parse_list(a.threads, int)
+    gc_threads = parse_list(a.gc_threads, int)
     for p in progs or []:
         if p not in PROGRAMS:
             ap.error(f"unknown program {p}; known: {', '.join(PROGRAMS)}")
@@ -1217,7 +1257,7 @@ def main(argv=None):
     bin_dir = a.bin_dir or os.path.join(a.build_dir, "bench")
     cfgs = []
     for n, e in exps:
-        cfgs += expand(n, e, progs, impls, threads)
+        cfgs += expand(n, e, progs, impls, threads, gc_threads)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = a.out or os.path.join(REPO, "bench", "out", stamp)
     logs_dir = os.path.join(out_dir, "logs")
