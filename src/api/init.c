@@ -67,6 +67,11 @@ static void read_settings(void) {
   long divisor = env_long("GC_FREE_SPACE_DIVISOR", 0);
   if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
   s->markers = (unsigned)env_long(env_first("SGC_MARKERS", "GC_MARKERS"), 0);
+  const char *sweep = getenv("SGC_SWEEP");
+  if (sweep && *sweep) {
+    if (!strcmp(sweep, "parallel")) s->sweep_parallel = true;
+    else if (strcmp(sweep, "lazy")) sgc_warn("SGC_SWEEP=%s unknown; using lazy", sweep);
+  }
   s->print_stats = env_long("SGC_STATS", 0) != 0;
   s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long("SGC_PRINT_STATS", 0) != 0;
   if (getenv("GC_DONT_GC")) GC_dont_gc = 1;

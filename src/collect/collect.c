@@ -186,7 +186,8 @@ void collect_locked(enum SGC_gc_reason reason) {
   pthread_mutex_unlock(&meta_lock);
   pthread_mutex_unlock(&registry_lock);
 
-  sweep_after_mark();
+  if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
+  else sweep_after_mark();
   uint64_t t4 = os_now_ns();
 
   heap_accounting.live_after_gc = after_finalize.bytes;

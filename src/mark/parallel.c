@@ -131,6 +131,15 @@ static void drain_cooperative(struct marker *m) {
   m->busy_ns = os_now_ns() - start - m->idle_ns;
 }
 
+/* The work of the current phase: marking, or sweeping (sweep/sweep.c). */
+static void (*phase_work)(struct marker *, void *);
+static void *phase_arg;
+
+static void mark_phase(struct marker *m, void *arg) {
+  (void)arg;
+  drain_cooperative(m);
+}
+
 static void *helper_main(void *arg) {
   struct marker *m = arg;
   sigset_t all;
@@ -145,7 +154,7 @@ static void *helper_main(void *arg) {
       else futex_wait(&phase_epoch, seen);
     }
     seen = epoch;
-    if (m->index < active) drain_cooperative(m);
+    if (m->index < active) phase_work(m, phase_arg);
     if (atomic_fetch_sub_explicit(&helpers_running, 1, memory_order_acq_rel) == 1)
       futex_wake_all(&helpers_running);
   }
@@ -177,10 +186,8 @@ void parallel_ensure_markers(unsigned want) {
 }
 
 void mark_drain_parallel(void) {
-  unsigned want = sgc_settings.markers ? sgc_settings.markers : 1;
-  active = want < helpers_created + 1 ? want : helpers_created + 1;
+  parallel_set_active(sgc_settings.markers ? sgc_settings.markers : 1);
   if (active <= 1) {
-    active = 1;
     uint64_t start = os_now_ns();
     mark_drain_own(mark_collector);
     mark_collector->busy_ns = os_now_ns() - start;
@@ -201,13 +208,33 @@ void mark_drain_parallel(void) {
   for (unsigned k = 0; k < active; k++) atomic_store_explicit(&markers[k]->idle, 0, memory_order_relaxed);
   idle_count = 0;
   atomic_store_explicit(&mark_detection_interrupted, 0, memory_order_relaxed);
+  parallel_run_phase(mark_phase, NULL);
+}
+
+/* Runs WORK on every active marker, the caller being marker 0, and
+ * returns when all are done.  The epoch store (release) publishes the
+ * phase set-up to the helpers, which load it with acquire. */
+void parallel_run_phase(void (*work)(struct marker *, void *), void *arg) {
+  if (active <= 1 || helpers_created == 0) {
+    work(mark_collector, arg);
+    return;
+  }
+  phase_work = work;
+  phase_arg = arg;
   atomic_store_explicit(&helpers_running, helpers_created, memory_order_relaxed);
   atomic_fetch_add_explicit(&phase_epoch, 1, memory_order_release);
   futex_wake_all(&phase_epoch);
-  drain_cooperative(mark_collector);
+  work(mark_collector, arg);
   uint32_t running;
   while ((running = atomic_load_explicit(&helpers_running, memory_order_acquire)) != 0)
     futex_wait(&helpers_running, running);
+}
+
+/* Sets how many markers the next phases use (1 .. GC threads + 1). */
+unsigned parallel_set_active(unsigned want) {
+  if (want < 1) want = 1;
+  active = want < helpers_created + 1 ? want : helpers_created + 1;
+  return active;
 }
 
 void parallel_after_fork_child(void) {

@@ -8,6 +8,8 @@
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
+#include "mark/mark.h"
+#include "os/os.h"
 #include "sweep/sweep.h"
 
 static struct page_header *unswept[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
@@ -140,4 +142,114 @@ void sweep_after_mark(void) {
       }
     }
   }
+}
+
+/* ---- eager parallel sweep (SGC_SWEEP=parallel; papers/004) ----
+ * The GC threads claim runs of SWEEP_UNIT_PAGES pages with an atomic
+ * counter, sweep every small page in them and keep what they find in
+ * lists of their own (partial pages per class, empty pages, dead large
+ * objects); the collector then concatenates the lists and returns the free
+ * pages to the pool.  Mutators may run meanwhile: they only touch objects
+ * on their free lists, which are marked and left alone here. */
+
+enum { SWEEP_UNIT_PAGES = 256, MAX_SWEEPERS = 1024 };
+
+struct sweep_unit {
+  struct chunk *chunk;
+  size_t first, count;
+};
+
+struct sweep_local {
+  struct page_header *partial_head[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  struct page_header *partial_tail[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  size_t partial_bytes;
+  struct page_header *empty_pages, *dead_large;
+} __attribute__((aligned(64)));
+
+static struct sweep_unit *units;
+static size_t unit_count;
+static _Atomic size_t next_unit;
+static struct sweep_local *locals;
+
+static void sweep_unit(struct sweep_local *l, struct sweep_unit *u) {
+  for (size_t i = u->first; i < u->first + u->count; i++) {
+    struct page_header *p = &u->chunk->pages[i];
+    uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+    if (state == PAGE_SMALL && p->kind < KIND_THREAD_LOCAL_COUNT) {
+      sweep_small_page(p);
+      p->next = NULL;
+      if (p->live_objects == 0) {
+        p->free_head = NULL;
+        p->free_count = 0;
+        p->next = l->empty_pages;
+        l->empty_pages = p;
+      } else if (p->free_count) {
+        unsigned k = p->kind, c = p->size_class;
+        if (l->partial_tail[k][c]) l->partial_tail[k][c]->next = p;
+        else l->partial_head[k][c] = p;
+        l->partial_tail[k][c] = p;
+        l->partial_bytes += (size_t)p->free_count * size_class_bytes[c];
+      }
+    } else if (state == PAGE_LARGE_HEAD && p->kind < KIND_THREAD_LOCAL_COUNT &&
+               !mark_bit_test(p, p->start)) {
+      p->next = l->dead_large;
+      l->dead_large = p;
+    }
+  }
+}
+
+static void sweep_worker(struct marker *m, void *arg) {
+  (void)arg;
+  struct sweep_local *l = &locals[m->index];
+  memset(l, 0, sizeof *l);
+  size_t u;
+  while ((u = atomic_fetch_add_explicit(&next_unit, 1, memory_order_relaxed)) < unit_count)
+    sweep_unit(l, &units[u]);
+}
+
+void sweep_after_mark_parallel(void) {
+  memset(unswept, 0, sizeof unswept);
+  memset(partial, 0, sizeof partial);
+  partial_free_bytes = 0;
+  if (!locals) locals = os_alloc(MAX_SWEEPERS * sizeof *locals);
+  size_t count = 0;
+  FOR_EACH_CHUNK(c) count += (c->page_count + SWEEP_UNIT_PAGES - 1) / SWEEP_UNIT_PAGES;
+  size_t bytes = count * sizeof *units;
+  units = os_alloc(bytes);
+  if (!units || !locals) {
+    os_free(units, bytes);
+    sweep_after_mark(); /* no memory for the plan: sweep lazily */
+    return;
+  }
+  unit_count = 0;
+  FOR_EACH_CHUNK(c) {
+    for (size_t first = 0; first < c->page_count; first += SWEEP_UNIT_PAGES) {
+      size_t n = c->page_count - first;
+      units[unit_count++] = (struct sweep_unit){c, first, n < SWEEP_UNIT_PAGES ? n : SWEEP_UNIT_PAGES};
+    }
+  }
+  atomic_store_explicit(&next_unit, 0, memory_order_relaxed);
+  unsigned workers = parallel_set_active(sgc_settings.markers);
+  if (workers > MAX_SWEEPERS) workers = parallel_set_active(MAX_SWEEPERS);
+  parallel_run_phase(sweep_worker, NULL);
+  for (unsigned w = 0; w < workers; w++) {
+    struct sweep_local *l = &locals[w];
+    for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+      for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
+        if (l->partial_head[k][c]) {
+          l->partial_tail[k][c]->next = partial[k][c];
+          partial[k][c] = l->partial_head[k][c];
+        }
+    partial_free_bytes += l->partial_bytes;
+    for (struct page_header *p = l->empty_pages, *next; p; p = next) {
+      next = p->next;
+      page_pool_put(p, 1);
+    }
+    for (struct page_header *p = l->dead_large, *next; p; p = next) {
+      next = p->next;
+      large_free(p);
+    }
+  }
+  os_free(units, bytes);
+  units = NULL;
 }

@@ -14,6 +14,8 @@ bool sweep_finish_all(void);
 /* After marking: frees unmarked large objects and queues every small page
  * for sweeping in the new epoch. */
 void sweep_after_mark(void);
+/* The same, but every page swept now by all GC threads (SGC_SWEEP=parallel). */
+void sweep_after_mark_parallel(void);
 /* Bytes in swept pages' free lists (for GC_get_free_bytes). */
 size_t sweep_free_bytes_estimate(void);
 
