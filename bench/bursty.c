@@ -180,7 +180,7 @@ int main(int argc, char **argv) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
-  pthread_t *tids = (pthread_t *)calloc((size_t)nthreads, sizeof(pthread_t));
+  pthread_t *tids = (pthread_t *)calloc((size_t)(unsigned)nthreads, sizeof(pthread_t));
   double t0 = bench_now();
   for (int i = 0; i < nthreads; i++) {
     int e = bench_thread_create(&tids[i], &attr, member, &members[i]);

@@ -247,8 +247,12 @@ def find_library(soname):
     if soname in _lib_cache:
         return _lib_cache[soname]
     path = None
+    ldconfig = shutil.which("ldconfig") or next(
+        (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), None)
     try:
-        out = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True,
+        if not ldconfig:
+            raise OSError("no ldconfig")
+        out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True,
                              timeout=10).stdout
         for line in out.splitlines():
             line = line.strip()
@@ -1313,8 +1317,8 @@ def main(argv=None):
     log("")
     if a.headline:
         log("Medians over %d runs (±: half the max-min range); sgc/bdwgc < 1: sgc faster" % runs)
-    log(headline_table(rows) if any(r["impl"] == "sgc" for r in rows) and
-        any(r["impl"] == "bdwgc" for r in rows) else "")
+    if any(r["impl"] == "sgc" for r in rows) and any(r["impl"] == "bdwgc" for r in rows):
+        log(headline_table(rows))
     mism = hash_mismatches(rows)
     for prog, args, hs in mism:
         log(f"RESULT HASH MISMATCH {prog} {args}: {hs}")

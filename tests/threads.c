@@ -17,6 +17,14 @@
  *     collections happen; its stack references survive; inside the blocking
  *     section GC_call_with_gc_active allocates and collects.
  *  D. GC_get_stack_base from main and from threads is sane.
+ *  E. Many threads (THREADS_MANY, default 200) alive at once across
+ *     collections.
+ *  F. Deep recursion (main thread, a thread with a small stack, a thread on
+ *     a program-provided stack) with an object live in every frame.
+ *  G. pthread_cancel (GC_pthread_cancel) of threads blocked in read();
+ *     collections afterwards still complete.
+ *  H. read() in a registered thread is not interrupted (EINTR) by the
+ *     collector's stop/restart signals (bdwgc uses SA_RESTART).
  */
 #include <pthread.h>
 
@@ -367,6 +375,182 @@ static void part_c(void)
     close(pipefd[1]);
 }
 
+/* ---- E: many threads alive at once ------------------------------------- */
+static pthread_barrier_t many_bar;
+
+static void *many_fn(void *arg)
+{
+    uint64_t seed = (uint64_t)(intptr_t)arg;
+    cell *l = build_list(200, seed);
+    pthread_barrier_wait(&many_bar); /* all alive */
+    pthread_barrier_wait(&many_bar); /* main collected meanwhile */
+    check_list(l, 200, seed, "list of one of many threads");
+    return NULL;
+}
+
+static void part_e(int n)
+{
+    pthread_t *t = malloc((size_t)n * sizeof *t);
+    CHECK(t != NULL);
+    CHECK(pthread_barrier_init(&many_bar, NULL, (unsigned)n + 1) == 0);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    for (int i = 0; i < n; i++) {
+        int rc = pthread_create(&t[i], &attr, many_fn,
+                                (void *)(intptr_t)(90000 + i));
+        CHECK(rc == 0, "creating thread %d of %d: %s", i, n, strerror(rc));
+    }
+    pthread_barrier_wait(&many_bar);
+    for (int i = 0; i < 3; i++) {
+        cell *l = build_list(5000, 3);
+        (void)l;
+        GC_gcollect();
+    }
+    pthread_barrier_wait(&many_bar);
+    for (int i = 0; i < n; i++)
+        CHECK(pthread_join(t[i], NULL) == 0);
+    pthread_attr_destroy(&attr);
+    pthread_barrier_destroy(&many_bar);
+    free(t);
+}
+
+/* ---- F: custom stacks, deep recursion ------------------------------------ */
+/* Recurse `depth` levels with a GC pointer live in every frame; at the
+ * bottom collect; on the way back check every frame's object. */
+T_NOINLINE static long deep(int depth, uint64_t seed)
+{
+    volatile char pad[512];
+    pad[0] = (char)depth;
+    blob *b = new_blob(seed + (uint64_t)depth, 4);
+    long r;
+    if (depth == 0) {
+        for (int i = 0; i < 4; i++) {
+            cell *l = build_list(2000, seed);
+            (void)l;
+        }
+        GC_gcollect();
+        r = 0;
+    } else {
+        r = deep(depth - 1, seed) + 1;
+    }
+    check_blob(b, seed + (uint64_t)depth, "object held by a deep stack frame");
+    return r + pad[0] * 0;
+}
+
+static void *deep_fn(void *arg)
+{
+    int depth = (int)(intptr_t)arg;
+    CHECK(deep(depth, 4242) == depth);
+    return (void *)1;
+}
+
+static void part_f(void)
+{
+    /* main thread: ~1 MiB of stack below us */
+    CHECK(deep(1500, 1) == 1500);
+    /* a thread with a small explicit stack size */
+    pthread_attr_t attr;
+    pthread_t t;
+    void *res;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 512 * 1024);
+    CHECK(pthread_create(&t, &attr, deep_fn, (void *)(intptr_t)300) == 0);
+    CHECK(pthread_join(t, &res) == 0 && res == (void *)1);
+    pthread_attr_destroy(&attr);
+    /* a thread on a stack the program provides */
+    size_t sz = 4 << 20;
+    void *stk = malloc(sz);
+    CHECK(stk != NULL);
+    pthread_attr_init(&attr);
+    CHECK(pthread_attr_setstack(&attr, stk, sz) == 0);
+    CHECK(pthread_create(&t, &attr, deep_fn, (void *)(intptr_t)3000) == 0);
+    CHECK(pthread_join(t, &res) == 0 && res == (void *)1);
+    pthread_attr_destroy(&attr);
+    free(stk);
+}
+
+/* ---- G: cancellation ------------------------------------------------------- */
+static int cancel_pipe[2];
+static _Atomic int cancel_ready;
+
+static void *cancel_fn(void *arg)
+{
+    (void)arg;
+    cell *l = build_list(1000, 8);
+    (void)l;
+    atomic_fetch_add(&cancel_ready, 1);
+    char c;
+    for (;;)
+        (void)!read(cancel_pipe[0], &c, 1); /* cancellation point */
+    return NULL;
+}
+
+static void part_g(void)
+{
+    CHECK(pipe(cancel_pipe) == 0);
+    enum { NC = 4 };
+    pthread_t t[NC];
+    for (int i = 0; i < NC; i++)
+        CHECK(pthread_create(&t[i], NULL, cancel_fn, NULL) == 0);
+    double t0 = t_now();
+    while (atomic_load(&cancel_ready) < NC && t_now() - t0 < 20)
+        usleep(1000);
+    GC_gcollect();
+    for (int i = 0; i < NC; i++) {
+        CHECK(pthread_cancel(t[i]) == 0, "pthread_cancel failed");
+        void *res;
+        CHECK(pthread_join(t[i], &res) == 0);
+        CHECK(res == PTHREAD_CANCELED, "thread not cancelled");
+    }
+    /* the collector must have forgotten the cancelled threads: collections
+     * complete (a collector that signals a dead thread hangs or crashes) */
+    for (int i = 0; i < 3; i++) {
+        cell *l = build_list(5000, (uint64_t)i);
+        (void)l;
+        GC_gcollect();
+    }
+    close(cancel_pipe[0]);
+    close(cancel_pipe[1]);
+}
+
+/* ---- H: system calls are not broken by the collector's signals ---------- */
+/* A registered thread (not in GC_do_blocking) blocked in read() while the
+ * world is stopped and restarted many times: bdwgc's signal handlers use
+ * SA_RESTART, so read() must not fail with EINTR.  Programs written for
+ * bdwgc rarely retry on EINTR. */
+static int eintr_pipe[2];
+static _Atomic int eintr_waiting;
+
+static void *eintr_fn(void *arg)
+{
+    (void)arg;
+    char c = 0;
+    atomic_store(&eintr_waiting, 1);
+    ssize_t r = read(eintr_pipe[0], &c, 1);
+    CHECK(r == 1, "read() in a registered thread returned %zd (%s) while "
+          "collections stopped the world: signal handlers need SA_RESTART",
+          r, r < 0 ? strerror(errno) : "eof");
+    CHECK(c == 'x');
+    return NULL;
+}
+
+static void part_h(void)
+{
+    CHECK(pipe(eintr_pipe) == 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, eintr_fn, NULL) == 0);
+    while (!atomic_load(&eintr_waiting))
+        usleep(1000);
+    usleep(10000);
+    for (int i = 0; i < 20; i++)
+        GC_gcollect();
+    CHECK(write(eintr_pipe[1], "x", 1) == 1);
+    CHECK(pthread_join(t, NULL) == 0);
+    close(eintr_pipe[0]);
+    close(eintr_pipe[1]);
+}
+
 int main(void)
 {
     t_test_name = "threads";
@@ -392,13 +576,20 @@ int main(void)
     double t2 = t_now();
     part_c();
     double t3 = t_now();
+    part_e((int)t_env_long("THREADS_MANY", 200));
+    double t4 = t_now();
+    part_f();
+    part_g();
+    part_h();
+    double t5 = t_now();
 
     atomic_store(&stop_background, 1);
     for (int i = 0; i < NBG; i++)
         CHECK(pthread_join(bg[i], NULL) == 0);
-    t_note("A %.2f s, B %.2f s, C %.2f s; %ld collections by background "
-           "threads; gc_no %lu",
-           t1 - t0, t2 - t1, t3 - t2, atomic_load(&collections_by_threads),
+    t_note("A %.2f s, B %.2f s, C %.2f s, E %.2f s, F-H %.2f s; %ld "
+           "collections by background threads; gc_no %lu",
+           t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4,
+           atomic_load(&collections_by_threads),
            (unsigned long)GC_get_gc_no());
     t_note("PASS");
     return 0;

@@ -246,7 +246,7 @@ int main(void)
 
     /* 3. Unregistering. */
     memset(links, 0, N * sizeof *links);
-    make_objects(N, 0);
+    make_objects(N, 1); /* kept until the unregistrations are done */
     for (int i = 0; i < N; i += 2) {
         CHECK(GC_unregister_disappearing_link(&links[i]) == 1,
               "unregister of registered link %d did not return 1", i);
@@ -257,6 +257,7 @@ int main(void)
         void *never = NULL;
         CHECK(GC_unregister_disappearing_link(&never) == 0);
     }
+    memset(keep, 0, sizeof keep);
     cycles(3);
     for (int i = 0; i < N; i += 2)
         CHECK(links[i] != NULL, "unregistered link %d was cleared", i);

@@ -51,7 +51,7 @@ struct marker *parallel_marker(unsigned i);
 void parallel_after_fork_child(void);
 void parallel_ensure_markers(unsigned want);
 unsigned parallel_markers_created(void);
-void parallel_run_phase(void (*work)(struct marker *, void *), void *arg);
+void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all);
 unsigned parallel_set_active(unsigned want);
 
 #endif

@@ -30,22 +30,25 @@ enum mark_variant {
 };
 
 struct marker {
-  /* Owner side. */
+  /* Owner side: written on every push and pop, so on lines of its own;
+   * thieves polling the shared side must not pull them away. */
   struct mark_range *entries;
   size_t capacity;
   size_t top;
-  /* Shared side, under lock (bottom is also read without it as a hint). */
-  pthread_mutex_t lock;
-  _Atomic size_t bottom;
-  _Atomic size_t watermark;
-  /* NSB: set while the marker has no work and looks for some. */
-  _Atomic int idle;
   unsigned index;
   uint64_t rng;
-  /* Statistics of the current collection. */
+  /* Statistics of the current collection (owner only). */
   uint64_t marked_bytes, marked_objects;
   uint64_t steal_attempts, steal_successes;
   uint64_t busy_ns, idle_ns;
+  bool counted_idle; /* No-NSB: this marker is in the idle counter */
+  /* Shared side, under lock (bottom and watermark are also read without
+   * it as a hint). */
+  _Alignas(64) pthread_mutex_t lock;
+  _Atomic size_t bottom;
+  _Atomic size_t watermark;
+  /* NSB: set while the marker has no work and looks for some. */
+  _Alignas(64) _Atomic int idle;
 } __attribute__((aligned(64)));
 
 struct mark_config {

@@ -26,7 +26,6 @@ static struct marker **markers;     /* [0] is the collector's */
 static unsigned helpers_created;    /* GC threads alive */
 static unsigned active;             /* markers in the current phase */
 static _Atomic uint32_t phase_epoch;
-static _Atomic uint32_t helpers_running;
 static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
 static int idle_count; /* No-NSB termination, under counter_lock */
 
@@ -93,10 +92,17 @@ static bool someone_has_public_work(struct marker *m) {
   return false;
 }
 
+/* The locked counter of the No-NSB and No-Opt variants.  A marker enters
+ * counted busy or idle (helpers start idle: they have no work of their
+ * own), and is counted busy before it takes stolen work, so the count
+ * never says "everyone idle" while someone holds work. */
 static bool look_for_work_counter(struct marker *m) {
-  pthread_mutex_lock(&counter_lock);
-  idle_count++;
-  pthread_mutex_unlock(&counter_lock);
+  if (!m->counted_idle) {
+    pthread_mutex_lock(&counter_lock);
+    idle_count++;
+    pthread_mutex_unlock(&counter_lock);
+    m->counted_idle = true;
+  }
   unsigned spins = 0;
   for (;;) {
     pthread_mutex_lock(&counter_lock);
@@ -104,15 +110,15 @@ static bool look_for_work_counter(struct marker *m) {
     pthread_mutex_unlock(&counter_lock);
     if (done) return false;
     if (someone_has_public_work(m)) {
-      /* Counted busy before taking work, so the count never says
-       * "everyone idle" while someone holds work. */
       pthread_mutex_lock(&counter_lock);
       idle_count--;
       pthread_mutex_unlock(&counter_lock);
+      m->counted_idle = false;
       if (steal_from_someone(m)) return true;
       pthread_mutex_lock(&counter_lock);
       idle_count++;
       pthread_mutex_unlock(&counter_lock);
+      m->counted_idle = true;
     }
     backoff(&spins);
   }
@@ -131,13 +137,45 @@ static void drain_cooperative(struct marker *m) {
   m->busy_ns = os_now_ns() - start - m->idle_ns;
 }
 
-/* The work of the current phase: marking, or sweeping (sweep/sweep.c). */
+/* ---- phases: lock-free start, lazy joining ----
+ * A phase is announced by bumping phase_epoch (the helpers' futex word)
+ * after opening phase_gate, a 64-bit word holding the phase's epoch, an
+ * "open" bit and how many helpers joined.  A helper joins with one CAS
+ * that succeeds only while the gate is open for the epoch it saw; the
+ * collector closes the gate when its own work is done (for marking: when
+ * termination is detected) and waits only for the helpers that joined.  A
+ * helper that wakes late finds the gate closed and goes back to sleep, so
+ * a small collection never waits for sleeping threads to wake (the
+ * tiny-heap slowdown of bdwgc issues #320/#453). */
+
+enum { GATE_OPEN = 1u << 31, GATE_COUNT = GATE_OPEN - 1 };
+static _Atomic uint64_t phase_gate;
+static _Atomic uint32_t phase_leave; /* bumped when the last joiner leaves */
+static _Atomic uint32_t phase_joins; /* helpers that joined the phase */
 static void (*phase_work)(struct marker *, void *);
 static void *phase_arg;
 
 static void mark_phase(struct marker *m, void *arg) {
   (void)arg;
   drain_cooperative(m);
+}
+
+static bool gate_join(uint32_t epoch) {
+  uint64_t g = atomic_load_explicit(&phase_gate, memory_order_acquire);
+  for (;;) {
+    if ((uint32_t)(g >> 32) != epoch || !(g & GATE_OPEN)) return false;
+    if (atomic_compare_exchange_weak_explicit(&phase_gate, &g, g + 1, memory_order_acq_rel,
+                                              memory_order_acquire))
+      return true;
+  }
+}
+
+static void gate_leave(void) {
+  uint64_t g = atomic_fetch_sub_explicit(&phase_gate, 1, memory_order_acq_rel) - 1;
+  if (!(g & GATE_OPEN) && (g & GATE_COUNT) == 0) {
+    atomic_fetch_add_explicit(&phase_leave, 1, memory_order_release);
+    futex_wake_all(&phase_leave);
+  }
 }
 
 static void *helper_main(void *arg) {
@@ -154,9 +192,10 @@ static void *helper_main(void *arg) {
       else futex_wait(&phase_epoch, seen);
     }
     seen = epoch;
+    if (!gate_join(epoch)) continue;
+    atomic_fetch_add_explicit(&phase_joins, 1, memory_order_relaxed);
     if (m->index < active) phase_work(m, phase_arg);
-    if (atomic_fetch_sub_explicit(&helpers_running, 1, memory_order_acq_rel) == 1)
-      futex_wake_all(&helpers_running);
+    gate_leave();
   }
   return NULL;
 }
@@ -205,29 +244,43 @@ void mark_drain_parallel(void) {
     }
     m0->top = kept;
   }
-  for (unsigned k = 0; k < active; k++) atomic_store_explicit(&markers[k]->idle, 0, memory_order_relaxed);
-  idle_count = 0;
+  /* Helpers start idle (they own no work) and may join late or never. */
+  for (unsigned k = 0; k < active; k++) {
+    atomic_store_explicit(&markers[k]->idle, k != 0, memory_order_relaxed);
+    markers[k]->counted_idle = k != 0;
+  }
+  idle_count = (int)active - 1;
   atomic_store_explicit(&mark_detection_interrupted, 0, memory_order_relaxed);
-  parallel_run_phase(mark_phase, NULL);
+  /* Simple hands work to every helper, so it must wait for all of them. */
+  parallel_run_phase(mark_phase, NULL, !mark_config.balance);
 }
 
-/* Runs WORK on every active marker, the caller being marker 0, and
- * returns when all are done.  The epoch store (release) publishes the
- * phase set-up to the helpers, which load it with acquire. */
-void parallel_run_phase(void (*work)(struct marker *, void *), void *arg) {
+/* Runs WORK on marker 0 and on every helper that joins in time; with
+ * WAIT_ALL, on every active helper. */
+void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all) {
   if (active <= 1 || helpers_created == 0) {
     work(mark_collector, arg);
     return;
   }
   phase_work = work;
   phase_arg = arg;
-  atomic_store_explicit(&helpers_running, helpers_created, memory_order_relaxed);
-  atomic_fetch_add_explicit(&phase_epoch, 1, memory_order_release);
+  atomic_store_explicit(&phase_joins, 0, memory_order_relaxed);
+  uint32_t epoch = atomic_load_explicit(&phase_epoch, memory_order_relaxed) + 1;
+  atomic_store_explicit(&phase_gate, ((uint64_t)epoch << 32) | GATE_OPEN, memory_order_release);
+  atomic_store_explicit(&phase_epoch, epoch, memory_order_release);
   futex_wake_all(&phase_epoch);
   work(mark_collector, arg);
-  uint32_t running;
-  while ((running = atomic_load_explicit(&helpers_running, memory_order_acquire)) != 0)
-    futex_wait(&helpers_running, running);
+  if (wait_all) {
+    /* Every helper must join: all of them get the epoch eventually. */
+    while (atomic_load_explicit(&phase_joins, memory_order_acquire) < helpers_created)
+      sched_yield();
+  }
+  atomic_fetch_and_explicit(&phase_gate, ~(uint64_t)GATE_OPEN, memory_order_acq_rel);
+  for (;;) {
+    uint32_t v = atomic_load_explicit(&phase_leave, memory_order_acquire);
+    if ((atomic_load_explicit(&phase_gate, memory_order_acquire) & GATE_COUNT) == 0) break;
+    futex_wait(&phase_leave, v);
+  }
 }
 
 /* Sets how many markers the next phases use (1 .. GC threads + 1). */
@@ -240,5 +293,5 @@ unsigned parallel_set_active(unsigned want) {
 void parallel_after_fork_child(void) {
   helpers_created = 0;
   active = 1;
-  atomic_store(&helpers_running, 0);
+  atomic_store(&phase_gate, 0);
 }

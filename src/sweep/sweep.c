@@ -201,7 +201,6 @@ static void sweep_unit(struct sweep_local *l, struct sweep_unit *u) {
 static void sweep_worker(struct marker *m, void *arg) {
   (void)arg;
   struct sweep_local *l = &locals[m->index];
-  memset(l, 0, sizeof *l);
   size_t u;
   while ((u = atomic_fetch_add_explicit(&next_unit, 1, memory_order_relaxed)) < unit_count)
     sweep_unit(l, &units[u]);
@@ -231,7 +230,10 @@ void sweep_after_mark_parallel(void) {
   atomic_store_explicit(&next_unit, 0, memory_order_relaxed);
   unsigned workers = parallel_set_active(sgc_settings.markers);
   if (workers > MAX_SWEEPERS) workers = parallel_set_active(MAX_SWEEPERS);
-  parallel_run_phase(sweep_worker, NULL);
+  /* Cleared here, not by the workers: a helper that never joins leaves
+   * its (empty) lists behind. */
+  memset(locals, 0, workers * sizeof *locals);
+  parallel_run_phase(sweep_worker, NULL, false);
   for (unsigned w = 0; w < workers; w++) {
     struct sweep_local *l = &locals[w];
     for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
