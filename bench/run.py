@@ -1157,6 +1157,24 @@ def write_report(out_dir, rows, meta):
         if plt is not None and plot_unfair(plt, rows, os.path.join(out_dir, "unfair_memory.png")):
             lines.append("![unfair memory](unfair_memory.png)\n")
 
+    if any(r["program"] == "bursty" for r in rows):
+        lines.append("## Bursty threads (cf. papers/001, VolanoMark)\n")
+        g = group(rows)
+        body = []
+        for (prog, impl, t, gct, var), rs in g.items():
+            if prog != "bursty":
+                continue
+            rss = agg(rs, "peak_rss_kb")
+            heap = agg(rs, "heap_bytes")
+            body.append([impl, var, t, fmt_num(agg(rs, "mops")), fmt_num(agg(rs, "collections")),
+                         fmt_num(agg(rs, "mean_pause_ms")), fmt_num(agg(rs, "max_pause_ms")),
+                         fmt_num(heap / 1048576) if heap else "-", fmt_num(rss / 1024) if rss else "-",
+                         status_of(rs)])
+        lines.append(md_table(["impl", "variant", "threads", "M allocs/s", "collections",
+                               "mean pause ms", "max pause ms", "heap MB", "peak RSS MB",
+                               "status"], body))
+        lines.append("")
+
     # Pause times (Table 5.1-like)
     g = group(rows)
     pause_rows = []

@@ -501,7 +501,8 @@ static void part_g(void)
         CHECK(pthread_cancel(t[i]) == 0, "pthread_cancel failed");
         void *res;
         CHECK(pthread_join(t[i], &res) == 0);
-        CHECK(res == PTHREAD_CANCELED, "thread not cancelled");
+        CHECK(res == PTHREAD_CANCELED, "thread %d not cancelled: join gave %p",
+              i, res);
     }
     /* the collector must have forgotten the cancelled threads: collections
      * complete (a collector that signals a dead thread hangs or crashes) */
