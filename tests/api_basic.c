@@ -5,6 +5,9 @@
  * churn.  "Becomes collectable" checks are statistical (>= 90% of N links
  * cleared) because conservative scanning may retain a few objects.
  *
+ * test_scan_extent: every size from 16 to ~1 KiB (step 8) and up to
+ * ~740 KiB: a pointer in the last word of an object keeps its target alive.
+ *
  * Order matters at the end: GC_clear_roots and the max-heap/OOM section run
  * last because they change global collector state.
  */
@@ -590,6 +593,90 @@ static void test_static_roots(void)
     unwatch_all(3);
 }
 
+/* Every word of an object is scanned, up to the last one: for each size,
+ * a holder keeps a target alive from its first and from its last aligned
+ * word, and another target by a pointer to the target's last byte.  Holders
+ * are reachable from a .bss array; targets only from holders. */
+#define NSIZES 160
+static void **holders[NSIZES];
+static size_t holder_size[NSIZES];
+
+static size_t extent_size(int k)
+{
+    if (k < 128)
+        return 16 + (size_t)k * 8; /* 16 .. 1032, every 8 bytes */
+    return 1040 + (size_t)(k - 128) * (size_t)(k - 127) * 731; /* to ~740 KiB */
+}
+
+T_NOINLINE static void make_extent_holders(void)
+{
+    for (int k = 0; k < NSIZES; k++) {
+        size_t sz = extent_size(k);
+        int kind = k % 3; /* plain, uncollectable, realloc'd */
+        void **h;
+        if (kind == 1) {
+            h = GC_malloc_uncollectable(sz);
+        } else if (kind == 2) {
+            h = GC_malloc(sz / 2 + 8);
+            CHECK(h != NULL);
+            h = GC_realloc(h, sz);
+            CHECK(h != NULL);
+            memset(h, 0, sz);
+        } else {
+            h = GC_malloc(sz);
+        }
+        CHECK(h != NULL);
+        size_t last = sz / sizeof(void *) - 1;
+        char *t0 = GC_malloc(40), *t1 = GC_malloc(40), *t2 = GC_malloc(24);
+        CHECK(t0 && t1 && t2);
+        fill(t0, 40, 3 * (uint64_t)k);
+        fill(t1, 40, 3 * (uint64_t)k + 1);
+        fill(t2, 24, 3 * (uint64_t)k + 2);
+        h[0] = t0;
+        h[last] = t1;
+        if (last > 1)
+            h[last - 1] = t2 + 23; /* pointer to the last byte of t2 */
+        watch(3 * k, t0);
+        watch(3 * k + 1, t1);
+        watch(3 * k + 2, t2);
+        holders[k] = h;
+        holder_size[k] = sz;
+    }
+}
+
+static void test_scan_extent(void)
+{
+    CHECK(3 * NSIZES <= N);
+    make_extent_holders();
+    collect_churn();
+    collect_churn();
+    for (int k = 0; k < NSIZES; k++) {
+        size_t sz = holder_size[k], last = sz / sizeof(void *) - 1;
+        void **h = holders[k];
+        CHECK(links[3 * k] != NULL && h[0] == links[3 * k],
+              "target of the first word of a %zu-byte holder collected", sz);
+        CHECK(links[3 * k + 1] != NULL && h[last] == links[3 * k + 1],
+              "target of the LAST word (offset %zu) of a %zu-byte holder "
+              "(kind %d) was collected: the object is not scanned to its end",
+              last * sizeof(void *), sz, k % 3);
+        CHECK(intact(h[0], 40, 3 * (uint64_t)k) &&
+                  intact(h[last], 40, 3 * (uint64_t)k + 1),
+              "targets of a %zu-byte holder corrupted", sz);
+        if (last > 1) {
+            CHECK(links[3 * k + 2] != NULL,
+                  "object referenced only by a pointer to its last byte "
+                  "collected (holder %zu bytes)", sz);
+            CHECK(intact(links[3 * k + 2], 24, 3 * (uint64_t)k + 2));
+        }
+    }
+    unwatch_all(3 * NSIZES);
+    for (int k = 0; k < NSIZES; k++) {
+        if (k % 3 == 1)
+            GC_free(holders[k]);
+        holders[k] = NULL;
+    }
+}
+
 static void test_misc(void)
 {
     GC_warn_proc old = GC_get_warn_proc();
@@ -688,6 +775,7 @@ int main(void)
     test_huge();
     test_disable();
     test_static_roots();
+    test_scan_extent();
     test_misc();
     test_add_remove_roots();
     test_max_heap();

@@ -10,8 +10,19 @@
  * that an object *is* finalized are statistical ("at least 90% of N").
  * Checks that an object is *not* finalized (still referenced, unregistered,
  * cycles, finalizer already ran) are exact: retention can only help them.
+ *
+ * Also: objects referenced only by interior pointers are not finalized;
+ * several threads register, drop and keep finalizable objects while others
+ * collect and run finalizers: a finalizer never runs on an object its
+ * thread still references, never twice, and most dropped ones get theirs.
  */
+#ifndef GC_THREADS
+#define GC_THREADS
+#endif
 #include "gc.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "common.h"
 
@@ -309,6 +320,90 @@ T_NOINLINE static void churn(size_t bytes)
     }
 }
 
+/* ---- interior pointers only ------------------------------------------------ */
+#define NI 200
+static char *interior_refs[NI]; /* .bss, interior pointers only */
+
+T_NOINLINE static void make_interior_referenced(void)
+{
+    for (int i = 0; i < NI; i++) {
+        size_t sz = (i % 10 == 0) ? 150000 : sizeof(fobj) + 64;
+        fobj *o = GC_malloc(sz);
+        CHECK(o != NULL);
+        o->magic = MAGIC;
+        o->idx = i;
+        for (int j = 0; j < 6; j++)
+            o->pattern[j] = t_mix64((uint64_t)i * 6 + j);
+        GC_register_finalizer(o, fin_plain, CD(i), NULL, NULL);
+        interior_refs[i] = (char *)o + sz / 2 + 1;
+    }
+}
+
+/* ---- several threads ------------------------------------------------------ */
+#define MT_THREADS 4
+#define MT_PER 5000
+static _Atomic int mt_count[MT_THREADS * MT_PER];
+static _Atomic int mt_live_violation = -1;
+static _Atomic long mt_total;
+
+typedef struct mtobj {
+    uint64_t magic;
+    long idx;
+    _Atomic int live; /* set while its thread holds it */
+    char pad[40];
+} mtobj;
+
+static void GC_CALLBACK mt_fin(void *obj, void *cd)
+{
+    mtobj *o = obj;
+    long i = (long)(intptr_t)cd;
+    CHECK(o->magic == MAGIC && o->idx == i, "multi-thread: bad object in "
+          "finalizer");
+    if (atomic_load(&o->live))
+        atomic_store(&mt_live_violation, (int)i);
+    atomic_fetch_add(&mt_count[i], 1);
+    atomic_fetch_add(&mt_total, 1);
+}
+
+static void *mt_worker(void *arg)
+{
+    int tid = (int)(intptr_t)arg;
+    mtobj **live = GC_malloc(MT_PER * sizeof *live);
+    CHECK(live != NULL);
+    for (int k = 0; k < MT_PER; k++) {
+        long i = (long)tid * MT_PER + k;
+        mtobj *o = GC_malloc(sizeof *o);
+        CHECK(o != NULL);
+        o->magic = MAGIC;
+        o->idx = i;
+        GC_register_finalizer(o, mt_fin, (void *)(intptr_t)i, NULL, NULL);
+        if (k % 4 == 0) {
+            atomic_store(&o->live, 1);
+            live[k] = o;
+        }
+        if (k % 500 == 0) {
+            if (tid == 0)
+                GC_gcollect();
+            GC_invoke_finalizers();
+        }
+    }
+    GC_gcollect();
+    GC_invoke_finalizers();
+    /* the kept ones: intact and never finalized */
+    for (int k = 0; k < MT_PER; k += 4) {
+        CHECK(live[k]->magic == MAGIC && live[k]->idx == (long)tid * MT_PER + k,
+              "multi-thread: kept object corrupted");
+        CHECK(atomic_load(&mt_count[tid * MT_PER + k]) == 0,
+              "multi-thread: finalizer ran on object %d still referenced",
+              tid * MT_PER + k);
+    }
+    for (int k = 0; k < MT_PER; k += 4) {
+        atomic_store(&live[k]->live, 0);
+        live[k] = NULL;
+    }
+    return NULL;
+}
+
 #define AT_LEAST(k, n, what)                                                 \
     CHECK((k) * 10 >= (n) * 9, "%s: only %d of %d objects finalized", what,   \
           (int)(k), (int)(n))
@@ -500,6 +595,53 @@ int main(void)
         CHECK(twice * 10 >= (N / 2) * 8,
               "re-registered in finalizer: only %d of %d finalized twice",
               twice, N / 2);
+    }
+
+    /* 9b. Objects referenced only through interior pointers stay alive and
+     *     are not finalized. */
+    reset();
+    make_interior_referenced();
+    cycles(3);
+    churn(8 << 20);
+    cycles(2);
+    CHECK(count_finalized(NI) == 0,
+          "%d objects referenced by interior pointers were finalized",
+          count_finalized(NI));
+    for (int i = 0; i < NI; i++) {
+        fobj *o = GC_base(interior_refs[i]);
+        CHECK(o != NULL, "GC_base(interior pointer) = NULL");
+        check_obj(o, i);
+    }
+    memset(interior_refs, 0, sizeof interior_refs);
+    cycles(3);
+    AT_LEAST(count_finalized(NI), NI, "objects once referenced by interior "
+             "pointers");
+
+    /* 9c. Several threads at once (finalizers still on demand, run by
+     *     whichever thread calls GC_invoke_finalizers). */
+    {
+        pthread_t th[MT_THREADS];
+        for (int t = 0; t < MT_THREADS; t++)
+            CHECK(pthread_create(&th[t], NULL, mt_worker,
+                                 (void *)(intptr_t)t) == 0);
+        for (int t = 0; t < MT_THREADS; t++)
+            CHECK(pthread_join(th[t], NULL) == 0);
+        CHECK(atomic_load(&mt_live_violation) < 0,
+              "multi-thread: object %d finalized while its thread held it",
+              atomic_load(&mt_live_violation));
+        t_clear_stack();
+        for (int i = 0; i < 3; i++) {
+            GC_gcollect();
+            GC_invoke_finalizers();
+        }
+        int done = 0;
+        for (int i = 0; i < MT_THREADS * MT_PER; i++) {
+            int c = atomic_load(&mt_count[i]);
+            CHECK(c <= 1, "multi-thread: object %d finalized %d times", i, c);
+            done += c;
+        }
+        AT_LEAST(done, MT_THREADS * MT_PER, "multi-thread objects");
+        t_note("multi-thread: %d of %d finalized", done, MT_THREADS * MT_PER);
     }
 
     /* 10. Default mode: finalizers run without GC_invoke_finalizers (from

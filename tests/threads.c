@@ -501,8 +501,14 @@ static void part_g(void)
         CHECK(pthread_cancel(t[i]) == 0, "pthread_cancel failed");
         void *res;
         CHECK(pthread_join(t[i], &res) == 0);
+#ifdef SGC_VERSION_STRING
         CHECK(res == PTHREAD_CANCELED, "thread %d not cancelled: join gave %p",
               i, res);
+#else
+        /* bdwgc 8.2.2 very rarely (~1 run in 200) reports NULL here */
+        CHECK(res == PTHREAD_CANCELED || res == NULL,
+              "thread %d not cancelled: join gave %p", i, res);
+#endif
     }
     /* the collector must have forgotten the cancelled threads: collections
      * complete (a collector that signals a dead thread hangs or crashes) */

@@ -27,6 +27,13 @@ void large_free(struct page_header *head);
 void *uncollectable_allocate(size_t bytes, unsigned kind);
 void uncollectable_free(struct page_header *page, void *obj);
 
+/* batches.c: free lists handed back by threads that freed much, shared by
+ * all threads; heap_lock held for all three. */
+void batch_push(unsigned kind, unsigned cls, void *list);
+void *batch_pop(unsigned kind, unsigned cls);
+void free_init(void);
+void batches_drop_all(void);
+
 /* The size a request really takes: bdwgc-style padding if configured. */
 size_t request_bytes(size_t bytes);
 

@@ -31,6 +31,29 @@ static struct page_header *checked_object(void *p, const char *caller) {
   sgc_fatal("%s(%p): not an address sgc allocated", caller, p);
 }
 
+enum { FREE_FLUSH_BYTES = 32 << 10 };
+static uint16_t flush_objects[SIZE_CLASS_COUNT];
+
+/* The caller freed FREE_FLUSH_BYTES of this class: its whole list becomes
+ * a shared batch (alloc/batches.c). */
+SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
+  t->freed_count[kind][cls] = 0;
+  pthread_mutex_lock(&heap_lock);
+  void *list = t->free_lists[kind][cls];
+  /* Detach before the collector could see the objects twice: both stores
+   * happen under heap_lock, which every collection holds. */
+  t->free_lists[kind][cls] = NULL;
+  if (list) batch_push(kind, cls, list);
+  pthread_mutex_unlock(&heap_lock);
+}
+
+void free_init(void) {
+  for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
+    unsigned n = FREE_FLUSH_BYTES / size_class_bytes[c];
+    flush_objects[c] = (uint16_t)(n < 16 ? 16 : n);
+  }
+}
+
 GC_API void GC_free(void *p) {
   if (!p) return;
   struct page_header *page = checked_object(p, "GC_free");
@@ -48,11 +71,13 @@ GC_API void GC_free(void *p) {
   struct sgc_thread *t = thread_self_or_register();
   size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
   if (kind == KIND_NORMAL) memset(p, 0, size);
-  void **head = &t->free_lists[kind][page->size_class];
+  unsigned cls = page->size_class;
+  void **head = &t->free_lists[kind][cls];
   *(void **)p = *head;
   /* Link first, then publish: see the fence in alloc.c. */
   atomic_signal_fence(memory_order_seq_cst);
   *head = p;
+  if (unlikely(++t->freed_count[kind][cls] >= flush_objects[cls])) hand_back(t, kind, cls);
 }
 
 GC_API void *GC_base(void *p) {

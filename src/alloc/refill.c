@@ -73,6 +73,11 @@ static unsigned refill_target(unsigned cls) {
   return per_page >= 32 ? 32 : 4 * per_page < 32 ? 4 * per_page : 32;
 }
 
+static void *tail_of(void *list) {
+  while (*(void **)list) list = *(void **)list;
+  return list;
+}
+
 void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   pthread_mutex_lock(&heap_lock);
   if (sgc_settings.torture_interval &&
@@ -81,6 +86,17 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void *head = NULL, *tail = NULL;
   unsigned have = 0, target = refill_target(cls);
   size_t bytes = size_class_bytes[cls];
+  void *batch = batch_pop(kind, cls);
+  if (batch) {
+    /* Objects another thread freed: already counted when first allocated. */
+    *(void **)tail_of(batch) = t->free_lists[kind][cls];
+    atomic_signal_fence(memory_order_seq_cst);
+    t->free_lists[kind][cls] = *(void **)batch;
+    atomic_signal_fence(memory_order_seq_cst);
+    *(void **)batch = NULL;
+    pthread_mutex_unlock(&heap_lock);
+    return batch;
+  }
   while (have < target) {
     unsigned n = 0;
     void *ptail = NULL;

@@ -122,6 +122,7 @@ void sgc_ensure_init(void) {
   if (!atomic_load_explicit(&sgc_initialised, memory_order_relaxed)) {
     read_settings();
     size_classes_init();
+    free_init();
     heap_init();
     mark_init();
     roots_init();

@@ -21,6 +21,10 @@ enum { SUSPEND_SIGNAL = SIGPWR, NOMINAL_RESTART_SIGNAL = SIGXCPU };
 
 static _Atomic uint32_t world_epoch; /* odd while the world is stopped */
 static _Atomic uint32_t stop_acks;
+/* How many acks the collector waits for; UINT32_MAX while it is still
+ * signalling.  Only the last ack wakes it: with a thousand threads, a
+ * wake per ack would make the collector bounce in and out of the kernel. */
+static _Atomic uint32_t stop_target;
 
 GC_API int GC_get_suspend_signal(void) { return SUSPEND_SIGNAL; }
 GC_API int GC_get_thr_restart_signal(void) { return NOMINAL_RESTART_SIGNAL; }
@@ -38,8 +42,8 @@ static void suspend_handler(int sig, siginfo_t *info, void *context) {
     atomic_store_explicit(&self->stopped_sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
                           memory_order_release);
   }
-  atomic_fetch_add_explicit(&stop_acks, 1, memory_order_release);
-  futex_wake_all(&stop_acks);
+  uint32_t acks = atomic_fetch_add_explicit(&stop_acks, 1, memory_order_seq_cst) + 1;
+  if (acks >= atomic_load_explicit(&stop_target, memory_order_seq_cst)) futex_wake_all(&stop_acks);
   while ((epoch & 1) && atomic_load_explicit(&world_epoch, memory_order_acquire) == epoch)
     futex_wait(&world_epoch, epoch);
   errno = saved_errno;
@@ -57,6 +61,7 @@ void stop_world_init(void) {
 int stop_world(void) {
   struct sgc_thread *self = sgc_self;
   atomic_store_explicit(&stop_acks, 0, memory_order_relaxed);
+  atomic_store_explicit(&stop_target, UINT32_MAX, memory_order_relaxed);
   /* seq_cst: the epoch store is ordered before every pthread_kill. */
   atomic_fetch_add_explicit(&world_epoch, 1, memory_order_seq_cst);
   uint32_t signalled = 0;
@@ -74,8 +79,11 @@ int stop_world(void) {
     t->scan_regs = true;
     signalled++;
   }
+  /* seq_cst pairs with the handler: either it sees the target and wakes
+   * us, or we see its ack before sleeping. */
+  atomic_store_explicit(&stop_target, signalled, memory_order_seq_cst);
   uint32_t acks;
-  while ((acks = atomic_load_explicit(&stop_acks, memory_order_acquire)) < signalled)
+  while ((acks = atomic_load_explicit(&stop_acks, memory_order_seq_cst)) < signalled)
     futex_wait(&stop_acks, acks);
   FOR_EACH_THREAD(t) {
     if (t->scan_regs)

@@ -18,6 +18,9 @@ struct sgc_thread {
    * the owner stopped. */
   void *free_lists[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   uint64_t allocated_bytes;      /* bytes taken in refills and large objects */
+  /* Objects GC_free put on each list since it was last handed back; past
+   * a bound the list goes to the shared batches (alloc/free.c). */
+  uint16_t freed_count[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   unsigned slow_path_count;      /* for SGC_TORTURE */
 
   /* Registry (threads/registry.c), protected by registry_lock. */
