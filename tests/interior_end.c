@@ -63,7 +63,7 @@ int main(void)
     for (int i = 0; i < nobj; i++) {
         char *p = ends[i] - sizes[i];
         if (links[i] != p) {
-            if (lost++ < 100)
+            if (lost++ < 10)
                 fprintf(stderr, "object of %zu bytes referenced only by its "
                         "end pointer was collected\n", sizes[i]);
             continue;

@@ -56,8 +56,13 @@ wait_for() {
     wait "$pid"
 }
 
-for t in oracle_stress finalize weak api_basic threads fork; do
-    if ! $CC $CFLAGS "$HERE/$t.c" -o "$TMP/$t" -lgc -lpthread >"$TMP/$t.cc" 2>&1; then
+$CC $CFLAGS -fPIC -shared "$HERE/dso_lib.c" -o "$TMP/libbb_dso.so" &&
+    cp "$TMP/libbb_dso.so" "$TMP/bb_dso_dl.so"
+for t in oracle_stress finalize weak api_basic threads fork interior_end dso_roots; do
+    extra=""
+    [ "$t" = dso_roots ] && extra="-L$TMP -lbb_dso -Wl,-rpath,$TMP -ldl"
+    # shellcheck disable=SC2086
+    if ! $CC $CFLAGS "$HERE/$t.c" -o "$TMP/$t" $extra -lgc -lpthread >"$TMP/$t.cc" 2>&1; then
         record "$t (does not compile)" 1
         sed 's/^/      /' "$TMP/$t.cc" | head -20
         continue
@@ -73,9 +78,10 @@ B=$TMP
     ORACLE_SELFTEST_FREE=1 "$B/oracle_stress" -r 10 -t 2 >"$TMP/selftest.log" 2>&1
     if [ $? -ne 0 ]; then record oracle_selftest 0; else record oracle_selftest 1; fi
 }
-for t in finalize weak api_basic threads fork; do
+for t in finalize weak api_basic threads fork interior_end; do
     [ -x "$B/$t" ] && run "$t" "$t" 300 "$B/$t"
 done
+[ -x "$B/dso_roots" ] && run dso_roots dso_roots 300 "$B/dso_roots" "$B/bb_dso_dl.so"
 sh "$HERE/compat_compile.sh" "$CC" >"$TMP/compat.log" 2>&1
 st=$?
 record compat_compile $st

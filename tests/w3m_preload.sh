@@ -108,13 +108,22 @@ export HOME="$TMP/home"
 mkdir -p "$HOME"
 W3M_ARGS="-dump -T text/html -cols 132 -I UTF-8 -O UTF-8 -o display_link_number=1"
 
+# Peak memory (GNU time, if installed): sgc may use more than bdwgc, but
+# not wildly more (limit: 2 x bdwgc + 64 MiB).
+TIME_B=""
+TIME_S=""
+if [ -x /usr/bin/time ]; then
+    TIME_B="/usr/bin/time -q -f %M -o $TMP/rss.bdwgc"
+    TIME_S="/usr/bin/time -q -f %M -o $TMP/rss.sgc"
+fi
+
 t0=$(date +%s.%N)
 # shellcheck disable=SC2086
-"$W3M" $W3M_ARGS "$PAGE" >"$TMP/out.bdwgc" 2>"$TMP/err.bdwgc"
+$TIME_B "$W3M" $W3M_ARGS "$PAGE" >"$TMP/out.bdwgc" 2>"$TMP/err.bdwgc"
 rc_b=$?
 t1=$(date +%s.%N)
 # shellcheck disable=SC2086
-LD_PRELOAD="$LIB" SGC_STATS=1 "$W3M" $W3M_ARGS "$PAGE" >"$TMP/out.sgc" 2>"$TMP/err.sgc"
+$TIME_S env LD_PRELOAD="$LIB" SGC_STATS=1 "$W3M" $W3M_ARGS "$PAGE" >"$TMP/out.sgc" 2>"$TMP/err.sgc"
 rc_s=$?
 t2=$(date +%s.%N)
 echo "[w3m_preload] bdwgc: exit $rc_b, $(wc -c <"$TMP/out.bdwgc") bytes, $(echo "$t1 - $t0" | bc 2>/dev/null || echo '?') s"
@@ -140,6 +149,16 @@ if ! cmp -s "$TMP/out.bdwgc" "$TMP/out.sgc"; then
     cmp "$TMP/out.bdwgc" "$TMP/out.sgc" | head -3
     diff "$TMP/out.bdwgc" "$TMP/out.sgc" | head -20
     status=1
+fi
+
+if [ -s "$TMP/rss.bdwgc" ] && [ -s "$TMP/rss.sgc" ]; then
+    rb=$(tail -n 1 "$TMP/rss.bdwgc")
+    rs=$(tail -n 1 "$TMP/rss.sgc")
+    echo "[w3m_preload] peak RSS: bdwgc $((rb / 1024)) MiB, sgc $((rs / 1024)) MiB"
+    if [ "$rs" -gt $((2 * rb + 65536)) ]; then
+        echo "FAIL [w3m_preload] sgc's peak RSS is more than 2 x bdwgc's + 64 MiB"
+        status=1
+    fi
 fi
 
 # Did sgc serve the allocations?  The dynamic linker's view ...

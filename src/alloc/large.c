@@ -19,9 +19,6 @@ void *large_allocate(size_t bytes, unsigned kind) {
   if (sgc_settings.torture_interval &&
       ++t->slow_path_count % sgc_settings.torture_interval == 0)
     collect_locked(SGC_REASON_TORTURE);
-  /* Large allocations count towards the collection trigger before they
-   * take pages, like every refill. */
-  if (collect_should_run()) collect_locked(SGC_REASON_ALLOCATION);
   struct page_header *head = page_acquire(pages);
   if (!head) {
     pthread_mutex_unlock(&heap_lock);

@@ -48,12 +48,15 @@ struct page_header *page_acquire(size_t pages) {
   for (;;) {
     struct page_header *p = page_pool_take(pages);
     if (p) return p;
+    /* Free memory may still sit in pages no refill has swept yet: use it
+     * before deciding to collect, or the heap would be collected while
+     * largely free (as bdwgc, which sweeps before collect-or-expand). */
+    if (sweep_finish_all()) continue;
     if (!collected && collect_should_run()) {
       collect_locked(SGC_REASON_ALLOCATION);
       collected = true;
       continue;
     }
-    if (sweep_finish_all()) continue; /* empty pages found by sweeping */
     if (heap_grow(collect_growth_bytes(pages << PAGE_SHIFT))) continue;
     if (heap_grow(pages << PAGE_SHIFT)) continue; /* the least that fits */
     if (!collected && !GC_dont_gc && !heap_accounting.disable_count) {
