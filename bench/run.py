@@ -142,6 +142,21 @@ PROGRAMS = {
         "bin": "matmul", "metric": "gflops", "malloc": False, "hash": True,
         "args": {"smoke": ["-n", "100", "-r", "2"], "headline": ["-n", "500"], "full": []},
     },
+    "mark-list": {
+        "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-s", "list", "-n", "20000", "-c", "3"],
+                 "headline": ["-s", "list"], "full": ["-s", "list"]},
+    },
+    "mark-tiny": {
+        "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-s", "tiny", "-c", "3"],
+                 "headline": ["-s", "tiny", "-c", "200"], "full": ["-s", "tiny", "-c", "200"]},
+    },
+    "mark-wide": {
+        "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-s", "wide", "-n", "20000", "-c", "3"],
+                 "headline": ["-s", "wide"], "full": ["-s", "wide"]},
+    },
     "bursty": {
         "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
         "args": {"smoke": ["-r", "5"], "headline": ["-r", "50"], "full": []},
@@ -205,11 +220,15 @@ EXPERIMENTS = {
     # thesis setting: as many GC threads as application threads, 1..CPUs
     "scaling": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": "pow2",
                 "gc_threads": "same", "variants": ["default"]},
+    # list-shaped and tiny heaps: more GC threads must never mark slower
+    # (bdwgc issues #320, #453); a wide heap for contrast
+    "markshape": {"programs": ["mark-list", "mark-tiny", "mark-wide"], "impls": ["sgc", "bdwgc"],
+                  "threads": [1], "gc_threads": [1, 2, 4], "variants": ["default"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
 }
-FULL = ["apps", "mark", "alloc", "unfair", "bursty", "sweep"]  # "scaling": for bigger machines
+FULL = ["apps", "mark", "alloc", "unfair", "bursty", "sweep", "markshape"]  # "scaling": for bigger machines
 
 HEADLINE = {"programs": ["gcbench", "alloc-free", "bh-st", "bh-pt", "cky", "cube", "matmul"],
             "impls": ["sgc", "bdwgc"], "threads": [1, 2], "gc_threads": [None],

@@ -77,10 +77,9 @@ extern bool heap_interior_pointers; /* GC_all_interior_pointers */
 /* The conservative pointer test: the start of the object A points into (or
  * at, without interior pointers), or 0.  *PAGE receives the object's first
  * page header. */
-__attribute__((always_inline)) static inline uintptr_t object_start_rule(uintptr_t a, struct page_header **page,
-                                          bool interior) {
-  struct page_header *p = page_of_address(a);
-  if (!p) return 0;
+/* The object A points into, given A's own page header P (non-NULL). */
+__attribute__((always_inline)) static inline uintptr_t object_start_in_page(
+    struct page_header *p, uintptr_t a, struct page_header **page, bool interior) {
   uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
   if (state == PAGE_SMALL) {
     unsigned granule = (unsigned)((a - p->start) >> GRANULE_SHIFT);
@@ -102,6 +101,13 @@ __attribute__((always_inline)) static inline uintptr_t object_start_rule(uintptr
   if (a != p->start && !interior) return 0;
   *page = p;
   return p->start;
+}
+
+__attribute__((always_inline)) static inline uintptr_t object_start_rule(uintptr_t a, struct page_header **page,
+                                          bool interior) {
+  struct page_header *p = page_of_address(a);
+  if (!p) return 0;
+  return object_start_in_page(p, a, page, interior);
 }
 __attribute__((always_inline)) static inline uintptr_t object_start(uintptr_t a,
                                                                   struct page_header **page) {

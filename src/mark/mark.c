@@ -71,6 +71,11 @@ void mark_clear_all(void) {
   }
   for (unsigned i = 0; i < parallel_markers_created(); i++) {
     struct marker *m = parallel_marker(i);
+    /* Every stack is empty between collections: restart at the bottom. */
+    SGC_ASSERT(marker_empty(m));
+    m->top = 0;
+    atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
+    atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
     m->marked_bytes = m->marked_objects = 0;
     m->steal_attempts = m->steal_successes = 0;
     m->busy_ns = m->idle_ns = 0;
@@ -84,36 +89,93 @@ static inline bool kind_is_scanned(unsigned kind) {
 /* The No-Opt variant always does the atomic OR (thesis: no optimistic
  * read); the others read first. */
 static inline bool set_mark(const struct page_header *p, uintptr_t base) {
-  if (mark_config.optimistic_bits) return mark_bit_set(p, base);
   unsigned i = mark_bit_index(p, base);
   uint64_t bit = (uint64_t)1 << (i & 63);
-  return !(atomic_fetch_or_explicit(&p->mark_bits[i >> 6], bit, memory_order_relaxed) & bit);
+  _Atomic uint64_t *w = &p->mark_bits[i >> 6];
+  if (mark_config.single_marker) {
+    /* One marker and the world stopped: nobody else writes mark bits, so
+     * a plain read-modify-write does; the locked OR would serialise the
+     * dependent loads of a list-shaped heap. */
+    uint64_t old = atomic_load_explicit(w, memory_order_relaxed);
+    if (old & bit) return false;
+    atomic_store_explicit(w, old | bit, memory_order_relaxed);
+    return true;
+  }
+  if (mark_config.optimistic_bits) return mark_bit_set(p, base);
+  return !(atomic_fetch_or_explicit(w, bit, memory_order_relaxed) & bit);
 }
 
-static inline void mark_candidate(struct marker *m, uintptr_t w, uintptr_t lowest,
-                                  uintptr_t highest) {
-  if (w - lowest >= highest - lowest) return;
+/* Marks the object W points into, if any, and queues it for scanning.
+ * Returns the bytes newly marked (0 when nothing was). */
+/* A one-entry cache of the last page looked up: consecutive pointers
+ * mostly land in the same page, and the page-map walk is a chain of
+ * dependent loads. */
+struct page_cache {
+  uintptr_t address; /* page address, or 1 for none */
   struct page_header *page;
-  uintptr_t base = object_start(w, &page);
-  if (!base || !set_mark(page, base)) return;
+};
+
+__attribute__((always_inline)) static inline size_t mark_candidate_cached(
+    struct marker *m, uintptr_t w, uintptr_t lowest, uintptr_t span, bool interior,
+    struct page_cache *cache) {
+  if (w - lowest >= span) return 0;
+  uintptr_t page_address = w & ~(uintptr_t)(PAGE_BYTES - 1);
+  struct page_header *p;
+  if (page_address == cache->address) {
+    p = cache->page;
+  } else {
+    p = page_of_address(w);
+    if (!p) return 0;
+    cache->address = page_address;
+    cache->page = p;
+  }
+  struct page_header *page;
+  uintptr_t base = object_start_in_page(p, w, &page, interior);
+  if (!base || !set_mark(page, base)) return 0;
   size_t size = object_size(page);
-  m->marked_bytes += size;
-  m->marked_objects++;
   if (kind_is_scanned(page->kind)) marker_push(m, base, base + size);
+  return size;
+}
+
+__attribute__((always_inline)) static inline size_t mark_candidate(struct marker *m, uintptr_t w,
+                                                                   uintptr_t lowest,
+                                                                   uintptr_t span,
+                                                                   bool interior) {
+  if (w - lowest >= span) return 0;
+  struct page_header *page;
+  uintptr_t base = object_start_rule(w, &page, interior);
+  if (!base || !set_mark(page, base)) return 0;
+  size_t size = object_size(page);
+  if (kind_is_scanned(page->kind)) marker_push(m, base, base + size);
+  return size;
 }
 
 void mark_scan_range(struct marker *m, struct mark_range r) {
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
-  uintptr_t highest = atomic_load_explicit(&heap_highest, memory_order_relaxed);
-  for (const uintptr_t *p = (const uintptr_t *)r.lo; (uintptr_t)(p + 1) <= r.hi; p++)
-    mark_candidate(m, *p, lowest, highest);
+  uintptr_t span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
+  bool interior = heap_interior_pointers;
+  for (const uintptr_t *p = (const uintptr_t *)r.lo; (uintptr_t)(p + 1) <= r.hi; p++) {
+    size_t size = mark_candidate(m, *p, lowest, span, interior);
+    if (size) {
+      m->marked_bytes += size;
+      m->marked_objects++;
+    }
+  }
 }
 
+/* The hot loop: everything inlined, counters in locals (with
+ * -fno-strict-aliasing every push could otherwise reload them). */
 void mark_drain_own(struct marker *m) {
   struct mark_range window[PREFETCH_DEPTH];
   unsigned first = 0, count = 0;
   size_t split = mark_config.split_bytes;
   bool share = mark_config.balance;
+  bool interior = heap_interior_pointers;
+  uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
+  uintptr_t span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
+  uint64_t bytes = 0, objects = 0;
+  /* Valid for this drain only: pages do not change while marking. */
+  struct page_cache cache = {1, NULL};
   for (;;) {
     struct mark_range r;
     while (count < PREFETCH_DEPTH && marker_pop(m, &r)) {
@@ -124,16 +186,34 @@ void mark_drain_own(struct marker *m) {
         marker_push(m, mid, r.hi);
         r.hi = mid;
       }
+      /* Alone (a list-shaped heap): nothing to overlap the miss with, so
+       * scan it now rather than through the window's memory round trip. */
+      if (count == 0 && m->top == atomic_load_explicit(&m->watermark, memory_order_relaxed))
+        goto scan;
       __builtin_prefetch((const void *)r.lo);
       window[(first + count++) % PREFETCH_DEPTH] = r;
     }
-    if (!count) return;
+    if (!count) break;
     r = window[first];
     first = (first + 1) % PREFETCH_DEPTH;
     count--;
-    mark_scan_range(m, r);
-    if (share) marker_share(m);
+  scan:
+    for (const uintptr_t *p = (const uintptr_t *)r.lo; (uintptr_t)(p + 1) <= r.hi; p++) {
+      size_t size = mark_candidate_cached(m, *p, lowest, span, interior, &cache);
+      if (size) {
+        bytes += size;
+        objects++;
+      }
+    }
+    /* Share only when thieves would find nothing and there is something
+     * to give (marker_share repeats the test under the lock). */
+    if (share && m->top - atomic_load_explicit(&m->watermark, memory_order_relaxed) >= 2 &&
+        atomic_load_explicit(&m->bottom, memory_order_relaxed) ==
+            atomic_load_explicit(&m->watermark, memory_order_relaxed))
+      marker_share(m);
   }
+  m->marked_bytes += bytes;
+  m->marked_objects += objects;
 }
 
 /* ---- the collector thread's helpers (marker 0) ---- */
@@ -148,8 +228,14 @@ void mark_push_contents(struct page_header *page, uintptr_t base) {
 }
 
 void mark_word(uintptr_t w) {
-  mark_candidate(mark_collector, w, atomic_load_explicit(&heap_lowest, memory_order_relaxed),
-                 atomic_load_explicit(&heap_highest, memory_order_relaxed));
+  uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
+  size_t size = mark_candidate(mark_collector, w, lowest,
+                               atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
+                               heap_interior_pointers);
+  if (size) {
+    mark_collector->marked_bytes += size;
+    mark_collector->marked_objects++;
+  }
 }
 
 void mark_without_scan(struct page_header *page, uintptr_t base) { mark_bit_set(page, base); }

@@ -46,6 +46,12 @@ void marker_grow(struct marker *m) {
 }
 
 bool marker_pop_slow(struct marker *m, struct mark_range *out) {
+  /* Only the owner moves the watermark and thieves only raise bottom, so
+   * bottom >= watermark read without the lock proves the public part
+   * empty: a list-shaped heap must not take the lock on every node. */
+  if (atomic_load_explicit(&m->bottom, memory_order_relaxed) >=
+      atomic_load_explicit(&m->watermark, memory_order_relaxed))
+    return false;
   pthread_mutex_lock(&m->lock);
   size_t bottom = atomic_load_explicit(&m->bottom, memory_order_relaxed);
   size_t wm = atomic_load_explicit(&m->watermark, memory_order_relaxed);

@@ -57,6 +57,7 @@ struct mark_config {
   bool optimistic_bits;     /* read the mark bit before the atomic OR */
   bool balance;             /* stealing on */
   bool nsb;                 /* flag-based termination */
+  bool single_marker;       /* this collection marks with one thread */
 };
 extern struct mark_config mark_config;
 /* NSB's global flag: set by every successful steal. */

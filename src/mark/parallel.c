@@ -228,21 +228,25 @@ void mark_drain_parallel(void) {
   parallel_set_active(sgc_settings.markers ? sgc_settings.markers : 1);
   if (active <= 1) {
     uint64_t start = os_now_ns();
+    mark_config.single_marker = true;
     mark_drain_own(mark_collector);
+    mark_config.single_marker = false;
     mark_collector->busy_ns = os_now_ns() - start;
     return;
   }
   if (!mark_config.balance) {
     /* Simple: deal the root entries round-robin, then no exchange. */
     struct marker *m0 = mark_collector;
-    size_t n = m0->top, kept = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t from = atomic_load_explicit(&m0->bottom, memory_order_relaxed);
+    size_t n = m0->top, kept = from;
+    for (size_t i = from; i < n; i++) {
       struct mark_range r = m0->entries[i];
       unsigned to = (unsigned)(i % active);
       if (to == 0) m0->entries[kept++] = r;
       else marker_push(markers[to], r.lo, r.hi);
     }
     m0->top = kept;
+    atomic_store_explicit(&m0->watermark, from, memory_order_relaxed);
   }
   /* Helpers start idle (they own no work) and may join late or never. */
   for (unsigned k = 0; k < active; k++) {
