@@ -28,6 +28,7 @@ struct sgc_settings {
   size_t small_request_limit; /* MAX_SMALL_BYTES - extra_bytes */
   unsigned markers;
   bool sweep_parallel;        /* SGC_SWEEP=parallel */
+  bool adaptive_markers;      /* SGC_ADAPTIVE (default on) */
   bool print_stats;           /* SGC_STATS */
   bool print_each_gc;         /* GC_PRINT_STATS */
   int trace_fd;               /* SGC_TRACE, -1 = off */

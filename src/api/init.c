@@ -67,6 +67,7 @@ static void read_settings(void) {
   long divisor = env_long("GC_FREE_SPACE_DIVISOR", 0);
   if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
   s->markers = (unsigned)env_long(env_first("SGC_MARKERS", "GC_MARKERS"), 0);
+  s->adaptive_markers = env_long("SGC_ADAPTIVE", 1) != 0;
   const char *sweep = getenv("SGC_SWEEP");
   if (sweep && *sweep) {
     if (!strcmp(sweep, "parallel")) s->sweep_parallel = true;

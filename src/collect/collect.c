@@ -178,6 +178,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   push_thread_roots(self);
   push_own_stack_and_mark(self);
   struct mark_totals totals = mark_collect_totals();
+  parallel_after_collection(&totals);
   finalize_after_mark();
   struct mark_totals after_finalize = mark_collect_totals();
   uint64_t t2 = os_now_ns();

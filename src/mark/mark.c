@@ -115,9 +115,48 @@ struct page_cache {
   struct page_header *page;
 };
 
+/* The owner's view of its stack, kept in locals by the drain loop so that
+ * pushes and pops do not go through memory (with -fno-strict-aliasing any
+ * store could alias the struct).  Only the owner writes top, entries,
+ * capacity and the watermark, so the view is exact; it is written back
+ * before every call that looks at the marker. */
+struct owner_view {
+  struct mark_range *entries;
+  size_t top, capacity, watermark;
+};
+
+static inline void view_load(struct owner_view *v, struct marker *m) {
+  v->entries = m->entries;
+  v->top = m->top;
+  v->capacity = m->capacity;
+  v->watermark = atomic_load_explicit(&m->watermark, memory_order_relaxed);
+}
+
+__attribute__((always_inline)) static inline void view_push(struct owner_view *v, struct marker *m,
+                                                            uintptr_t lo, uintptr_t hi) {
+  if (unlikely(v->top == v->capacity)) {
+    m->top = v->top;
+    marker_grow(m);
+    view_load(v, m);
+  }
+  v->entries[v->top++] = (struct mark_range){lo, hi};
+}
+
+__attribute__((always_inline)) static inline bool view_pop(struct owner_view *v, struct marker *m,
+                                                           struct mark_range *out) {
+  if (likely(v->top > v->watermark)) {
+    *out = v->entries[--v->top];
+    return true;
+  }
+  m->top = v->top;
+  bool ok = marker_pop_slow(m, out);
+  view_load(v, m);
+  return ok;
+}
+
 __attribute__((always_inline)) static inline size_t mark_candidate_cached(
-    struct marker *m, uintptr_t w, uintptr_t lowest, uintptr_t span, bool interior,
-    struct page_cache *cache) {
+    struct owner_view *v, struct marker *m, uintptr_t w, uintptr_t lowest, uintptr_t span,
+    bool interior, struct page_cache *cache) {
   if (w - lowest >= span) return 0;
   uintptr_t page_address = w & ~(uintptr_t)(PAGE_BYTES - 1);
   struct page_header *p;
@@ -133,7 +172,7 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   uintptr_t base = object_start_in_page(p, w, &page, interior);
   if (!base || !set_mark(page, base)) return 0;
   size_t size = object_size(page);
-  if (kind_is_scanned(page->kind)) marker_push(m, base, base + size);
+  if (kind_is_scanned(page->kind)) view_push(v, m, base, base + size);
   return size;
 }
 
@@ -176,20 +215,21 @@ void mark_drain_own(struct marker *m) {
   uint64_t bytes = 0, objects = 0;
   /* Valid for this drain only: pages do not change while marking. */
   struct page_cache cache = {1, NULL};
+  struct owner_view v;
+  view_load(&v, m);
   for (;;) {
     struct mark_range r;
-    while (count < PREFETCH_DEPTH && marker_pop(m, &r)) {
+    while (count < PREFETCH_DEPTH && view_pop(&v, m, &r)) {
       /* SLO: halve a long range until the piece to scan is short; the
        * halves wait on the stack where thieves can take them. */
       while (split && r.hi - r.lo > split) {
         uintptr_t mid = (r.lo + (r.hi - r.lo) / 2) & ~(uintptr_t)7;
-        marker_push(m, mid, r.hi);
+        view_push(&v, m, mid, r.hi);
         r.hi = mid;
       }
       /* Alone (a list-shaped heap): nothing to overlap the miss with, so
        * scan it now rather than through the window's memory round trip. */
-      if (count == 0 && m->top == atomic_load_explicit(&m->watermark, memory_order_relaxed))
-        goto scan;
+      if (count == 0 && v.top == v.watermark) goto scan;
       __builtin_prefetch((const void *)r.lo);
       window[(first + count++) % PREFETCH_DEPTH] = r;
     }
@@ -199,7 +239,7 @@ void mark_drain_own(struct marker *m) {
     count--;
   scan:
     for (const uintptr_t *p = (const uintptr_t *)r.lo; (uintptr_t)(p + 1) <= r.hi; p++) {
-      size_t size = mark_candidate_cached(m, *p, lowest, span, interior, &cache);
+      size_t size = mark_candidate_cached(&v, m, *p, lowest, span, interior, &cache);
       if (size) {
         bytes += size;
         objects++;
@@ -207,11 +247,14 @@ void mark_drain_own(struct marker *m) {
     }
     /* Share only when thieves would find nothing and there is something
      * to give (marker_share repeats the test under the lock). */
-    if (share && m->top - atomic_load_explicit(&m->watermark, memory_order_relaxed) >= 2 &&
-        atomic_load_explicit(&m->bottom, memory_order_relaxed) ==
-            atomic_load_explicit(&m->watermark, memory_order_relaxed))
+    if (share && v.top - v.watermark >= 2 &&
+        atomic_load_explicit(&m->bottom, memory_order_relaxed) == v.watermark) {
+      m->top = v.top;
       marker_share(m);
+      view_load(&v, m);
+    }
   }
+  m->top = v.top;
   m->marked_bytes += bytes;
   m->marked_objects += objects;
 }
@@ -263,6 +306,7 @@ struct mark_totals mark_collect_totals(void) {
     t.steal_attempts += m->steal_attempts;
     t.steal_successes += m->steal_successes;
     t.idle_ns += m->idle_ns;
+    t.sum_busy_ns += m->busy_ns;
     if (m->busy_ns > t.max_busy_ns) t.max_busy_ns = m->busy_ns;
     if (m->busy_ns < t.min_busy_ns) t.min_busy_ns = m->busy_ns;
   }

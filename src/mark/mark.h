@@ -36,7 +36,7 @@ struct mark_totals {
   uint64_t objects;
   uint64_t steal_attempts, steal_successes;
   uint64_t idle_ns;       /* summed over markers: stealing and terminating */
-  uint64_t max_busy_ns, min_busy_ns;
+  uint64_t max_busy_ns, min_busy_ns, sum_busy_ns;
   unsigned markers;
 };
 /* Sums the markers' counters of this collection. */
@@ -53,5 +53,7 @@ void parallel_ensure_markers(unsigned want);
 unsigned parallel_markers_created(void);
 void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all);
 unsigned parallel_set_active(unsigned want);
+/* Adapts the next collection's marker count to this one's parallelism. */
+void parallel_after_collection(const struct mark_totals *t);
 
 #endif

@@ -224,8 +224,31 @@ void parallel_ensure_markers(unsigned want) {
   }
 }
 
+/* Adaptive parallelism, a measured stand-in for the thesis's predictor
+ * (ch. 4): when the last collection's markers achieved a parallelism
+ * (summed busy time over the busiest marker's) under 1.25 -- a list, a
+ * tiny heap -- the next one marks alone, which also lets it set mark bits
+ * without atomics; every ADAPTIVE_RETRY-th collection tries all markers
+ * again in case the heap's shape changed.  SGC_ADAPTIVE=0 pins the count. */
+enum { ADAPTIVE_RETRY = 8 };
+static unsigned adaptive_limit;   /* 0: no limit */
+static unsigned adaptive_skipped; /* collections marked alone in a row */
+
+void parallel_after_collection(const struct mark_totals *t) {
+  if (!sgc_settings.adaptive_markers) return;
+  if (t->markers > 1) {
+    double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;
+    adaptive_limit = achieved < 1.25 ? 1 : 0;
+    adaptive_skipped = 0;
+  } else if (adaptive_limit == 1 && ++adaptive_skipped >= ADAPTIVE_RETRY) {
+    adaptive_limit = 0;
+  }
+}
+
 void mark_drain_parallel(void) {
-  parallel_set_active(sgc_settings.markers ? sgc_settings.markers : 1);
+  unsigned want = sgc_settings.markers ? sgc_settings.markers : 1;
+  if (adaptive_limit && sgc_settings.adaptive_markers && want > adaptive_limit) want = adaptive_limit;
+  parallel_set_active(want);
   if (active <= 1) {
     uint64_t start = os_now_ns();
     mark_config.single_marker = true;
