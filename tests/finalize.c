@@ -13,8 +13,10 @@
  *
  * Also: objects referenced only by interior pointers are not finalized;
  * several threads register, drop and keep finalizable objects while others
- * collect and run finalizers: a finalizer never runs on an object its
- * thread still references, never twice, and most dropped ones get theirs.
+ * collect and a finalizer thread runs finalizers: a finalizer always gets
+ * its own intact object, never runs on an object its thread still
+ * references, never twice, and most dropped ones get theirs
+ * (FINALIZE_MT_ROUNDS rounds, default 4).
  */
 #ifndef GC_THREADS
 #define GC_THREADS
@@ -22,6 +24,7 @@
 #include "gc.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "common.h"
@@ -353,16 +356,42 @@ typedef struct mtobj {
     char pad[40];
 } mtobj;
 
+static _Atomic int mt_round_no;
+static _Atomic long mt_stray;
+#define MT_CD(r, i) ((void *)(intptr_t)(((intptr_t)(r) << 24) | (i)))
+
 static void GC_CALLBACK mt_fin(void *obj, void *cd)
 {
     mtobj *o = obj;
-    long i = (long)(intptr_t)cd;
-    CHECK(o->magic == MAGIC && o->idx == i, "multi-thread: bad object in "
-          "finalizer");
+    long i = (long)((intptr_t)cd & 0xffffff);
+    int r = (int)((intptr_t)cd >> 24);
+    CHECK(o->magic == MAGIC && o->idx == i,
+          "multi-thread: finalizer for object %ld got %p holding magic %llx "
+          "idx %ld live %d (object reclaimed before its finalizer ran?)",
+          i, obj, (unsigned long long)o->magic, o->idx, atomic_load(&o->live));
     if (atomic_load(&o->live))
         atomic_store(&mt_live_violation, (int)i);
+    if (r != atomic_load(&mt_round_no)) { /* left over from a past round */
+        atomic_fetch_add(&mt_stray, 1);
+        return;
+    }
     atomic_fetch_add(&mt_count[i], 1);
     atomic_fetch_add(&mt_total, 1);
+}
+
+/* A finalizer thread, as programs with finalize_on_demand have: runs
+ * finalizers while the workers allocate and collect. */
+static _Atomic int mt_stop;
+static void *mt_finalizer_thread(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&mt_stop)) {
+        if (GC_should_invoke_finalizers())
+            GC_invoke_finalizers();
+        else
+            sched_yield();
+    }
+    return NULL;
 }
 
 static void *mt_worker(void *arg)
@@ -376,13 +405,14 @@ static void *mt_worker(void *arg)
         CHECK(o != NULL);
         o->magic = MAGIC;
         o->idx = i;
-        GC_register_finalizer(o, mt_fin, (void *)(intptr_t)i, NULL, NULL);
+        GC_register_finalizer(o, mt_fin, MT_CD(atomic_load(&mt_round_no), i),
+                              NULL, NULL);
         if (k % 4 == 0) {
             atomic_store(&o->live, 1);
             live[k] = o;
         }
-        if (k % 500 == 0) {
-            if (tid == 0)
+        if (k % 250 == 0) {
+            if (tid < 2)
                 GC_gcollect();
             GC_invoke_finalizers();
         }
@@ -402,6 +432,40 @@ static void *mt_worker(void *arg)
         live[k] = NULL;
     }
     return NULL;
+}
+
+static void mt_round(void)
+{
+    atomic_fetch_add(&mt_round_no, 1);
+    memset(mt_count, 0, sizeof mt_count);
+    atomic_store(&mt_stop, 0);
+    atomic_store(&mt_total, 0);
+    pthread_t th[MT_THREADS], fth;
+    CHECK(pthread_create(&fth, NULL, mt_finalizer_thread, NULL) == 0);
+    for (int t = 0; t < MT_THREADS; t++)
+        CHECK(pthread_create(&th[t], NULL, mt_worker, (void *)(intptr_t)t) ==
+              0);
+    for (int t = 0; t < MT_THREADS; t++)
+        CHECK(pthread_join(th[t], NULL) == 0);
+    atomic_store(&mt_stop, 1);
+    CHECK(pthread_join(fth, NULL) == 0);
+    CHECK(atomic_load(&mt_live_violation) < 0,
+          "multi-thread: object %d finalized while its thread held it",
+          atomic_load(&mt_live_violation));
+    t_clear_stack();
+    for (int i = 0; i < 3; i++) {
+        GC_gcollect();
+        GC_invoke_finalizers();
+    }
+    int done = 0;
+    for (int i = 0; i < MT_THREADS * MT_PER; i++) {
+        int c = atomic_load(&mt_count[i]);
+        CHECK(c <= 1, "multi-thread: object %d finalized %d times", i, c);
+        done += c;
+    }
+    CHECK(done * 10 >= MT_THREADS * MT_PER * 9,
+          "multi-thread: only %d of %d objects finalized", done,
+          MT_THREADS * MT_PER);
 }
 
 #define AT_LEAST(k, n, what)                                                 \
@@ -617,31 +681,13 @@ int main(void)
     AT_LEAST(count_finalized(NI), NI, "objects once referenced by interior "
              "pointers");
 
-    /* 9c. Several threads at once (finalizers still on demand, run by
-     *     whichever thread calls GC_invoke_finalizers). */
+    /* 9c. Several threads at once (finalizers still on demand, run by a
+     *     finalizer thread and by whichever worker calls
+     *     GC_invoke_finalizers), a few rounds. */
     {
-        pthread_t th[MT_THREADS];
-        for (int t = 0; t < MT_THREADS; t++)
-            CHECK(pthread_create(&th[t], NULL, mt_worker,
-                                 (void *)(intptr_t)t) == 0);
-        for (int t = 0; t < MT_THREADS; t++)
-            CHECK(pthread_join(th[t], NULL) == 0);
-        CHECK(atomic_load(&mt_live_violation) < 0,
-              "multi-thread: object %d finalized while its thread held it",
-              atomic_load(&mt_live_violation));
-        t_clear_stack();
-        for (int i = 0; i < 3; i++) {
-            GC_gcollect();
-            GC_invoke_finalizers();
-        }
-        int done = 0;
-        for (int i = 0; i < MT_THREADS * MT_PER; i++) {
-            int c = atomic_load(&mt_count[i]);
-            CHECK(c <= 1, "multi-thread: object %d finalized %d times", i, c);
-            done += c;
-        }
-        AT_LEAST(done, MT_THREADS * MT_PER, "multi-thread objects");
-        t_note("multi-thread: %d of %d finalized", done, MT_THREADS * MT_PER);
+        int rounds = (int)t_env_long("FINALIZE_MT_ROUNDS", 4);
+        for (int r = 0; r < rounds; r++)
+            mt_round();
     }
 
     /* 10. Default mode: finalizers run without GC_invoke_finalizers (from

@@ -14,6 +14,8 @@
  *   - an array on the worker's stack,
  *   - global arrays in .bss and in .data,
  *   - heap objects (a per-thread "root node" and every graph node's slots),
+ *   - an uncollectable object (GC_malloc_uncollectable) reachable only
+ *     through a hidden pointer,
  *   - a shared global mailbox (sub-graphs handed from thread to thread) and
  *     a shared pool of immutable leaves referenced by several threads,
  *   - some only as interior pointers (pointer into the middle of an object).
@@ -21,6 +23,9 @@
  * Object kinds: graph nodes (GC_malloc, mutable, owned by one thread at a
  * time), immutable leaves (GC_malloc_atomic or GC_malloc, payload pattern
  * only).  Sizes 16..2000 bytes mostly, some 4..64 KiB, a few 100..300 KiB.
+ *
+ * Also: private temporaries that are GC_realloc'ed (contents checked) and
+ * GC_free'd while the other threads allocate and collect.
  *
  * Checks: after every round and at random moments while the other threads
  * keep mutating, each thread traverses everything reachable from its roots
@@ -36,6 +41,9 @@
  *                          (default 4000)
  *                          ORACLE_SELFTEST_FREE=1: GC_free objects that are
  *                          still referenced; the oracle must catch it.
+ *                          ORACLE_SELFTEST_HIDDEN=1: keep some references
+ *                          where the collector cannot see them (malloc);
+ *                          the oracle must catch the collected objects.
  */
 #ifndef GC_THREADS
 #define GC_THREADS
@@ -107,7 +115,9 @@ static _Atomic int g_failed;
 
 static int n_threads = 4, n_rounds = 100, n_ops = 2500, n_live = 4000;
 static uint64_t g_seed;
-static int g_selftest_free; /* ORACLE_SELFTEST_FREE=1 */
+static int g_selftest_free;   /* ORACLE_SELFTEST_FREE=1 */
+static int g_selftest_hidden; /* ORACLE_SELFTEST_HIDDEN=1 */
+#define HIDDEN_N 32
 
 /* ---- failure reporting ------------------------------------------------- */
 static void ofail(int tid, const char *what, const void *p, const ref *r,
@@ -191,11 +201,19 @@ typedef struct ctx {
     t_rng rng;
     uint64_t epoch;
     ref *stk;      /* the worker's stack array */
+    ref *hidden;   /* self-test only: malloc'd, invisible to the collector */
     node *rootnode; /* GC_malloc'd table of ROOTNODE_N refs */
+    GC_word uncoll_hidden; /* GC_malloc_uncollectable'd ref table, hidden */
     worklist wl;
     uint64_t last_count, last_bytes; /* result of the last full verify */
     uint64_t verify_calls;
 } ctx;
+
+#define UNCOLL_N 32
+static ref *uncoll_table(ctx *c)
+{
+    return (ref *)GC_REVEAL_POINTER(c->uncoll_hidden);
+}
 
 static void wl_push(ctx *c, node *n)
 {
@@ -324,6 +342,11 @@ T_NOINLINE static vstats verify_all(ctx *c, ref l0, ref l1, ref l2)
         check_ref(c, &g_bss_roots[c->tid][i], ".bss array", &vs);
         check_ref(c, &g_data_roots.r[c->tid][i], ".data array", &vs);
     }
+    if (c->hidden)
+        for (int i = 0; i < HIDDEN_N; i++)
+            check_ref(c, &c->hidden[i], "hidden (self-test) root", &vs);
+    for (int i = 0; i < UNCOLL_N; i++)
+        check_ref(c, &uncoll_table(c)[i], "uncollectable table", &vs);
     ref rn = {c->rootnode, c->rootnode->h.id, 0};
     check_ref(c, &rn, "root node", &vs);
     drain(c, &vs);
@@ -412,7 +435,9 @@ static node *new_node_raw(ctx *c, size_t size, uint32_t nrefs)
 
 static ref *random_root_slot(ctx *c)
 {
-    uint64_t k = t_rng_below(&c->rng, 4);
+    uint64_t k = t_rng_below(&c->rng, 5);
+    if (c->hidden && t_rng_below(&c->rng, 4) == 0)
+        return &c->hidden[t_rng_below(&c->rng, HIDDEN_N)];
     switch (k) {
     case 0:
         return &c->stk[t_rng_below(&c->rng, STK_N)];
@@ -420,6 +445,8 @@ static ref *random_root_slot(ctx *c)
         return &g_bss_roots[c->tid][t_rng_below(&c->rng, GLB_N)];
     case 2:
         return &g_data_roots.r[c->tid][t_rng_below(&c->rng, GLB_N)];
+    case 3:
+        return &uncoll_table(c)[t_rng_below(&c->rng, UNCOLL_N)];
     default:
         return &c->rootnode->refs[t_rng_below(&c->rng, ROOTNODE_N)];
     }
@@ -598,6 +625,34 @@ static ref *store_slot(ctx *c, int under)
     return s;
 }
 
+/* A private temporary: allocated, filled, maybe GC_realloc'ed (contents
+ * checked), then usually GC_free'd -- explicit deallocation racing with
+ * other threads' allocation and collections. */
+static void op_temporary(ctx *c)
+{
+    size_t sz = pick_size(c);
+    int atomic = (int)(t_rng_next(&c->rng) & 1);
+    uint64_t id = atomic_fetch_add(&g_next_id, 1);
+    char *t = xalloc(c, sz, atomic);
+    fill_payload(t, 0, sz, id, 7);
+    if (t_rng_below(&c->rng, 3) == 0) {
+        size_t nsz = pick_size(c);
+        char *u = GC_realloc(t, nsz);
+        if (!u)
+            ofail(c->tid, "GC_realloc", t, NULL, "NULL for %zu bytes", nsz);
+        uint64_t sum;
+        size_t keep = nsz < sz ? nsz : sz;
+        size_t bad = check_payload(u, 0, keep & ~(size_t)7, id, 7, &sum);
+        if (bad != (size_t)-1)
+            ofail(c->tid, "GC_realloc", u, NULL,
+                  "%zu -> %zu bytes: contents lost at byte %zu", sz, nsz, bad);
+        t = u;
+        sz = nsz;
+    }
+    if (t_rng_below(&c->rng, 5) != 0)
+        GC_free(t);
+}
+
 /* One random mutation of this thread's graph. */
 static void do_op(ctx *c)
 {
@@ -624,8 +679,10 @@ static void do_op(ctx *c)
     } else if (k < 96) {
         if (!over)
             op_send(c);
-    } else {
+    } else if (k < 98) {
         op_receive(c);
+    } else {
+        op_temporary(c);
     }
     if (g_selftest_free && t_rng_below(&c->rng, 500) == 0) {
         /* Self-test of the oracle: free an object that is still referenced.
@@ -669,6 +726,20 @@ static void *worker(void *arg)
     ref stk[STK_N];
     memset(stk, 0, sizeof stk);
     c.stk = stk;
+    if (g_selftest_hidden) {
+        /* Self-test of the oracle: roots the collector cannot see.  Objects
+         * reachable only from them get collected, and the run must fail. */
+        c.hidden = calloc(HIDDEN_N, sizeof(ref));
+        CHECK(c.hidden != NULL);
+    }
+    {
+        /* referenced only through a hidden pointer: kept by being
+         * uncollectable, and its contents are roots */
+        ref *u = GC_malloc_uncollectable(UNCOLL_N * sizeof(ref));
+        CHECK(u != NULL);
+        memset(u, 0, UNCOLL_N * sizeof(ref));
+        c.uncoll_hidden = GC_HIDE_POINTER(u);
+    }
     c.rootnode = new_node_raw(&c, NODE_HDR + ROOTNODE_N * sizeof(ref) + 8,
                               ROOTNODE_N);
     /* Local-variable roots: only ever live in this frame / registers. */
@@ -711,6 +782,7 @@ static void *worker(void *arg)
     }
     /* Final check, then drop everything from the global roots. */
     verify_all(&c, l0, l1, l2);
+    GC_free(uncoll_table(&c));
     memset(g_bss_roots[c.tid], 0, sizeof g_bss_roots[c.tid]);
     memset(g_data_roots.r[c.tid], 0, sizeof g_data_roots.r[c.tid]);
     return NULL;
@@ -733,6 +805,7 @@ int main(int argc, char **argv)
     g_seed = (uint64_t)t_env_long("ORACLE_SEED", 0);
     n_live = (int)t_env_long("ORACLE_LIVE", 4000);
     g_selftest_free = (int)t_env_long("ORACLE_SELFTEST_FREE", 0);
+    g_selftest_hidden = (int)t_env_long("ORACLE_SELFTEST_HIDDEN", 0);
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage(argv[0]);

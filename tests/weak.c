@@ -9,6 +9,9 @@
  *    afterwards the new location is cleared and the old one is not.
  *  - links holding hidden pointers (GC_HIDE_POINTER) inside a GC object.
  *  - links are cleared before the object's finalizer runs.
+ *  - long links (GC_register_long_link & co.): not cleared while a finalizer
+ *    can still resurrect the object (short links are), cleared once it is
+ *    truly gone; return codes as for short links.
  *  - GC_register_disappearing_link(link): bdwgc's definition is
  *    general_register(link, GC_base(link)), i.e. the link is a field of a
  *    heap object and is cleared when *that object* becomes unreachable
@@ -177,6 +180,108 @@ T_NOINLINE static void make_self_field_links(int n)
     }
 }
 
+/* ---- long links ----------------------------------------------------------- */
+static void **short_links, **long_links;
+static void *resurrected[N]; /* .bss */
+static int resurrect_calls;
+
+static void GC_CALLBACK fin_resurrect(void *obj, void *cd)
+{
+    long i = (long)(intptr_t)cd;
+    CHECK(((wobj *)obj)->magic == MAGIC && ((wobj *)obj)->idx == i);
+    resurrected[i] = obj;
+    resurrect_calls++;
+}
+
+T_NOINLINE static void make_long_linked(int n, int with_finalizer)
+{
+    for (int i = 0; i < n; i++) {
+        wobj *o = GC_malloc(sizeof *o);
+        CHECK(o != NULL);
+        o->magic = MAGIC;
+        o->idx = i;
+        short_links[i] = long_links[i] = o;
+        CHECK(GC_general_register_disappearing_link(&short_links[i], o) ==
+              GC_SUCCESS);
+        int rc = GC_register_long_link(&long_links[i], o);
+        CHECK(rc == GC_SUCCESS, "GC_register_long_link rc %d", rc);
+        rc = GC_register_long_link(&long_links[i], o);
+        CHECK(rc == GC_DUPLICATE, "second GC_register_long_link rc %d", rc);
+        if (with_finalizer)
+            GC_register_finalizer(o, fin_resurrect, (void *)(intptr_t)i, NULL,
+                                  NULL);
+    }
+}
+
+static void test_long_links(void)
+{
+    short_links = calloc(N, sizeof(void *));
+    long_links = calloc(N, sizeof(void *));
+    CHECK(short_links && long_links);
+
+    /* return codes */
+    {
+        void *never = NULL, *dst = NULL;
+        CHECK(GC_unregister_long_link(&never) == 0);
+        CHECK(GC_move_long_link(&never, &dst) == GC_NOT_FOUND);
+    }
+
+    /* with a resurrecting finalizer */
+    resurrect_calls = 0;
+    make_long_linked(N, 1);
+    cycles(3);
+    CHECK(resurrect_calls * 10 >= N * 9, "only %d of %d finalized",
+          resurrect_calls, N);
+    int long_cleared = 0, short_cleared = 0;
+    for (int i = 0; i < N; i++) {
+        if (!resurrected[i])
+            continue;
+        if (short_links[i] == NULL)
+            short_cleared++;
+        if (long_links[i] == NULL)
+            long_cleared++;
+        else
+            CHECK(long_links[i] == resurrected[i]);
+    }
+    CHECK(long_cleared == 0,
+          "%d long links cleared although their objects were resurrected by "
+          "their finalizers", long_cleared);
+    CHECK(short_cleared == resurrect_calls,
+          "%d of %d short links to finalized objects not cleared",
+          resurrect_calls - short_cleared, resurrect_calls);
+    /* moving a long link */
+    {
+        void *dst = NULL;
+        int i0 = -1;
+        for (int i = 0; i < N && i0 < 0; i++)
+            if (long_links[i])
+                i0 = i;
+        CHECK(i0 >= 0);
+        CHECK(GC_move_long_link(&long_links[i0], &dst) == GC_SUCCESS);
+        CHECK(GC_move_long_link(&long_links[i0], &dst) == GC_NOT_FOUND);
+        CHECK(GC_unregister_long_link(&dst) == 1);
+        CHECK(GC_unregister_long_link(&dst) == 0);
+        long_links[i0] = NULL;
+    }
+    /* now truly unreachable (the finalizers are not registered again) */
+    memset(resurrected, 0, sizeof resurrected);
+    cycles(3);
+    AT_LEAST(count_null(long_links, 0, N), N, "long links, objects gone");
+    for (int i = 0; i < N; i++) {
+        GC_unregister_long_link(&long_links[i]);
+        GC_unregister_disappearing_link(&short_links[i]);
+    }
+
+    /* without finalizers long links behave like short ones */
+    make_long_linked(N, 0);
+    cycles(3);
+    AT_LEAST(count_null(long_links, 0, N), N, "long links, no finalizer");
+    for (int i = 0; i < N; i++) {
+        GC_unregister_long_link(&long_links[i]);
+        GC_unregister_disappearing_link(&short_links[i]);
+    }
+}
+
 int main(void)
 {
     t_test_name = "weak";
@@ -341,6 +446,9 @@ int main(void)
     CHECK(field_was_clear == fin_seen,
           "%d of %d objects had their registered field not cleared",
           fin_seen - field_was_clear, fin_seen);
+
+    /* 8. Long links. */
+    test_long_links();
 
     t_note("PASS");
     return 0;

@@ -142,22 +142,25 @@ GC_API int GC_should_invoke_finalizers(void) { return queue_length != 0; }
 GC_API int GC_invoke_finalizers(void) {
   int count = 0;
   for (;;) {
+    /* The object and its client data move to this frame while meta_lock
+     * is held: once the entry leaves the queue, nothing else keeps them
+     * alive, and a collection may start the moment the lock is free. */
+    void *volatile obj = NULL;
+    void *volatile cd = NULL;
+    GC_finalization_proc fn = NULL;
     pthread_mutex_lock(&meta_lock);
     struct ptr_entry *e = queue_head;
     if (e) {
       queue_head = e->next;
       if (!queue_head) queue_tail = NULL;
       queue_length--;
+      obj = reveal_pointer(e->hidden_key);
+      cd = (void *)e->value[0];
+      fn = (GC_finalization_proc)e->fn;
+      ptr_entry_release(e);
     }
     pthread_mutex_unlock(&meta_lock);
     if (!e) return count;
-    /* The object is referenced from this frame while its finalizer runs. */
-    void *volatile obj = reveal_pointer(e->hidden_key);
-    GC_finalization_proc fn = (GC_finalization_proc)e->fn;
-    void *cd = (void *)e->value[0];
-    pthread_mutex_lock(&meta_lock);
-    ptr_entry_release(e);
-    pthread_mutex_unlock(&meta_lock);
     fn(obj, cd);
     count++;
   }

@@ -15,6 +15,7 @@ void os_free(void *p, size_t size);
 void os_decommit(void *p, size_t size);
 
 void futex_wait(_Atomic uint32_t *word, uint32_t expected);
+void futex_wait_timeout(_Atomic uint32_t *word, uint32_t expected, uint64_t ns);
 void futex_wake_all(_Atomic uint32_t *word);
 
 uint64_t os_now_ns(void);      /* CLOCK_MONOTONIC */

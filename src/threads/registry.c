@@ -129,6 +129,12 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
 void thread_unregister_self(void) {
   struct sgc_thread *rec = sgc_self;
   if (!rec) return;
+  /* An exiting thread may have signals blocked (cancellation): count it
+   * as blocked so a collection never waits for its acknowledgement while
+   * it waits here for registry_lock.  What its stack still holds is
+   * scanned from this frame up. */
+  rec->blocked_sp = (uintptr_t)__builtin_frame_address(0);
+  atomic_store_explicit(&rec->blocked, 1, memory_order_release);
   pthread_mutex_lock(&registry_lock);
   if (rec->prev) rec->prev->next = rec->next;
   else registry = rec->next;

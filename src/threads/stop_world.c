@@ -35,16 +35,21 @@ static void suspend_handler(int sig, siginfo_t *info, void *context) {
   int saved_errno = errno;
   uint32_t epoch = atomic_load_explicit(&world_epoch, memory_order_acquire);
   struct sgc_thread *self = sgc_self;
-  if (self) {
-    const ucontext_t *uc = context;
-    for (int i = 0; i < NGREG; i++) self->stopped_regs[i] = uc->uc_mcontext.gregs[i];
-    /* Release: the collector, after seeing our ack, sees the registers. */
-    atomic_store_explicit(&self->stopped_sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-                          memory_order_release);
+  /* A signal delivered after its stop ended (it was blocked meanwhile)
+   * has nothing to do. */
+  if (!(epoch & 1) || !self) {
+    errno = saved_errno;
+    return;
   }
+  const ucontext_t *uc = context;
+  for (int i = 0; i < NGREG; i++) self->stopped_regs[i] = uc->uc_mcontext.gregs[i];
+  atomic_store_explicit(&self->stopped_sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+                        memory_order_relaxed);
+  /* Release: the collector, seeing this epoch, sees the registers. */
+  atomic_store_explicit(&self->acked_epoch, epoch, memory_order_release);
   uint32_t acks = atomic_fetch_add_explicit(&stop_acks, 1, memory_order_seq_cst) + 1;
   if (acks >= atomic_load_explicit(&stop_target, memory_order_seq_cst)) futex_wake_all(&stop_acks);
-  while ((epoch & 1) && atomic_load_explicit(&world_epoch, memory_order_acquire) == epoch)
+  while (atomic_load_explicit(&world_epoch, memory_order_acquire) == epoch)
     futex_wait(&world_epoch, epoch);
   errno = saved_errno;
 }
@@ -54,8 +59,32 @@ void stop_world_init(void) {
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = suspend_handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
+  /* Nothing may run on top of the handler -- glibc's cancellation signal
+   * unwinding through it would leave SIGPWR blocked for good -- except the
+   * synchronous fault signals. */
+  sigfillset(&sa.sa_mask);
+  sigdelset(&sa.sa_mask, SIGSEGV);
+  sigdelset(&sa.sa_mask, SIGBUS);
+  sigdelset(&sa.sa_mask, SIGILL);
+  sigdelset(&sa.sa_mask, SIGFPE);
   if (sigaction(SUSPEND_SIGNAL, &sa, NULL) != 0) sgc_fatal("cannot install the SIGPWR handler");
+}
+
+/* Whether signalled thread T is stopped for stop EPOCH: it acknowledged,
+ * or it has since entered a blocking section or started exiting (it may
+ * have the signal blocked then, and it cannot touch the heap before it
+ * gets registry_lock, which the collector holds). */
+static bool thread_stopped(struct sgc_thread *t, uint32_t epoch) {
+  if (atomic_load_explicit(&t->acked_epoch, memory_order_acquire) == epoch) {
+    t->scan_from = atomic_load_explicit(&t->stopped_sp, memory_order_relaxed);
+    return true;
+  }
+  if (atomic_load_explicit(&t->blocked, memory_order_acquire)) {
+    t->scan_regs = false;
+    t->scan_from = t->blocked_sp;
+    return true;
+  }
+  return false;
 }
 
 int stop_world(void) {
@@ -63,7 +92,7 @@ int stop_world(void) {
   atomic_store_explicit(&stop_acks, 0, memory_order_relaxed);
   atomic_store_explicit(&stop_target, UINT32_MAX, memory_order_relaxed);
   /* seq_cst: the epoch store is ordered before every pthread_kill. */
-  atomic_fetch_add_explicit(&world_epoch, 1, memory_order_seq_cst);
+  uint32_t epoch = atomic_fetch_add_explicit(&world_epoch, 1, memory_order_seq_cst) + 1;
   uint32_t signalled = 0;
   FOR_EACH_THREAD(t) {
     t->scan_regs = false;
@@ -80,14 +109,24 @@ int stop_world(void) {
     signalled++;
   }
   /* seq_cst pairs with the handler: either it sees the target and wakes
-   * us, or we see its ack before sleeping. */
+   * us, or we see its ack before sleeping.  The timeout covers threads
+   * that went blocking (or exiting) with the signal held back. */
   atomic_store_explicit(&stop_target, signalled, memory_order_seq_cst);
-  uint32_t acks;
-  while ((acks = atomic_load_explicit(&stop_acks, memory_order_seq_cst)) < signalled)
-    futex_wait(&stop_acks, acks);
-  FOR_EACH_THREAD(t) {
-    if (t->scan_regs)
-      t->scan_from = atomic_load_explicit(&t->stopped_sp, memory_order_acquire);
+  uint64_t waited_ns = 0;
+  for (;;) {
+    uint32_t acks = atomic_load_explicit(&stop_acks, memory_order_seq_cst);
+    bool all = true;
+    FOR_EACH_THREAD(t) {
+      if (t != self && t->scan_regs && !thread_stopped(t, epoch)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) break;
+    futex_wait_timeout(&stop_acks, acks, 1000000);
+    waited_ns += 1000000;
+    if (waited_ns == 10000000000ull)
+      sgc_warn("a collection has waited 10 s for a thread to stop: is SIGPWR blocked?");
   }
   return (int)signalled;
 }

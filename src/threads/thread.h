@@ -35,6 +35,7 @@ struct sgc_thread {
 
   /* Stop-the-world state (threads/stop_world.c). */
   _Atomic uintptr_t stopped_sp;    /* stack pointer when suspended */
+  _Atomic uint32_t acked_epoch;     /* the stop this thread acknowledged last */
   greg_t stopped_regs[NGREG];       /* registers when suspended (scanned) */
   /* Inside GC_do_blocking: the collector does not signal the thread and
    * scans from blocked_sp; leaving the section takes registry_lock. */
