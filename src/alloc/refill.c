@@ -103,12 +103,37 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   while (have < target) {
     unsigned n = 0;
     void *ptail = NULL;
-    void *list = sweep_take_free_list(kind, cls, &n, &ptail);
+    void *list = sweep_take_partial(kind, cls, &n, &ptail);
     if (!list) {
-      if (have) break; /* enough to go on without growing the heap */
-      struct page_header *page = page_acquire(1);
-      if (!page) break;
-      list = page_format_small(page, kind, cls, &n, &ptail);
+      struct page_header *page = sweep_pop_unswept(kind, cls);
+      if (page) {
+        /* Sweep outside heap_lock: the page is ours alone, and a
+         * collection waits for the page op to end.  If one ran before we
+         * got the lock back, it queued the page again and this sweep is
+         * void; objects already gathered stay safe, being reachable from
+         * this frame. */
+        uint32_t epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+        page_op_begin();
+        pthread_mutex_unlock(&heap_lock);
+        sweep_page(page);
+        page_op_end();
+        pthread_mutex_lock(&heap_lock);
+        if (atomic_load_explicit(&gc_epoch, memory_order_relaxed) != epoch || !page->free_count)
+          continue;
+        list = sweep_detach(page, &n, &ptail);
+      } else {
+        if (have) break; /* enough to go on without growing the heap */
+        page = page_acquire(1);
+        if (!page) break;
+        /* Formatting (clearing, threading the list) is done outside the
+         * lock too; a collection meanwhile finds the list through this
+         * frame and keeps every object of it. */
+        page_op_begin();
+        pthread_mutex_unlock(&heap_lock);
+        list = page_format_small(page, kind, cls, &n, &ptail);
+        page_op_end();
+        pthread_mutex_lock(&heap_lock);
+      }
     }
     if (tail) *(void **)tail = list;
     else head = list;

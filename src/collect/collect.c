@@ -11,6 +11,7 @@
  *   5. finalization and disappearing links (collect/finalize.c)
  *   6. restart the world
  *   7. free unmarked large objects, queue small pages for lazy sweeping */
+#include <sched.h>
 #include <string.h>
 
 #include "collect/collect.h"
@@ -27,6 +28,7 @@
 pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic uint32_t gc_epoch = 1;
+_Atomic unsigned page_ops_in_progress;
 struct heap_accounting heap_accounting;
 
 /* bdwgc's exported variables. */
@@ -160,6 +162,9 @@ void collect_locked(enum SGC_gc_reason reason) {
 
   roots_snapshot_static();
   parallel_ensure_markers(sgc_settings.markers);
+  /* Threads sweeping or formatting a page outside heap_lock finish first
+   * (they take no lock before they are done). */
+  while (atomic_load_explicit(&page_ops_in_progress, memory_order_acquire)) sched_yield();
   pthread_mutex_lock(&registry_lock);
   pthread_mutex_lock(&meta_lock);
   uint64_t t0 = os_now_ns();

@@ -40,6 +40,18 @@ void collect_locked(enum SGC_gc_reason reason);
 size_t collect_growth_bytes(size_t needed);
 /* Called after heap_lock is released: runs queued finalizers or notifies. */
 void collect_after_unlock(void);
+/* Page operations done outside heap_lock (sweeping a page a thread took,
+ * formatting a fresh page): a collection waits, with heap_lock held so no
+ * new one starts, until none is in progress before it stops the world, so
+ * it never sees a page half swept or half formatted. */
+extern _Atomic unsigned page_ops_in_progress;
+static inline void page_op_begin(void) {
+  atomic_fetch_add_explicit(&page_ops_in_progress, 1, memory_order_acq_rel);
+}
+static inline void page_op_end(void) {
+  atomic_fetch_sub_explicit(&page_ops_in_progress, 1, memory_order_acq_rel);
+}
+
 /* Records bytes handed to a thread (refill or large object). */
 static inline void account_allocation(size_t bytes) {
   heap_accounting.allocated_since_gc += bytes;

@@ -74,21 +74,28 @@ static void *detach_list(struct page_header *page, unsigned *count, void **tail)
   return head;
 }
 
-void *sweep_take_free_list(unsigned kind, unsigned cls, unsigned *count, void **tail) {
+void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **tail) {
   struct page_header *page = partial[kind][cls];
+  if (!page) return NULL;
+  partial[kind][cls] = page->next;
+  page->next = NULL;
+  partial_free_bytes -= (size_t)page->free_count * size_class_bytes[cls];
+  return detach_list(page, count, tail);
+}
+
+struct page_header *sweep_pop_unswept(unsigned kind, unsigned cls) {
+  struct page_header *page = unswept[kind][cls];
   if (page) {
-    partial[kind][cls] = page->next;
-    page->next = NULL;
-    partial_free_bytes -= (size_t)page->free_count * size_class_bytes[cls];
-    return detach_list(page, count, tail);
-  }
-  while ((page = unswept[kind][cls]) != NULL) {
     unswept[kind][cls] = page->next;
     page->next = NULL;
-    sweep_small_page(page);
-    if (page->free_count) return detach_list(page, count, tail);
   }
-  return NULL;
+  return page;
+}
+
+void sweep_page(struct page_header *page) { sweep_small_page(page); }
+
+void *sweep_detach(struct page_header *page, unsigned *count, void **tail) {
+  return detach_list(page, count, tail);
 }
 
 bool sweep_finish_all(void) {

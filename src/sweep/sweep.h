@@ -6,9 +6,15 @@
 
 #include <stdbool.h>
 
-/* A free list of (KIND, CLS) objects from one page, with its length and
- * last element, or NULL when no swept page has room. */
-void *sweep_take_free_list(unsigned kind, unsigned cls, unsigned *count, void **tail);
+/* A free list of (KIND, CLS) objects from a page already swept, with its
+ * length and last element, or NULL. */
+void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **tail);
+/* Takes a page waiting to be swept; the caller sweeps it with sweep_page,
+ * possibly outside heap_lock (inside a page_op, collect/collect.h), and
+ * then takes its list with sweep_detach under heap_lock. */
+struct page_header *sweep_pop_unswept(unsigned kind, unsigned cls);
+void sweep_page(struct page_header *page);
+void *sweep_detach(struct page_header *page, unsigned *count, void **tail);
 /* Sweeps every page still waiting; true when some page became free. */
 bool sweep_finish_all(void);
 /* After marking: frees unmarked large objects and queues every small page
