@@ -100,39 +100,46 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
     pthread_mutex_unlock(&heap_lock);
     return batch;
   }
+  /* Page work happens outside heap_lock (a page op, collect/collect.h).
+   * If a collection ran meanwhile, everything gathered so far is dropped:
+   * the collection queued those pages for sweeping again, and objects of
+   * atomic pages are not scanned, so a list of them held in this frame
+   * would not keep its tail marked.  Sweeping finds them again. */
+  uint32_t epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
   while (have < target) {
     unsigned n = 0;
     void *ptail = NULL;
     void *list = sweep_take_partial(kind, cls, &n, &ptail);
     if (!list) {
       struct page_header *page = sweep_pop_unswept(kind, cls);
-      if (page) {
-        /* Sweep outside heap_lock: the page is ours alone, and a
-         * collection waits for the page op to end.  If one ran before we
-         * got the lock back, it queued the page again and this sweep is
-         * void; objects already gathered stay safe, being reachable from
-         * this frame. */
-        uint32_t epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
-        page_op_begin();
-        pthread_mutex_unlock(&heap_lock);
-        sweep_page(page);
-        page_op_end();
-        pthread_mutex_lock(&heap_lock);
-        if (atomic_load_explicit(&gc_epoch, memory_order_relaxed) != epoch || !page->free_count)
-          continue;
-        list = sweep_detach(page, &n, &ptail);
-      } else {
+      bool fresh = false;
+      if (!page) {
         if (have) break; /* enough to go on without growing the heap */
-        page = page_acquire(1);
+        page = page_acquire(1); /* may collect, with the lock held */
         if (!page) break;
-        /* Formatting (clearing, threading the list) is done outside the
-         * lock too; a collection meanwhile finds the list through this
-         * frame and keeps every object of it. */
-        page_op_begin();
-        pthread_mutex_unlock(&heap_lock);
-        list = page_format_small(page, kind, cls, &n, &ptail);
-        page_op_end();
-        pthread_mutex_lock(&heap_lock);
+        fresh = true;
+      }
+      if (atomic_load_explicit(&gc_epoch, memory_order_relaxed) != epoch) {
+        epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+        head = tail = NULL; /* collected meanwhile (page_acquire) */
+        have = 0;
+      }
+      page_op_begin();
+      pthread_mutex_unlock(&heap_lock);
+      if (fresh) list = page_format_small(page, kind, cls, &n, &ptail);
+      else sweep_page(page);
+      page_op_end();
+      pthread_mutex_lock(&heap_lock);
+      if (atomic_load_explicit(&gc_epoch, memory_order_relaxed) != epoch) {
+        /* The collection re-queued this page (and the gathered ones). */
+        epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+        head = tail = NULL;
+        have = 0;
+        continue;
+      }
+      if (!fresh) {
+        if (!page->free_count) continue;
+        list = sweep_detach(page, &n, &ptail);
       }
     }
     if (tail) *(void **)tail = list;

@@ -110,6 +110,9 @@ static void fork_parent(void) {
   pthread_mutex_unlock(&heap_lock);
 }
 static void fork_child(void) {
+  /* Page operations of threads that do not exist here never end; the
+   * pages they held are re-queued by the next collection. */
+  atomic_store(&page_ops_in_progress, 0);
   threads_after_fork_child();
   parallel_after_fork_child();
   pthread_mutex_unlock(&meta_lock);
