@@ -230,25 +230,48 @@ void parallel_ensure_markers(unsigned want) {
  * tiny heap -- the next one marks alone, which also lets it set mark bits
  * without atomics; every ADAPTIVE_RETRY-th collection tries all markers
  * again in case the heap's shape changed.  SGC_ADAPTIVE=0 pins the count. */
-enum { ADAPTIVE_RETRY = 8 };
+enum {
+  ADAPTIVE_RETRY_MIN = 8,
+  ADAPTIVE_RETRY_MAX = 256,
+  /* Waking a GC thread costs tens of microseconds: a heap with less live
+   * data than this per marker marks faster with fewer markers. */
+  LIVE_BYTES_PER_MARKER = 256 << 10,
+};
 static unsigned adaptive_limit;   /* 0: no limit */
 static unsigned adaptive_skipped; /* collections marked alone in a row */
+static unsigned adaptive_retry = ADAPTIVE_RETRY_MIN;
+static uint64_t last_live_bytes = UINT64_MAX;
 
 void parallel_after_collection(const struct mark_totals *t) {
+  last_live_bytes = t->bytes;
   if (!sgc_settings.adaptive_markers) return;
   if (t->markers > 1) {
     double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;
-    adaptive_limit = achieved < 1.25 ? 1 : 0;
-    adaptive_skipped = 0;
-  } else if (adaptive_limit == 1 && ++adaptive_skipped >= ADAPTIVE_RETRY) {
-    adaptive_limit = 0;
+    bool poor = achieved < 1.25;
+    /* A retry that still finds no parallelism waits twice as long. */
+    if (poor && adaptive_limit == 0 && adaptive_skipped >= adaptive_retry)
+      adaptive_retry = adaptive_retry * 2 > ADAPTIVE_RETRY_MAX ? ADAPTIVE_RETRY_MAX
+                                                               : adaptive_retry * 2;
+    if (!poor) adaptive_retry = ADAPTIVE_RETRY_MIN;
+    adaptive_limit = poor ? 1 : 0;
+    if (poor) adaptive_skipped = 0;
+  } else if (adaptive_limit == 1 && ++adaptive_skipped >= adaptive_retry) {
+    adaptive_limit = 0; /* try all markers next time */
   }
 }
 
+static unsigned adaptive_markers(unsigned want) {
+  if (!sgc_settings.adaptive_markers) return want;
+  if (adaptive_limit && want > adaptive_limit) want = adaptive_limit;
+  if (last_live_bytes != UINT64_MAX) {
+    uint64_t by_size = 1 + last_live_bytes / LIVE_BYTES_PER_MARKER;
+    if (want > by_size) want = (unsigned)by_size;
+  }
+  return want;
+}
+
 void mark_drain_parallel(void) {
-  unsigned want = sgc_settings.markers ? sgc_settings.markers : 1;
-  if (adaptive_limit && sgc_settings.adaptive_markers && want > adaptive_limit) want = adaptive_limit;
-  parallel_set_active(want);
+  parallel_set_active(adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1));
   if (active <= 1) {
     uint64_t start = os_now_ns();
     mark_config.single_marker = true;
