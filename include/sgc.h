@@ -57,6 +57,10 @@ typedef struct SGC_gc_record {
   uint64_t steal_successes;
   uint64_t mark_idle_ns;   /* summed over markers: stealing and termination */
   uint64_t mark_busy_max_ns, mark_busy_min_ns; /* the busiest and least busy marker */
+  /* Page policy counters after the collection (thesis §2.2.4), in pages of
+   * small objects: a (consumed), u (in use), l (with survivors), handed to
+   * threads, and of those consumed first by another thread. */
+  uint64_t pages_consumed, pages_used, pages_live, pages_taken, remote_pages;
 } SGC_gc_record_t;
 
 /* Totals since start. */
@@ -70,6 +74,17 @@ typedef struct SGC_stats {
   uint64_t peak_heap_bytes;
   uint64_t large_allocations;
   uint64_t page_refills;
+  /* Free-page policy (SGC_PAGE_POLICY): 0 ps, 1 al, 2 lps, with k. */
+  int page_policy;
+  double lps_k;
+  uint64_t pages_consumed;   /* a */
+  uint64_t pages_used;       /* u */
+  uint64_t pages_live;       /* l at the last collection */
+  uint64_t max_pages_live;   /* max l */
+  uint64_t sum_max_used;     /* sum over threads of max u_i */
+  uint64_t pages_taken;      /* pages handed to threads */
+  uint64_t remote_pages;     /* ... that another thread consumed first */
+  uint64_t stolen_pages;     /* ... taken from another thread's store (LPS) */
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);

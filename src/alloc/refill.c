@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/page_store.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "sweep/sweep.h"
@@ -59,6 +60,7 @@ struct page_header *page_acquire(size_t pages) {
     }
     if (heap_grow(collect_growth_bytes(pages << PAGE_SHIFT))) continue;
     if (heap_grow(pages << PAGE_SHIFT)) continue; /* the least that fits */
+    if (page_stores_drain()) continue;           /* pages threads kept (AL, LPS) */
     if (!collected && !GC_dont_gc && !heap_accounting.disable_count) {
       collect_locked(SGC_REASON_HEAP_LIMIT);
       collected = true;
@@ -115,7 +117,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
       bool fresh = false;
       if (!page) {
         if (have) break; /* enough to go on without growing the heap */
-        page = page_acquire(1); /* may collect, with the lock held */
+        page = small_page_take(t); /* by the page policy; may collect */
         if (!page) break;
         fresh = true;
       }
@@ -139,6 +141,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
       }
       if (!fresh) {
         if (!page->free_count) continue;
+        if (page->live_objects == 0) small_page_adopt(t, page); /* emptied: ours now */
         list = sweep_detach(page, &n, &ptail);
       }
     }

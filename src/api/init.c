@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "alloc/alloc.h"
+#include "alloc/page_store.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -113,6 +114,7 @@ static void fork_child(void) {
   /* Page operations of threads that do not exist here never end; the
    * pages they held are re-queued by the next collection. */
   atomic_store(&page_ops_in_progress, 0);
+  page_stores_after_fork(sgc_self ? sgc_self->page_store : NULL);
   threads_after_fork_child();
   parallel_after_fork_child();
   pthread_mutex_unlock(&meta_lock);
@@ -126,6 +128,7 @@ void sgc_ensure_init(void) {
   if (!atomic_load_explicit(&sgc_initialised, memory_order_relaxed)) {
     read_settings();
     size_classes_init();
+    page_policy_init();
     free_init();
     heap_init();
     mark_init();

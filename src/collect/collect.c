@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "alloc/page_store.h"
 #include "collect/collect.h"
 #include "collect/finalize.h"
 #include "common.h"
@@ -217,6 +218,11 @@ void collect_locked(enum SGC_gc_reason reason) {
   rec.marked_objects = after_finalize.objects;
   rec.live_bytes = after_finalize.bytes;
   rec.heap_bytes = heap_size_bytes();
+  rec.pages_consumed = (uint64_t)page_counters.a;
+  rec.pages_used = (uint64_t)page_counters.u;
+  rec.pages_live = (uint64_t)page_counters.l;
+  rec.pages_taken = (uint64_t)page_counters.taken;
+  rec.remote_pages = (uint64_t)page_counters.remote;
   stats_record_collection(&rec);
 }
 

@@ -17,10 +17,12 @@ enum page_state {
   PAGE_SMALL = 1,      /* objects of one size class */
   PAGE_LARGE_HEAD = 2, /* first page of a large object */
   PAGE_LARGE_TAIL = 3, /* other pages of a large object */
+  PAGE_RESERVED = 4,   /* free, held in a thread's page store (AL, LPS) */
 };
 
 enum page_flags {
-  PAGE_ZEROED = 1, /* every byte is zero (fresh from the OS) */
+  PAGE_ZEROED = 1,   /* every byte is zero (fresh from the OS) */
+  PAGE_CONSUMED = 2, /* has held small objects once: counts in "a" */
 };
 
 struct page_header {
@@ -40,6 +42,8 @@ struct page_header {
   uintptr_t start;             /* address of the page's first byte */
   _Atomic uint64_t *mark_bits; /* MARK_WORDS_PER_PAGE words, one bit a granule */
   struct page_header *next, *prev; /* pool or sweep lists */
+  struct page_store *owner_store; /* page policies: the thread that owns it */
+  int32_t first_owner;         /* thread id that consumed the page first */
   void *free_head;             /* swept page waiting in a partial list */
   uint32_t free_count;
 };

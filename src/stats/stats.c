@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc/page_store.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -42,6 +43,15 @@ static void print_summary(void) {
           s.collections, s.total_pause_ns / 1e6, s.max_pause_ns / 1e6, s.total_mark_ns / 1e6,
           s.heap_bytes / 1048576.0, s.peak_heap_bytes / 1048576.0,
           s.total_allocated_bytes / 1048576.0);
+  static const char *names[] = {"ps", "al", "lps"};
+  fprintf(stderr,
+          "sgc: pages (policy %s, k %.2f): consumed %" PRIu64 " (%.1f MiB), in use %" PRIu64
+          ", live %" PRIu64 " (max %" PRIu64 "), sum max u_i %" PRIu64 "; taken %" PRIu64
+          ", remote %" PRIu64 " (ratio %.3f), stolen %" PRIu64 "\n",
+          names[s.page_policy], s.lps_k, s.pages_consumed, s.pages_consumed * 4096 / 1048576.0,
+          s.pages_used, s.pages_live, s.max_pages_live, s.sum_max_used, s.pages_taken,
+          s.remote_pages, s.pages_taken ? (double)s.remote_pages / (double)s.pages_taken : 0.0,
+          s.stolen_pages);
 }
 
 static void at_exit(void) {
@@ -73,12 +83,15 @@ static void write_trace(int fd, const SGC_gc_record_t *r) {
                    ",\"heap_bytes\":%" PRIu64 ",\"allocated_bytes\":%" PRIu64
                    ",\"steal_attempts\":%" PRIu64 ",\"steal_successes\":%" PRIu64
                    ",\"mark_idle_ns\":%" PRIu64 ",\"mark_busy_max_ns\":%" PRIu64
-                   ",\"mark_busy_min_ns\":%" PRIu64 "}\n",
+                   ",\"mark_busy_min_ns\":%" PRIu64 ",\"pages_consumed\":%" PRIu64
+                   ",\"pages_used\":%" PRIu64 ",\"pages_live\":%" PRIu64
+                   ",\"pages_taken\":%" PRIu64 ",\"remote_pages\":%" PRIu64 "}\n",
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
                    r->steal_attempts, r->steal_successes, r->mark_idle_ns, r->mark_busy_max_ns,
-                   r->mark_busy_min_ns);
+                   r->mark_busy_min_ns, r->pages_consumed, r->pages_used, r->pages_live,
+                   r->pages_taken, r->remote_pages);
   if (n > 0 && write(fd, line, (size_t)n) < 0) { /* tracing is best effort */ }
 }
 
@@ -115,6 +128,18 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   out->heap_bytes = heap_size_bytes();
   if (out->heap_bytes > out->peak_heap_bytes) out->peak_heap_bytes = out->heap_bytes;
   out->total_allocated_bytes = heap_accounting.total_allocated;
+  pthread_mutex_lock(&heap_lock);
+  out->page_policy = (int)page_policy;
+  out->lps_k = page_policy_k;
+  out->pages_consumed = (uint64_t)page_counters.a;
+  out->pages_used = (uint64_t)page_counters.u;
+  out->pages_live = (uint64_t)page_counters.l;
+  out->max_pages_live = (uint64_t)page_counters.max_l;
+  out->sum_max_used = (uint64_t)page_counters.sum_max_u;
+  out->pages_taken = (uint64_t)page_counters.taken;
+  out->remote_pages = (uint64_t)page_counters.remote;
+  out->stolen_pages = (uint64_t)page_counters.stolen;
+  pthread_mutex_unlock(&heap_lock);
 }
 
 GC_API size_t SGC_get_gc_records(SGC_gc_record_t *out, size_t max) {

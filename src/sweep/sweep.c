@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/page_store.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -108,9 +109,7 @@ bool sweep_finish_all(void) {
         page->next = NULL;
         sweep_small_page(page);
         if (page->live_objects == 0) {
-          page->free_head = NULL;
-          page->free_count = 0;
-          page_pool_put(page, 1);
+          small_page_release(page);
           freed = true;
         } else if (page->free_count) {
           page->next = partial[k][c];
@@ -129,11 +128,16 @@ void sweep_after_mark(void) {
   memset(unswept, 0, sizeof unswept);
   memset(partial, 0, sizeof partial);
   partial_free_bytes = 0;
+  long live_pages = 0;
   FOR_EACH_CHUNK(c) {
     for (size_t i = 0; i < c->page_count;) {
       struct page_header *p = &c->pages[i];
       uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
       if (state == PAGE_SMALL && p->kind < KIND_THREAD_LOCAL_COUNT) {
+        uint64_t any = 0;
+        for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+          any |= atomic_load_explicit(&p->mark_bits[w], memory_order_relaxed);
+        live_pages += any != 0;
         p->free_head = NULL;
         p->free_count = 0;
         p->next = unswept[p->kind][p->size_class];
@@ -150,6 +154,7 @@ void sweep_after_mark(void) {
       }
     }
   }
+  page_policy_after_mark(live_pages);
 }
 
 /* ---- eager parallel sweep (SGC_SWEEP=parallel; papers/004) ----
@@ -171,6 +176,7 @@ struct sweep_local {
   struct page_header *partial_head[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   struct page_header *partial_tail[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   size_t partial_bytes;
+  long live_pages;
   struct page_header *empty_pages, *dead_large;
 } __attribute__((aligned(64)));
 
@@ -186,6 +192,7 @@ static void sweep_unit(struct sweep_local *l, struct sweep_unit *u) {
     if (state == PAGE_SMALL && p->kind < KIND_THREAD_LOCAL_COUNT) {
       sweep_small_page(p);
       p->next = NULL;
+      if (p->live_objects) l->live_pages++;
       if (p->live_objects == 0) {
         p->free_head = NULL;
         p->free_count = 0;
@@ -243,6 +250,7 @@ void sweep_after_mark_parallel(void) {
    * its (empty) lists behind. */
   memset(locals, 0, workers * sizeof *locals);
   parallel_run_phase(sweep_worker, NULL, false);
+  long live_pages = 0;
   for (unsigned w = 0; w < workers; w++) {
     struct sweep_local *l = &locals[w];
     for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
@@ -254,8 +262,10 @@ void sweep_after_mark_parallel(void) {
     partial_free_bytes += l->partial_bytes;
     for (struct page_header *p = l->empty_pages, *next; p; p = next) {
       next = p->next;
-      page_pool_put(p, 1);
+      p->next = NULL;
+      small_page_release(p);
     }
+    live_pages += l->live_pages;
     for (struct page_header *p = l->dead_large, *next; p; p = next) {
       next = p->next;
       large_free(p);
@@ -263,4 +273,5 @@ void sweep_after_mark_parallel(void) {
   }
   os_free(units, bytes);
   units = NULL;
+  page_policy_after_mark(live_pages);
 }

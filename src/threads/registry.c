@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "os/os.h"
+#include "alloc/page_store.h"
 #include "threads/thread.h"
 
 __thread struct sgc_thread *sgc_self __attribute__((tls_model("initial-exec")));
@@ -135,6 +136,7 @@ void thread_unregister_self(void) {
    * scanned from this frame up. */
   rec->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&rec->blocked, 1, memory_order_release);
+  page_store_retire(rec); /* its free pages go back to the pool */
   pthread_mutex_lock(&registry_lock);
   if (rec->prev) rec->prev->next = rec->next;
   else registry = rec->next;
