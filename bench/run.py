@@ -241,13 +241,13 @@ CSV_COLUMNS = [
     "exit_code", "check", "wall_s", "proc_wall_s", "user_s", "sys_s", "gc_s", "mark_s",
     "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "peak_rss_kb", "collections",
     "gc_count", "heap_bytes", "live_bytes", "marked_bytes", "mark_mb_per_s", "markers_used",
-    "metric_name", "metric", "mops", "hash", "extra", "args", "env", "command", "log",
+    "pages_consumed", "remote_ratio", "metric_name", "metric", "mops", "hash", "extra", "args", "env", "command", "log",
 ]
 NUMERIC = {
     "threads", "gc_threads", "run", "exit_code", "wall_s", "proc_wall_s", "user_s", "sys_s",
     "gc_s", "mark_s", "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "peak_rss_kb",
     "collections", "gc_count", "heap_bytes", "live_bytes", "marked_bytes", "mark_mb_per_s",
-    "markers_used", "metric", "mops",
+    "markers_used", "pages_consumed", "remote_ratio", "metric", "mops",
 }
 
 
@@ -351,7 +351,7 @@ def parse_sgc_trace(path):
                     pass  # a truncated last line after a crash
     except OSError:
         return None
-    return summarize_gcs(
+    summary = summarize_gcs(
         [r.get("pause_ns", 0) / 1e9 for r in recs],
         [r.get("mark_ns", 0) / 1e9 for r in recs],
         [r.get("marked_bytes", 0) for r in recs],
@@ -360,6 +360,14 @@ def parse_sgc_trace(path):
         stop=[r.get("stop_ns", 0) / 1e9 for r in recs],
         sweep=[r.get("sweep_ns", 0) / 1e9 for r in recs],
         markers=max([r.get("markers", 0) for r in recs], default=None))
+    # Page-policy counters (cumulative; thesis Fig 2.5): pages consumed and
+    # the share of pages a thread got that another thread consumed first.
+    if recs and "pages_taken" in recs[-1]:
+        last = recs[-1]
+        summary["pages_consumed"] = last.get("pages_consumed")
+        taken = last.get("pages_taken") or 0
+        summary["remote_ratio"] = (last.get("remote_pages", 0) / taken) if taken else 0.0
+    return summary
 
 
 _MS_NS = r"(\d+) ms (\d+) ns"
@@ -1168,10 +1176,16 @@ def write_report(out_dir, rows, meta):
             ph = median([to_float(dict(x.split("=", 1) for x in (r.get("extra") or "").split()
                                        if "=" in x).get("peak_heap_bytes")) for r in ok_rows(rs)])
             rss = agg(rs, "peak_rss_kb")
+            consumed = agg(rs, "pages_consumed")
+            remote = agg(rs, "remote_ratio")
             body.append([prog, impl, var, t, fmt_num(rss / 1024) if rss else "-",
-                         fmt_num(ph / 1048576) if ph else "-", fmt_num(agg(rs, "wall_s"))])
+                         fmt_num(ph / 1048576) if ph else "-",
+                         fmt_num(consumed * 4096 / 1048576) if consumed else "-",
+                         fmt_num(remote) if remote is not None else "-",
+                         fmt_num(agg(rs, "wall_s"))])
         lines.append(md_table(["program", "impl", "variant", "thr", "peak RSS MB",
-                               "peak heap MB", "wall s"], body))
+                               "peak heap MB", "small pages consumed MB (a)",
+                               "remote page ratio", "wall s"], body))
         lines.append("")
         if plt is not None and plot_unfair(plt, rows, os.path.join(out_dir, "unfair_memory.png")):
             lines.append("![unfair memory](unfair_memory.png)\n")
