@@ -13,13 +13,18 @@
 /* The object P starts, or a fatal error naming CALLER: freeing something
  * that is not an object is a program bug, and going on would corrupt the
  * heap. */
-static struct page_header *checked_object(void *p, const char *caller) {
-  struct page_header *page = page_of_address((uintptr_t)p);
+static struct page_header *checked_object_in(struct page_header *page, void *p,
+                                             const char *caller) {
   uint8_t state = page ? atomic_load_explicit(&page->state, memory_order_acquire) : PAGE_FREE;
   if (state == PAGE_SMALL) {
-    size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
+    /* The object index by the page's reciprocal, as the marker does: no
+     * division on the free path. */
     size_t offset = (uintptr_t)p - page->start;
-    if (offset % size == 0 && offset / size < page->capacity) return page;
+    unsigned granule = (unsigned)(offset >> GRANULE_SHIFT);
+    unsigned index = (granule * page->reciprocal) >> 16;
+    if (index < page->capacity && ((uintptr_t)index * page->object_granules << GRANULE_SHIFT) == offset)
+      return page;
+    size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
     sgc_fatal("%s(%p): not the start of an object (%zu bytes into a %zu-byte object)",
               caller, p, offset % size, size);
   }
@@ -32,6 +37,22 @@ static struct page_header *checked_object(void *p, const char *caller) {
 }
 
 enum { FREE_FLUSH_BYTES = 32 << 10 };
+
+/* Clears a freed object: a few inline stores for the common small sizes
+ * (a memset call costs more than the clearing). */
+static inline void clear_object(void *p, unsigned granules) {
+  if (granules <= 4) {
+    uint64_t *w = p;
+    switch (granules) {
+    case 4: w[6] = 0; w[7] = 0; /* fall through */
+    case 3: w[4] = 0; w[5] = 0; /* fall through */
+    case 2: w[2] = 0; w[3] = 0; /* fall through */
+    default: w[0] = 0; w[1] = 0;
+    }
+  } else {
+    memset(p, 0, (size_t)granules << GRANULE_SHIFT);
+  }
+}
 static uint16_t flush_objects[SIZE_CLASS_COUNT];
 
 /* The caller freed FREE_FLUSH_BYTES of this class: its whole list becomes
@@ -54,9 +75,24 @@ void free_init(void) {
   }
 }
 
+static struct page_header *checked_object(void *p, const char *caller) {
+  return checked_object_in(page_of_address((uintptr_t)p), p, caller);
+}
+
 GC_API void GC_free(void *p) {
   if (!p) return;
-  struct page_header *page = checked_object(p, "GC_free");
+  struct sgc_thread *self = sgc_self;
+  uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
+  struct page_header *page;
+  if (self && self->free_cache_page == page_address) {
+    page = checked_object_in(self->free_cache_header, p, "GC_free");
+  } else {
+    page = checked_object(p, "GC_free");
+    if (self) {
+      self->free_cache_page = page_address;
+      self->free_cache_header = page_of_address((uintptr_t)p);
+    }
+  }
   unsigned kind = page->kind;
   if (kind >= KIND_THREAD_LOCAL_COUNT) {
     uncollectable_free(page, p);
@@ -69,8 +105,7 @@ GC_API void GC_free(void *p) {
     return;
   }
   struct sgc_thread *t = thread_self_or_register();
-  size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
-  if (kind == KIND_NORMAL) memset(p, 0, size);
+  if (kind == KIND_NORMAL) clear_object(p, page->object_granules);
   unsigned cls = page->size_class;
   void **head = &t->free_lists[kind][cls];
   *(void **)p = *head;

@@ -93,8 +93,10 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   size_t bytes = size_class_bytes[cls];
   void *batch = batch_pop(kind, cls);
   if (batch) {
-    /* Objects another thread freed: already counted when first allocated. */
-    *(void **)tail_of(batch) = t->free_lists[kind][cls];
+    /* Objects another thread freed: already counted when first allocated.
+     * The caller's list is empty (that is why it is here) unless a
+     * finalizer refilled it; only then is the batch's tail needed. */
+    if (t->free_lists[kind][cls]) *(void **)tail_of(batch) = t->free_lists[kind][cls];
     atomic_signal_fence(memory_order_seq_cst);
     t->free_lists[kind][cls] = *(void **)batch;
     atomic_signal_fence(memory_order_seq_cst);
