@@ -214,6 +214,9 @@ EXPERIMENTS = {
     "unfair": {"programs": ["unfair", "unfair-drop"], "impls": ["sgc", "bdwgc"] + MALLOC_PEERS,
                "threads": [1, 2, 4, 8], "gc_threads": [None],
                "variants": ["ps", "al", "lps1", "lps1.5", "lps2"]},
+    # Figs 2.6-2.8: applications' run time and memory per free-page policy
+    "policies": {"programs": ["matmul", "bh-pt", "cky"], "impls": ["sgc"], "threads": [1, 2],
+                 "gc_threads": [None], "variants": ["ps", "al", "lps1", "lps1.5"]},
     # papers/001: per-CPU vs per-thread buffers with hundreds of threads
     "bursty": {"programs": ["bursty"], "impls": ["sgc", "bdwgc"], "threads": [200, 1000],
                "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
@@ -228,7 +231,7 @@ EXPERIMENTS = {
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
 }
-FULL = ["apps", "mark", "alloc", "unfair", "bursty", "sweep", "markshape"]  # "scaling": for bigger machines
+FULL = ["apps", "mark", "alloc", "unfair", "bursty", "sweep", "markshape", "policies"]  # "scaling": for bigger machines
 
 HEADLINE = {"programs": ["gcbench", "alloc-free", "bh-st", "bh-pt", "cky", "cube", "matmul"],
             "impls": ["sgc", "bdwgc"], "threads": [1, 2], "gc_threads": [None],
