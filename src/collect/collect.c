@@ -223,7 +223,14 @@ void collect_locked(enum SGC_gc_reason reason) {
   rec.pages_live = (uint64_t)page_counters.l;
   rec.pages_taken = (uint64_t)page_counters.taken;
   rec.remote_pages = (uint64_t)page_counters.remote;
-  stats_record_collection(&rec);
+  struct marker_record shares[TRACE_MAX_MARKERS];
+  unsigned share_count = totals.markers < TRACE_MAX_MARKERS ? totals.markers : TRACE_MAX_MARKERS;
+  for (unsigned i = 0; i < share_count; i++) {
+    struct marker *m = parallel_marker(i);
+    shares[i] = (struct marker_record){m->marked_bytes, m->marked_objects, m->steal_attempts,
+                                       m->steal_successes, m->busy_ns, m->idle_ns};
+  }
+  stats_record_collection(&rec, shares, share_count);
 }
 
 void collect_after_unlock(void) {

@@ -21,6 +21,8 @@ enum { RING_SIZE = 1024 };
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static SGC_gc_record_t ring[RING_SIZE];
+static struct marker_record ring_markers[RING_SIZE][TRACE_MAX_MARKERS];
+static unsigned ring_marker_count[RING_SIZE];
 static uint64_t recorded, flushed;
 static SGC_stats_t totals;
 
@@ -61,9 +63,13 @@ static void at_exit(void) {
 
 void stats_init(void) { atexit(at_exit); }
 
-void stats_record_collection(const SGC_gc_record_t *rec) {
+void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_record *markers,
+                             unsigned count) {
+  if (count > TRACE_MAX_MARKERS) count = TRACE_MAX_MARKERS;
   pthread_mutex_lock(&stats_lock);
   ring[recorded % RING_SIZE] = *rec;
+  memcpy(ring_markers[recorded % RING_SIZE], markers, count * sizeof *markers);
+  ring_marker_count[recorded % RING_SIZE] = count;
   recorded++;
   totals.collections++;
   totals.total_pause_ns += rec->pause_ns;
@@ -73,8 +79,9 @@ void stats_record_collection(const SGC_gc_record_t *rec) {
   pthread_mutex_unlock(&stats_lock);
 }
 
-static void write_trace(int fd, const SGC_gc_record_t *r) {
-  char line[1024];
+static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_record *m,
+                        unsigned count) {
+  char line[1024 + TRACE_MAX_MARKERS * 160];
   int n = snprintf(line, sizeof line,
                    "{\"gc_no\":%" PRIu64 ",\"reason\":\"%s\",\"threads\":%d,\"markers\":%d,"
                    "\"start_ns\":%" PRIu64 ",\"pause_ns\":%" PRIu64 ",\"stop_ns\":%" PRIu64
@@ -85,13 +92,22 @@ static void write_trace(int fd, const SGC_gc_record_t *r) {
                    ",\"mark_idle_ns\":%" PRIu64 ",\"mark_busy_max_ns\":%" PRIu64
                    ",\"mark_busy_min_ns\":%" PRIu64 ",\"pages_consumed\":%" PRIu64
                    ",\"pages_used\":%" PRIu64 ",\"pages_live\":%" PRIu64
-                   ",\"pages_taken\":%" PRIu64 ",\"remote_pages\":%" PRIu64 "}\n",
+                   ",\"pages_taken\":%" PRIu64 ",\"remote_pages\":%" PRIu64 ",\"mark_threads\":[",
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
                    r->steal_attempts, r->steal_successes, r->mark_idle_ns, r->mark_busy_max_ns,
                    r->mark_busy_min_ns, r->pages_consumed, r->pages_used, r->pages_live,
                    r->pages_taken, r->remote_pages);
+  /* Each GC thread's share: its marked bytes and objects, steals tried and
+   * won, and busy and idle (stealing, terminating) time. */
+  for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 200; i++)
+    n += snprintf(line + n, sizeof line - (size_t)n,
+                  "%s{\"bytes\":%" PRIu64 ",\"objects\":%" PRIu64 ",\"steal_attempts\":%" PRIu64
+                  ",\"steal_successes\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64 "}",
+                  i ? "," : "", m[i].bytes, m[i].objects, m[i].steal_attempts, m[i].steal_successes,
+                  m[i].busy_ns, m[i].idle_ns);
+  if (n > 0 && (size_t)n < sizeof line - 3) n += snprintf(line + n, sizeof line - (size_t)n, "]}\n");
   if (n > 0 && write(fd, line, (size_t)n) < 0) { /* tracing is best effort */ }
 }
 
@@ -99,6 +115,8 @@ void stats_flush_pending(void) {
   if (sgc_settings.trace_fd < 0 && !sgc_settings.print_each_gc) return;
   for (;;) {
     SGC_gc_record_t r;
+    struct marker_record m[TRACE_MAX_MARKERS];
+    unsigned count;
     pthread_mutex_lock(&stats_lock);
     if (flushed == recorded) {
       pthread_mutex_unlock(&stats_lock);
@@ -106,9 +124,11 @@ void stats_flush_pending(void) {
     }
     if (recorded - flushed > RING_SIZE) flushed = recorded - RING_SIZE; /* lost to the ring */
     r = ring[flushed % RING_SIZE];
+    count = ring_marker_count[flushed % RING_SIZE];
+    memcpy(m, ring_markers[flushed % RING_SIZE], count * sizeof *m);
     flushed++;
     pthread_mutex_unlock(&stats_lock);
-    if (sgc_settings.trace_fd >= 0) write_trace(sgc_settings.trace_fd, &r);
+    if (sgc_settings.trace_fd >= 0) write_trace(sgc_settings.trace_fd, &r, m, count);
     if (sgc_settings.print_each_gc)
       fprintf(stderr,
               "sgc: collection %" PRIu64 " (%s): pause %.3f ms (stop %.3f, mark %.3f), "

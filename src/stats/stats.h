@@ -4,9 +4,17 @@
 
 #include "sgc.h"
 
+/* One GC thread's share of a collection's marking (thesis Fig 3.8). */
+struct marker_record {
+  uint64_t bytes, objects, steal_attempts, steal_successes, busy_ns, idle_ns;
+};
+enum { TRACE_MAX_MARKERS = 64 };
+
 void stats_init(void);
-/* Stores a record (heap_lock held; does no I/O). */
-void stats_record_collection(const SGC_gc_record_t *rec);
+/* Stores a record and the first TRACE_MAX_MARKERS markers' shares
+ * (heap_lock held; does no I/O). */
+void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_record *markers,
+                             unsigned count);
 /* Writes trace lines and GC_PRINT_STATS lines for new records (no lock
  * of the collector held). */
 void stats_flush_pending(void);
