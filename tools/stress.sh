@@ -1,0 +1,29 @@
+#!/bin/sh
+# Long adversarial runs, outside the default test suite: the reachability
+# oracle under every marking variant, both sweeps, every page policy, 1 to
+# 8 GC threads and torture mode, plus the threads test under torture.
+# Usage: tools/stress.sh [ROUNDS]   (default 400; about 10 minutes on 2 cores)
+set -e
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-400}
+sh tools/test.sh -R unit_ >/dev/null
+B=build/tests
+fail=0
+run() {
+  printf '%-70s' "$*"
+  if env "$@" >/tmp/sgc-stress.$$ 2>&1; then echo ok; else echo FAIL; tail -5 /tmp/sgc-stress.$$; fail=1; fi
+}
+for variant in opt simple noopt no-slo no-nsb; do
+  for markers in 1 2 8; do
+    run SGC_MARK_VARIANT=$variant SGC_MARKERS=$markers SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+  done
+done
+for policy in ps al lps; do
+  run SGC_PAGE_POLICY=$policy SGC_SWEEP=parallel $B/bb_oracle_stress -r $ROUNDS -t 6
+done
+run SGC_TORTURE=1 $B/bb_oracle_stress -r $((ROUNDS / 20 + 1)) -o 2000 -t 4
+run SGC_TORTURE=3 SGC_MARKERS=8 SGC_ADAPTIVE=0 SGC_SWEEP=parallel $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -t 4
+run SGC_TORTURE=1 THREADS_ROUNDS=5 THREADS_MANY=50 $B/bb_threads
+run SGC_EXTRA_BYTES=1 $B/bb_oracle_stress -r $ROUNDS -t 4
+rm -f /tmp/sgc-stress.$$
+if [ $fail = 0 ]; then echo "stress: all passed"; else echo "stress: FAILURES"; exit 1; fi
