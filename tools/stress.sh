@@ -18,6 +18,9 @@ for variant in opt simple noopt no-slo no-nsb; do
     run SGC_MARK_VARIANT=$variant SGC_MARKERS=$markers SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
   done
 done
+for variant in opt noopt no-slo no-nsb; do
+  run SGC_MARK_DEQUE=chase-lev SGC_MARK_VARIANT=$variant SGC_MARKERS=4 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+done
 for policy in ps al lps; do
   run SGC_PAGE_POLICY=$policy SGC_SWEEP=parallel $B/bb_oracle_stress -r $ROUNDS -t 6
 done

@@ -34,6 +34,14 @@ static void configure(void) {
   const char *s = getenv("SGC_SPLIT_BYTES");
   if (s && *s) split = strtoul(s, NULL, 10);
   if (split && split < 64) split = 64;
+  const char *d = getenv("SGC_MARK_DEQUE");
+  mark_config.deque = DEQUE_WATERMARK;
+  if (d && *d) {
+    if (!strcmp(d, "chase-lev")) mark_config.deque = DEQUE_CHASE_LEV;
+    else if (strcmp(d, "watermark")) sgc_warn("SGC_MARK_DEQUE=%s unknown; using watermark", d);
+  }
+  /* Simple deals roots out of the stack array and never steals. */
+  if (variant == MARK_SIMPLE) mark_config.deque = DEQUE_WATERMARK;
   mark_config.variant = variant;
   mark_config.split_bytes = split;
   mark_config.optimistic_bits = true;
@@ -72,6 +80,7 @@ void mark_clear_all(void) {
   for (unsigned i = 0; i < parallel_markers_created(); i++) {
     struct marker *m = parallel_marker(i);
     /* Every stack is empty between collections: restart at the bottom. */
+    cl_reset(m);
     SGC_ASSERT(marker_empty(m));
     m->top = 0;
     atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
@@ -123,9 +132,11 @@ struct page_cache {
 struct owner_view {
   struct mark_range *entries;
   size_t top, capacity, watermark;
+  bool chase_lev; /* SGC_MARK_DEQUE=chase-lev: no view, the deque's calls */
 };
 
 static inline void view_load(struct owner_view *v, struct marker *m) {
+  v->chase_lev = mark_config.deque == DEQUE_CHASE_LEV;
   v->entries = m->entries;
   v->top = m->top;
   v->capacity = m->capacity;
@@ -134,6 +145,10 @@ static inline void view_load(struct owner_view *v, struct marker *m) {
 
 __attribute__((always_inline)) static inline void view_push(struct owner_view *v, struct marker *m,
                                                             uintptr_t lo, uintptr_t hi) {
+  if (v->chase_lev) {
+    cl_push(m, lo, hi);
+    return;
+  }
   if (unlikely(v->top == v->capacity)) {
     m->top = v->top;
     marker_grow(m);
@@ -144,6 +159,7 @@ __attribute__((always_inline)) static inline void view_push(struct owner_view *v
 
 __attribute__((always_inline)) static inline bool view_pop(struct owner_view *v, struct marker *m,
                                                            struct mark_range *out) {
+  if (v->chase_lev) return cl_take(m, out);
   if (likely(v->top > v->watermark)) {
     *out = v->entries[--v->top];
     return true;
@@ -229,7 +245,7 @@ void mark_drain_own(struct marker *m) {
       }
       /* Alone (a list-shaped heap): nothing to overlap the miss with, so
        * scan it now rather than through the window's memory round trip. */
-      if (count == 0 && v.top == v.watermark) goto scan;
+      if (count == 0 && (v.chase_lev ? !cl_has_work(m) : v.top == v.watermark)) goto scan;
       __builtin_prefetch((const void *)r.lo);
       window[(first + count++) % PREFETCH_DEPTH] = r;
     }
@@ -247,7 +263,7 @@ void mark_drain_own(struct marker *m) {
     }
     /* Share only when thieves would find nothing and there is something
      * to give (marker_share repeats the test under the lock). */
-    if (share && v.top - v.watermark >= 2 &&
+    if (share && !v.chase_lev && v.top - v.watermark >= 2 &&
         atomic_load_explicit(&m->bottom, memory_order_relaxed) == v.watermark) {
       m->top = v.top;
       marker_share(m);

@@ -20,6 +20,7 @@ void marker_init(struct marker *m, unsigned index) {
   pthread_mutex_init(&m->lock, NULL);
   m->index = index;
   m->rng = 0x9E3779B97F4A7C15ull * (index + 1);
+  cl_init(m);
 }
 
 /* Full: first slide the live entries down over the stolen ones, else

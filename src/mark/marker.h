@@ -29,6 +29,17 @@ enum mark_variant {
   MARK_NO_NSB,    /* all but the non-serializing termination (a locked counter) */
 };
 
+/* The work-stealing structure, chosen by SGC_MARK_DEQUE (mark/chase_lev.c). */
+enum mark_deque { DEQUE_WATERMARK = 0, DEQUE_CHASE_LEV = 1 };
+
+struct cl_buffer {
+  int64_t mask; /* capacity - 1, a power of two */
+  struct cl_buffer *retired_next;
+  struct cl_slot {
+    _Atomic uintptr_t lo, hi;
+  } slots[];
+};
+
 struct marker {
   /* Owner side: written on every push and pop, so on lines of its own;
    * thieves polling the shared side must not pull them away. */
@@ -49,6 +60,12 @@ struct marker {
   _Atomic size_t watermark;
   /* NSB: set while the marker has no work and looks for some. */
   _Alignas(64) _Atomic int idle;
+  /* Chase-Lev deque (Chase & Lev 2005; C11 orderings of Le et al. 2013):
+   * the owner pushes and takes at bottom, thieves take one at top. */
+  _Alignas(64) _Atomic int64_t cl_top;
+  _Alignas(64) _Atomic int64_t cl_bottom;
+  _Atomic(struct cl_buffer *) cl_buffer;
+  struct cl_buffer *cl_retired; /* grown-out buffers thieves may still read */
 } __attribute__((aligned(64)));
 
 struct mark_config {
@@ -58,7 +75,10 @@ struct mark_config {
   bool balance;             /* stealing on */
   bool nsb;                 /* flag-based termination */
   bool single_marker;       /* this collection marks with one thread */
+  enum mark_deque deque;
 };
+
+
 extern struct mark_config mark_config;
 /* NSB's global flag: set by every successful steal. */
 extern _Atomic int mark_detection_interrupted;
@@ -66,7 +86,20 @@ extern _Atomic int mark_detection_interrupted;
 void marker_init(struct marker *m, unsigned index);
 void marker_grow(struct marker *m);
 
+/* chase_lev.c */
+void cl_init(struct marker *m);
+void cl_push(struct marker *m, uintptr_t lo, uintptr_t hi);
+bool cl_take(struct marker *m, struct mark_range *out);
+bool cl_steal(struct marker *thief, struct marker *victim);
+bool cl_has_work(struct marker *m);
+/* Between collections: frees retired buffers, restarts the indices. */
+void cl_reset(struct marker *m);
+
 static inline void marker_push(struct marker *m, uintptr_t lo, uintptr_t hi) {
+  if (mark_config.deque == DEQUE_CHASE_LEV) {
+    cl_push(m, lo, hi);
+    return;
+  }
   if (__builtin_expect(m->top == m->capacity, 0)) marker_grow(m);
   m->entries[m->top++] = (struct mark_range){lo, hi};
 }
@@ -88,6 +121,7 @@ void marker_share(struct marker *m);
 /* Moves up to half of VICTIM's public entries to THIEF's stack. */
 bool marker_steal(struct marker *thief, struct marker *victim);
 static inline bool marker_empty(struct marker *m) {
+  if (mark_config.deque == DEQUE_CHASE_LEV) return !cl_has_work(m);
   return m->top == atomic_load_explicit(&m->bottom, memory_order_relaxed);
 }
 

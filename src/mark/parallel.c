@@ -51,7 +51,9 @@ static bool steal_from_someone(struct marker *m) {
   unsigned start = (unsigned)(next_random(m) % n);
   for (unsigned k = 0; k < n; k++) {
     struct marker *victim = markers[(start + k) % n];
-    if (victim != m && marker_steal(m, victim)) return true;
+    if (victim == m) continue;
+    if (mark_config.deque == DEQUE_CHASE_LEV ? cl_steal(m, victim) : marker_steal(m, victim))
+      return true;
   }
   return false;
 }
@@ -85,8 +87,10 @@ static bool look_for_work_nsb(struct marker *m) {
 static bool someone_has_public_work(struct marker *m) {
   for (unsigned k = 0; k < active; k++) {
     struct marker *v = markers[k];
-    if (v != m && atomic_load_explicit(&v->bottom, memory_order_relaxed) <
-                      atomic_load_explicit(&v->watermark, memory_order_relaxed))
+    if (v == m) continue;
+    if (mark_config.deque == DEQUE_CHASE_LEV ? cl_has_work(v)
+                                             : atomic_load_explicit(&v->bottom, memory_order_relaxed) <
+                                                   atomic_load_explicit(&v->watermark, memory_order_relaxed))
       return true;
   }
   return false;

@@ -77,16 +77,20 @@ static void run_shape(const char *name, size_t (*build)(void)) {
   GC_disable();
   size_t k = build();
   GC_enable();
+  for (int deque = DEQUE_WATERMARK; deque <= DEQUE_CHASE_LEV; deque++)
   for (int v = MARK_OPT; v <= MARK_NO_NSB; v++) {
+    if (deque == DEQUE_CHASE_LEV && v == MARK_SIMPLE) continue; /* simple never steals */
     for (unsigned markers = 1; markers <= 8; markers++) {
       use_variant((enum mark_variant)v);
+      mark_config.deque = (enum mark_deque)deque;
       sgc_settings.markers = markers;
       for (int rep = 0; rep < 3; rep++) {
         GC_gcollect();
         SGC_gc_record_t rec;
         CHECK(SGC_get_gc_records(&rec, 1) == 1, "no record");
-        CHECK(rec.marked_objects == k, "%s, %s, %u markers: marked %lu objects, expected %zu",
-              name, variant_names[v], markers, (unsigned long)rec.marked_objects, k);
+        CHECK(rec.marked_objects == k, "%s, %s, %s, %u markers: marked %lu objects, expected %zu",
+              name, deque ? "chase-lev" : "watermark", variant_names[v], markers,
+              (unsigned long)rec.marked_objects, k);
         CHECK(rec.markers == (int)markers, "%s: %d markers ran, asked for %u", name,
               rec.markers, markers);
         if (v == MARK_SIMPLE)
