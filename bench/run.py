@@ -175,6 +175,7 @@ VARIANTS = {
     "no-slo": {"SGC_MARK_VARIANT": "no-slo"},
     "no-nsb": {"SGC_MARK_VARIANT": "no-nsb"},
     "opt": {"SGC_MARK_VARIANT": "opt"},
+    "chase-lev": {"SGC_MARK_VARIANT": "opt", "SGC_MARK_DEQUE": "chase-lev"},
     # free-page policy (thesis ch. 2)
     "ps": {"SGC_PAGE_POLICY": "ps"},
     "al": {"SGC_PAGE_POLICY": "al"},
@@ -227,11 +228,14 @@ EXPERIMENTS = {
     # (bdwgc issues #320, #453); a wide heap for contrast
     "markshape": {"programs": ["mark-list", "mark-tiny", "mark-wide"], "impls": ["sgc", "bdwgc"],
                   "threads": [1], "gc_threads": [1, 2, 4], "variants": ["default"]},
+    # the thesis's watermark stack vs a Chase-Lev deque (issue 4)
+    "deque": {"programs": ["gcbench", "bh-pt", "cky", "cube"], "impls": ["sgc"], "threads": [2],
+              "gc_threads": [1, 2], "variants": ["opt", "chase-lev"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
 }
-FULL = ["apps", "mark", "alloc", "unfair", "bursty", "sweep", "markshape", "policies"]  # "scaling": for bigger machines
+FULL = ["apps", "mark", "alloc", "unfair", "bursty", "sweep", "markshape", "policies", "deque"]  # "scaling": for bigger machines
 
 HEADLINE = {"programs": ["gcbench", "alloc-free", "bh-st", "bh-pt", "cky", "cube", "matmul"],
             "impls": ["sgc", "bdwgc"], "threads": [1, 2], "gc_threads": [None],
