@@ -61,6 +61,9 @@ typedef struct SGC_gc_record {
    * small objects: a (consumed), u (in use), l (with survivors), handed to
    * threads, and of those consumed first by another thread. */
   uint64_t pages_consumed, pages_used, pages_live, pages_taken, remote_pages;
+  /* Free bytes sitting in allocation caches (thread or per-CPU lists) at
+   * the collection: what papers/001 calls wasted in partly used buffers. */
+  uint64_t cache_bytes;
 } SGC_gc_record_t;
 
 /* Totals since start. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/percpu.h"
 #include "collect/collect.h"
 #include "common.h"
 
@@ -30,6 +31,15 @@ SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
   /* small_request_limit is MAX_SMALL_BYTES less the padding, so the
    * padded size cannot overflow on this path. */
   if (likely(t != NULL && bytes <= sgc_settings.small_request_limit)) {
+    if (percpu_enabled) {
+      /* SGC_LAB=cpu: this CPU's list, popped in an rseq sequence. */
+      void *p = percpu_pop(kind, size_class_for_bytes(bytes + sgc_settings.extra_bytes));
+      if (likely(p != NULL)) {
+        *(void **)p = NULL;
+        return p;
+      }
+      return allocate_slow(bytes, kind);
+    }
     void **head = &t->free_lists[kind][size_class_for_bytes(bytes + sgc_settings.extra_bytes)];
     void *p = *head;
     if (likely(p != NULL)) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/percpu.h"
 #include "collect/collect.h"
 #include "common.h"
 
@@ -107,6 +108,10 @@ GC_API void GC_free(void *p) {
   struct sgc_thread *t = thread_self_or_register();
   if (kind == KIND_NORMAL) clear_object(p, page->object_granules);
   unsigned cls = page->size_class;
+  if (percpu_enabled) {
+    percpu_push(kind, cls, p);
+    return;
+  }
   void **head = &t->free_lists[kind][cls];
   *(void **)p = *head;
   /* Link first, then publish: see the fence in alloc.c. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/percpu.h"
 #include "alloc/page_store.h"
 #include "collect/collect.h"
 #include "common.h"
@@ -92,6 +93,15 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   unsigned have = 0, target = refill_target(cls);
   size_t bytes = size_class_bytes[cls];
   void *batch = batch_pop(kind, cls);
+  if (!batch && percpu_enabled) batch = percpu_take_sidelined(kind, cls);
+  if (batch && percpu_enabled) {
+    /* Per-CPU: the rest of the list goes to this CPU's slot. */
+    void *rest = *(void **)batch;
+    *(void **)batch = NULL;
+    if (rest) percpu_install(kind, cls, rest);
+    pthread_mutex_unlock(&heap_lock);
+    return batch;
+  }
   if (batch) {
     /* Objects another thread freed: already counted when first allocated.
      * The caller's list is empty (that is why it is here) unless a
@@ -158,11 +168,17 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
     /* Install under heap_lock, so no collection sees the new objects
      * outside every free list.  Objects already on the list (a finalizer
      * may have refilled it) go behind the new ones. */
-    *(void **)tail = t->free_lists[kind][cls];
-    atomic_signal_fence(memory_order_seq_cst);
-    t->free_lists[kind][cls] = *(void **)head;
-    atomic_signal_fence(memory_order_seq_cst);
-    *(void **)head = NULL;
+    if (percpu_enabled) {
+      void *rest = *(void **)head;
+      *(void **)head = NULL;
+      if (rest) percpu_install(kind, cls, rest);
+    } else {
+      *(void **)tail = t->free_lists[kind][cls];
+      atomic_signal_fence(memory_order_seq_cst);
+      t->free_lists[kind][cls] = *(void **)head;
+      atomic_signal_fence(memory_order_seq_cst);
+      *(void **)head = NULL;
+    }
   }
   pthread_mutex_unlock(&heap_lock);
   collect_after_unlock();

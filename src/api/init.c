@@ -11,6 +11,7 @@
 
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
+#include "alloc/percpu.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -129,6 +130,7 @@ void sgc_ensure_init(void) {
     read_settings();
     size_classes_init();
     page_policy_init();
+    percpu_init();
     free_init();
     heap_init();
     mark_init();

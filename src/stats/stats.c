@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloc/page_store.h"
+#include "alloc/percpu.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -54,6 +55,12 @@ static void print_summary(void) {
           s.pages_used, s.pages_live, s.max_pages_live, s.sum_max_used, s.pages_taken,
           s.remote_pages, s.pages_taken ? (double)s.remote_pages / (double)s.pages_taken : 0.0,
           s.stolen_pages);
+  if (percpu_enabled)
+    fprintf(stderr,
+            "sgc: per-CPU caches (rseq, %u CPUs): refills %" PRIu64 ", install failures %" PRIu64
+            " (sidelined), sidelined lists reused %" PRIu64 ", sidelined bytes now %" PRIu64 "\n",
+            cpu_cache_count, percpu_stats.refills, percpu_stats.install_failures,
+            percpu_stats.sidelined_reused, percpu_stats.sidelined_bytes);
 }
 
 static void at_exit(void) {
@@ -92,13 +99,14 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    ",\"mark_idle_ns\":%" PRIu64 ",\"mark_busy_max_ns\":%" PRIu64
                    ",\"mark_busy_min_ns\":%" PRIu64 ",\"pages_consumed\":%" PRIu64
                    ",\"pages_used\":%" PRIu64 ",\"pages_live\":%" PRIu64
-                   ",\"pages_taken\":%" PRIu64 ",\"remote_pages\":%" PRIu64 ",\"mark_threads\":[",
+                   ",\"pages_taken\":%" PRIu64 ",\"remote_pages\":%" PRIu64
+                   ",\"cache_bytes\":%" PRIu64 ",\"mark_threads\":[",
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
                    r->steal_attempts, r->steal_successes, r->mark_idle_ns, r->mark_busy_max_ns,
                    r->mark_busy_min_ns, r->pages_consumed, r->pages_used, r->pages_live,
-                   r->pages_taken, r->remote_pages);
+                   r->pages_taken, r->remote_pages, r->cache_bytes);
   /* Each GC thread's share: its marked bytes and objects, steals tried and
    * won, and busy and idle (stealing, terminating) time. */
   for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 200; i++)

@@ -1,0 +1,235 @@
+/* Per-CPU caches with rseq (x86-64).
+ *
+ * Rules followed (SPEC.md §4): glibc's registration is shared, read
+ * through __rseq_offset; the abort signature is glibc's 0x53053053; the
+ * CPU number is read inside the critical section; the only rseq field
+ * written is rseq_cs; descriptors live in __rseq_cs and
+ * __rseq_cs_ptr_array; the abort handler sits outside the sequence right
+ * after its signature.  cpu_id (not mm_cid) indexes the caches: the
+ * kernel here reports feature size 28, but mm_cid needs the 32-byte
+ * layout glibc 2.36 does not register, so cpu_id is what every thread
+ * has. */
+#include "alloc/percpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/rseq.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "os/os.h"
+
+bool percpu_enabled;
+struct cpu_cache *cpu_caches;
+unsigned cpu_cache_count;
+struct percpu_stats percpu_stats;
+static void *sidelined[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+
+static inline struct rseq *thread_rseq(void) {
+  return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+}
+
+void percpu_init(void) {
+  const char *lab = getenv("SGC_LAB");
+  if (!lab || !*lab || !strcmp(lab, "thread")) return;
+  if (strcmp(lab, "cpu")) {
+    sgc_warn("SGC_LAB=%s: only thread and cpu are implemented; using thread", lab);
+    return;
+  }
+  if (__rseq_size < 20 || (int32_t)thread_rseq()->cpu_id < 0) {
+    sgc_warn("SGC_LAB=cpu: rseq is not registered by glibc here; using per-thread caches");
+    return;
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  if (cpus < 1) cpus = 1;
+  cpu_caches = os_alloc((size_t)cpus * sizeof *cpu_caches);
+  if (!cpu_caches) return;
+  cpu_cache_count = (unsigned)cpus;
+  percpu_enabled = true;
+}
+
+/* Pops the head of this CPU's list at byte OFFSET in struct cpu_cache.
+ * The sequence: publish the descriptor in rseq_cs, read cpu_id, load the
+ * head and its link, commit with one store of the link.  Preemption,
+ * migration or a signal before the commit sends the thread to the abort
+ * handler, which starts over. */
+void *percpu_pop(unsigned kind, unsigned cls) {
+  struct rseq *rs = thread_rseq();
+  char *base = (char *)cpu_caches + offsetof(struct cpu_cache, lists) +
+               ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
+  void *result;
+  __asm__ __volatile__(
+      ".pushsection __rseq_cs, \"aw\"\n\t"
+      ".balign 32\n\t"
+      "3:\n\t"
+      ".long 0x0, 0x0\n\t"
+      ".quad 1f, (2f - 1f), 4f\n\t"
+      ".popsection\n\t"
+      ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
+      ".quad 3b\n\t"
+      ".popsection\n\t"
+      "0:\n\t"
+      "leaq 3b(%%rip), %%rax\n\t"
+      "movq %%rax, 8(%[rs])\n\t"
+      "1:\n\t"
+      "movl 4(%[rs]), %%eax\n\t"
+      "imulq %[stride], %%rax\n\t"
+      "addq %[base], %%rax\n\t"
+      "movq (%%rax), %[result]\n\t"
+      "testq %[result], %[result]\n\t"
+      "jz 5f\n\t"
+      "movq (%[result]), %%rcx\n\t"
+      "movq %%rcx, (%%rax)\n\t"
+      "2:\n\t"
+      "jmp 5f\n\t"
+      ".pushsection __rseq_failure, \"ax\"\n\t"
+      ".byte 0x0f, 0xb9, 0x3d\n\t"
+      ".long 0x53053053\n\t"
+      "4:\n\t"
+      "jmp 0b\n\t"
+      ".popsection\n\t"
+      "5:\n\t"
+      : [result] "=&r"(result)
+      : [rs] "r"(rs), [base] "r"(base), [stride] "r"((uint64_t)sizeof(struct cpu_cache))
+      : "rax", "rcx", "memory", "cc");
+  return result;
+}
+
+/* Pushes OBJ on this CPU's list: link it to the head (a store into the
+ * object, harmless to repeat), then commit the head. */
+void percpu_push(unsigned kind, unsigned cls, void *obj) {
+  struct rseq *rs = thread_rseq();
+  char *base = (char *)cpu_caches + offsetof(struct cpu_cache, lists) +
+               ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
+  __asm__ __volatile__(
+      ".pushsection __rseq_cs, \"aw\"\n\t"
+      ".balign 32\n\t"
+      "3:\n\t"
+      ".long 0x0, 0x0\n\t"
+      ".quad 1f, (2f - 1f), 4f\n\t"
+      ".popsection\n\t"
+      ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
+      ".quad 3b\n\t"
+      ".popsection\n\t"
+      "0:\n\t"
+      "leaq 3b(%%rip), %%rax\n\t"
+      "movq %%rax, 8(%[rs])\n\t"
+      "1:\n\t"
+      "movl 4(%[rs]), %%eax\n\t"
+      "imulq %[stride], %%rax\n\t"
+      "addq %[base], %%rax\n\t"
+      "movq (%%rax), %%rcx\n\t"
+      "movq %%rcx, (%[obj])\n\t"
+      "movq %[obj], (%%rax)\n\t"
+      "2:\n\t"
+      "jmp 5f\n\t"
+      ".pushsection __rseq_failure, \"ax\"\n\t"
+      ".byte 0x0f, 0xb9, 0x3d\n\t"
+      ".long 0x53053053\n\t"
+      "4:\n\t"
+      "jmp 0b\n\t"
+      ".popsection\n\t"
+      "5:\n\t"
+      :
+      : [rs] "r"(rs), [base] "r"(base), [stride] "r"((uint64_t)sizeof(struct cpu_cache)),
+        [obj] "r"(obj)
+      : "rax", "rcx", "memory", "cc");
+}
+
+/* Installs LIST as this CPU's list if the slot is empty; returns whether
+ * it did.  Same sequence shape: the commit is the one store. */
+static bool try_install(unsigned kind, unsigned cls, void *list) {
+  struct rseq *rs = thread_rseq();
+  char *base = (char *)cpu_caches + offsetof(struct cpu_cache, lists) +
+               ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
+  uint64_t installed;
+  __asm__ __volatile__(
+      ".pushsection __rseq_cs, \"aw\"\n\t"
+      ".balign 32\n\t"
+      "3:\n\t"
+      ".long 0x0, 0x0\n\t"
+      ".quad 1f, (2f - 1f), 4f\n\t"
+      ".popsection\n\t"
+      ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
+      ".quad 3b\n\t"
+      ".popsection\n\t"
+      "0:\n\t"
+      "leaq 3b(%%rip), %%rax\n\t"
+      "movq %%rax, 8(%[rs])\n\t"
+      "1:\n\t"
+      "xorl %k[installed], %k[installed]\n\t"
+      "movl 4(%[rs]), %%eax\n\t"
+      "imulq %[stride], %%rax\n\t"
+      "addq %[base], %%rax\n\t"
+      "cmpq $0, (%%rax)\n\t"
+      "jnz 5f\n\t"
+      "movq %[list], (%%rax)\n\t"
+      "2:\n\t"
+      "movl $1, %k[installed]\n\t"
+      "jmp 5f\n\t"
+      ".pushsection __rseq_failure, \"ax\"\n\t"
+      ".byte 0x0f, 0xb9, 0x3d\n\t"
+      ".long 0x53053053\n\t"
+      "4:\n\t"
+      "jmp 0b\n\t"
+      ".popsection\n\t"
+      "5:\n\t"
+      : [installed] "=&r"(installed)
+      : [rs] "r"(rs), [base] "r"(base), [stride] "r"((uint64_t)sizeof(struct cpu_cache)),
+        [list] "r"(list)
+      : "rax", "memory", "cc");
+  return installed != 0;
+}
+
+static size_t list_bytes(void *list, unsigned cls) {
+  size_t n = 0;
+  for (void *p = list; p; p = *(void **)p) n++;
+  return n * size_class_bytes[cls];
+}
+
+void percpu_install(unsigned kind, unsigned cls, void *list) {
+  if (try_install(kind, cls, list)) {
+    percpu_stats.refills++;
+    return;
+  }
+  /* Another thread refilled this CPU's slot (or we moved to a CPU whose
+   * slot is full): keep the list for the next refiller instead of
+   * dropping it (the paper's sidelining).  A list's second word links
+   * sidelined lists; objects are at least 16 bytes. */
+  percpu_stats.install_failures++;
+  percpu_stats.sidelined_bytes += list_bytes(list, cls);
+  ((void **)list)[1] = sidelined[kind][cls];
+  sidelined[kind][cls] = list;
+}
+
+void *percpu_take_sidelined(unsigned kind, unsigned cls) {
+  void **list = sidelined[kind][cls];
+  if (!list) return NULL;
+  sidelined[kind][cls] = list[1];
+  list[1] = NULL;
+  percpu_stats.sidelined_reused++;
+  percpu_stats.sidelined_bytes -= list_bytes(list, cls);
+  return list;
+}
+
+void percpu_for_each_free(void (*fn)(void *obj)) {
+  if (!percpu_enabled) return;
+  for (unsigned c = 0; c < cpu_cache_count; c++)
+    for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+      for (unsigned s = 0; s < SIZE_CLASS_COUNT; s++)
+        for (void *p = cpu_caches[c].lists[k][s]; p; p = *(void **)p) fn(p);
+  for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+    for (unsigned s = 0; s < SIZE_CLASS_COUNT; s++)
+      for (void **l = sidelined[k][s]; l; l = l[1])
+        for (void *p = l; p; p = *(void **)p) fn(p);
+}
+
+uint64_t percpu_cached_bytes(void) {
+  uint64_t bytes = 0;
+  if (!percpu_enabled) return 0;
+  for (unsigned c = 0; c < cpu_cache_count; c++)
+    for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+      for (unsigned s = 0; s < SIZE_CLASS_COUNT; s++)
+        bytes += list_bytes(cpu_caches[c].lists[k][s], s);
+  return bytes + percpu_stats.sidelined_bytes;
+}
