@@ -33,7 +33,8 @@ SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
   if (likely(t != NULL && bytes <= sgc_settings.small_request_limit)) {
     if (percpu_enabled) {
       /* SGC_LAB=cpu: this CPU's list, popped in an rseq sequence. */
-      void *p = percpu_pop(kind, size_class_for_bytes(bytes + sgc_settings.extra_bytes));
+      void *p = percpu_pop_inline(t->rseq, kind,
+                                  size_class_for_bytes(bytes + sgc_settings.extra_bytes));
       if (likely(p != NULL)) {
         *(void **)p = NULL;
         return p;

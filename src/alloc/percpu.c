@@ -20,7 +20,7 @@
 #include "os/os.h"
 
 bool percpu_enabled;
-struct cpu_cache *cpu_caches;
+struct cpu_cache cpu_caches[PERCPU_MAX_CPUS];
 unsigned cpu_cache_count;
 struct percpu_stats percpu_stats;
 static void *sidelined[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
@@ -42,8 +42,11 @@ void percpu_init(void) {
   }
   long cpus = sysconf(_SC_NPROCESSORS_CONF);
   if (cpus < 1) cpus = 1;
-  cpu_caches = os_alloc((size_t)cpus * sizeof *cpu_caches);
-  if (!cpu_caches) return;
+  if (cpus > PERCPU_MAX_CPUS) {
+    sgc_warn("SGC_LAB=cpu: %ld CPUs, more than %d; using per-thread caches", cpus,
+             PERCPU_MAX_CPUS);
+    return;
+  }
   cpu_cache_count = (unsigned)cpus;
   percpu_enabled = true;
 }

@@ -16,7 +16,9 @@
 
 struct cpu_cache {
   void *lists[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-} __attribute__((aligned(64)));
+} __attribute__((aligned(512)));
+/* The fast path indexes CPUs with a shift. */
+_Static_assert(sizeof(struct cpu_cache) == 512, "cpu_cache must be 512 bytes");
 
 struct percpu_stats {
   uint64_t refills;          /* lists installed into a CPU's slot */
@@ -25,8 +27,11 @@ struct percpu_stats {
   uint64_t sidelined_bytes;  /* bytes sitting in sidelined lists now */
 };
 
+enum { PERCPU_MAX_CPUS = 1024 }; /* more CPUs than this: per-thread caches */
 extern bool percpu_enabled;  /* SGC_LAB=cpu and rseq usable */
-extern struct cpu_cache *cpu_caches;
+/* Static so the fast path addresses it directly; untouched pages of
+ * it cost no memory. */
+extern struct cpu_cache cpu_caches[PERCPU_MAX_CPUS];
 extern unsigned cpu_cache_count;
 extern struct percpu_stats percpu_stats;
 
@@ -34,6 +39,57 @@ extern struct percpu_stats percpu_stats;
 void percpu_init(void);
 /* The fast path: an object from the current CPU's list, or NULL. */
 void *percpu_pop(unsigned kind, unsigned cls);
+
+struct rseq;
+/* The same, inlined into GC_malloc with the thread's rseq area RS: the
+ * sequence is publish the descriptor, read cpu_id, load head and link,
+ * commit the link with one store; an abort (preemption, migration,
+ * signal) restarts it from the top.  See percpu.c for the rules. */
+__attribute__((always_inline)) static inline void *percpu_pop_inline(struct rseq *rs,
+                                                                      unsigned kind,
+                                                                      unsigned cls) {
+  char *slot = (char *)cpu_caches + ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
+  void *result;
+  /* asm goto: an empty list leaves by the C label, so the caller's test
+   * of the result folds into the sequence's own. */
+  __asm__ goto(
+      ".pushsection __rseq_cs, \"aw\"\n\t"
+      ".balign 32\n\t"
+      "3:\n\t"
+      ".long 0x0, 0x0\n\t"
+      ".quad 1f, (2f - 1f), 4f\n\t"
+      ".popsection\n\t"
+      ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
+      ".quad 3b\n\t"
+      ".popsection\n\t"
+      "0:\n\t"
+      "leaq 3b(%%rip), %%rax\n\t"
+      "movq %%rax, 8(%[rs])\n\t"
+      "1:\n\t"
+      "movl 4(%[rs]), %%eax\n\t"
+      "shlq $9, %%rax\n\t"
+      "addq %[slot], %%rax\n\t"
+      "movq (%%rax), %[result]\n\t"
+      "testq %[result], %[result]\n\t"
+      "jz %l[empty]\n\t"
+      "movq (%[result]), %%rcx\n\t"
+      "movq %%rcx, (%%rax)\n\t"
+      "2:\n\t"
+      ".pushsection __rseq_failure, \"ax\"\n\t"
+      ".byte 0x0f, 0xb9, 0x3d\n\t"
+      ".long 0x53053053\n\t"
+      "4:\n\t"
+      "jmp 0b\n\t"
+      ".popsection\n\t"
+      : [result] "=&r"(result)
+      : [rs] "r"(rs), [slot] "r"(slot)
+      : "rax", "rcx", "memory", "cc"
+      : empty);
+  if (result == NULL) __builtin_unreachable(); /* the sequence left by "empty" */
+  return result;
+empty:
+  return NULL;
+}
 /* GC_free's path: OBJ (cleared but for its first word) onto this CPU. */
 void percpu_push(unsigned kind, unsigned cls, void *obj);
 /* Refill (heap_lock held by the caller's refill): installs LIST on the

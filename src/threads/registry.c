@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/rseq.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -114,6 +115,8 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   rec->tid = os_gettid();
   rec->is_main = rec->tid == getpid();
   rec->stack_base = stack_base ? stack_base : thread_stack_base_of_self();
+  /* glibc's rseq area (valid when __rseq_size says it registered one). */
+  rec->rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
   pthread_mutex_lock(&registry_lock);
   if (rec->created_by_sgc) pending_unlink(rec);
   rec->prev = NULL;

@@ -49,6 +49,7 @@ struct sgc_thread {
   void *in_flight;        /* an object being handed out (a root) */
   void *exit_result;      /* kept as a root until GC_pthread_join */
   struct page_store *page_store; /* page policies (alloc/page_store.c) */
+  struct rseq *rseq;      /* glibc's rseq area of this thread (SGC_LAB=cpu) */
   /* Set by stop_world for the collector: where to scan from and whether
    * stopped_regs holds this stop's registers. */
   uintptr_t scan_from;
