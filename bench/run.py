@@ -219,8 +219,11 @@ EXPERIMENTS = {
     "policies": {"programs": ["matmul", "bh-pt", "cky"], "impls": ["sgc"], "threads": [1, 2],
                  "gc_threads": [None], "variants": ["ps", "al", "lps1", "lps1.5"]},
     # papers/001: per-CPU vs per-thread buffers with hundreds of threads
-    "bursty": {"programs": ["bursty"], "impls": ["sgc", "bdwgc"], "threads": [200, 1000],
+    "bursty": {"programs": ["bursty"], "impls": ["sgc", "bdwgc"], "threads": [200, 500, 1000],
                "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
+    # flip mode must also pick per-thread caches where they are better
+    "lab-gcbench": {"programs": ["gcbench"], "impls": ["sgc"], "threads": [1, 2],
+                    "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
     # thesis setting: as many GC threads as application threads, 1..CPUs
     "scaling": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": "pow2",
                 "gc_threads": "same", "variants": ["default"]},
@@ -235,7 +238,8 @@ EXPERIMENTS = {
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
 }
-FULL = ["apps", "mark", "alloc", "unfair", "bursty", "sweep", "markshape", "policies", "deque"]  # "scaling": for bigger machines
+FULL = ["apps", "mark", "alloc", "unfair", "bursty", "lab-gcbench", "sweep", "markshape",
+        "policies", "deque"]  # "scaling": for bigger machines
 
 HEADLINE = {"programs": ["gcbench", "alloc-free", "bh-st", "bh-pt", "cky", "cube", "matmul"],
             "impls": ["sgc", "bdwgc"], "threads": [1, 2], "gc_threads": [None],
@@ -248,13 +252,13 @@ CSV_COLUMNS = [
     "exit_code", "check", "wall_s", "proc_wall_s", "user_s", "sys_s", "gc_s", "mark_s",
     "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "peak_rss_kb", "collections",
     "gc_count", "heap_bytes", "live_bytes", "marked_bytes", "mark_mb_per_s", "markers_used",
-    "pages_consumed", "remote_ratio", "metric_name", "metric", "mops", "hash", "extra", "args", "env", "command", "log",
+    "pages_consumed", "remote_ratio", "cache_kb", "metric_name", "metric", "mops", "hash", "extra", "args", "env", "command", "log",
 ]
 NUMERIC = {
     "threads", "gc_threads", "run", "exit_code", "wall_s", "proc_wall_s", "user_s", "sys_s",
     "gc_s", "mark_s", "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "peak_rss_kb",
     "collections", "gc_count", "heap_bytes", "live_bytes", "marked_bytes", "mark_mb_per_s",
-    "markers_used", "pages_consumed", "remote_ratio", "metric", "mops",
+    "markers_used", "pages_consumed", "remote_ratio", "cache_kb", "metric", "mops",
 }
 
 
@@ -374,6 +378,10 @@ def parse_sgc_trace(path):
         summary["pages_consumed"] = last.get("pages_consumed")
         taken = last.get("pages_taken") or 0
         summary["remote_ratio"] = (last.get("remote_pages", 0) / taken) if taken else 0.0
+    # papers/001's waste: free bytes left in allocation caches at collections.
+    caches = [r["cache_bytes"] for r in recs if "cache_bytes" in r]
+    if caches:
+        summary["cache_kb"] = statistics.median(caches) / 1024
     return summary
 
 
@@ -1206,11 +1214,14 @@ def write_report(out_dir, rows, meta):
                 continue
             rss = agg(rs, "peak_rss_kb")
             heap = agg(rs, "heap_bytes")
+            cache = agg(rs, "cache_kb")
             body.append([impl, var, t, fmt_num(agg(rs, "mops")), fmt_num(agg(rs, "collections")),
+                         fmt_num(cache) if cache is not None else "-",
                          fmt_num(agg(rs, "mean_pause_ms")), fmt_num(agg(rs, "max_pause_ms")),
                          fmt_num(heap / 1048576) if heap else "-", fmt_num(rss / 1024) if rss else "-",
                          status_of(rs)])
         lines.append(md_table(["impl", "variant", "threads", "M allocs/s", "collections",
+                               "unused in caches KB (median per collection)",
                                "mean pause ms", "max pause ms", "heap MB", "peak RSS MB",
                                "status"], body))
         lines.append("")

@@ -20,6 +20,7 @@
 #include "os/os.h"
 
 bool percpu_enabled;
+bool percpu_flip;
 struct cpu_cache cpu_caches[PERCPU_MAX_CPUS];
 unsigned cpu_cache_count;
 struct percpu_stats percpu_stats;
@@ -32,8 +33,9 @@ static inline struct rseq *thread_rseq(void) {
 void percpu_init(void) {
   const char *lab = getenv("SGC_LAB");
   if (!lab || !*lab || !strcmp(lab, "thread")) return;
-  if (strcmp(lab, "cpu")) {
-    sgc_warn("SGC_LAB=%s: only thread and cpu are implemented; using thread", lab);
+  bool flip = !strcmp(lab, "flip");
+  if (strcmp(lab, "cpu") && !flip) {
+    sgc_warn("SGC_LAB=%s: use thread, cpu or flip; using thread", lab);
     return;
   }
   if (__rseq_size < 20 || (int32_t)thread_rseq()->cpu_id < 0) {
@@ -48,7 +50,19 @@ void percpu_init(void) {
     return;
   }
   cpu_cache_count = (unsigned)cpus;
-  percpu_enabled = true;
+  percpu_flip = flip;
+  percpu_enabled = !flip; /* flip starts per-thread */
+}
+
+void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, unsigned threads) {
+  if (!percpu_flip) return;
+  if (!percpu_enabled && thread_cache_bytes > (uint64_t)FLIP_BUFFER_BYTES * cpu_cache_count) {
+    percpu_enabled = true;
+    percpu_stats.flips_to_cpu++;
+  } else if (percpu_enabled && cpu_cache_bytes > (uint64_t)FLIP_BUFFER_BYTES * threads) {
+    percpu_enabled = false;
+    percpu_stats.flips_to_thread++;
+  }
 }
 
 /* Pops the head of this CPU's list at byte OFFSET in struct cpu_cache.
@@ -216,7 +230,7 @@ void *percpu_take_sidelined(unsigned kind, unsigned cls) {
 }
 
 void percpu_for_each_free(void (*fn)(void *obj)) {
-  if (!percpu_enabled) return;
+  if (!cpu_cache_count) return; /* flip mode keeps walking them while per-thread */
   for (unsigned c = 0; c < cpu_cache_count; c++)
     for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
       for (unsigned s = 0; s < SIZE_CLASS_COUNT; s++)
@@ -229,7 +243,7 @@ void percpu_for_each_free(void (*fn)(void *obj)) {
 
 uint64_t percpu_cached_bytes(void) {
   uint64_t bytes = 0;
-  if (!percpu_enabled) return 0;
+  if (!cpu_cache_count) return 0;
   for (unsigned c = 0; c < cpu_cache_count; c++)
     for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
       for (unsigned s = 0; s < SIZE_CLASS_COUNT; s++)

@@ -21,6 +21,7 @@ struct cpu_cache {
 _Static_assert(sizeof(struct cpu_cache) == 512, "cpu_cache must be 512 bytes");
 
 struct percpu_stats {
+  uint64_t flips_to_cpu, flips_to_thread;
   uint64_t refills;          /* lists installed into a CPU's slot */
   uint64_t install_failures; /* the slot was refilled meanwhile: sidelined */
   uint64_t sidelined_reused; /* sidelined lists a later refill took */
@@ -28,7 +29,8 @@ struct percpu_stats {
 };
 
 enum { PERCPU_MAX_CPUS = 1024 }; /* more CPUs than this: per-thread caches */
-extern bool percpu_enabled;  /* SGC_LAB=cpu and rseq usable */
+extern bool percpu_enabled;  /* the fast path uses per-CPU caches now */
+extern bool percpu_flip;     /* SGC_LAB=flip: the mode changes at collections */
 /* Static so the fast path addresses it directly; untouched pages of
  * it cost no memory. */
 extern struct cpu_cache cpu_caches[PERCPU_MAX_CPUS];
@@ -99,6 +101,12 @@ void percpu_install(unsigned kind, unsigned cls, void *list);
 void *percpu_take_sidelined(unsigned kind, unsigned cls);
 /* Collector, world stopped: every object on CPU and sidelined lists. */
 void percpu_for_each_free(void (*fn)(void *obj));
+/* Flip mode (papers/001 §5.2), at a collection with the world stopped:
+ * per-thread caches leaving more than FLIP_BUFFER_BYTES x CPUs unused
+ * switch to per-CPU caches; per-CPU caches leaving more than
+ * FLIP_BUFFER_BYTES x allocating threads unused switch back. */
+enum { FLIP_BUFFER_BYTES = 64 << 10 };
+void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, unsigned threads);
 /* Bytes in CPU caches and sidelined lists (statistics, world stopped). */
 uint64_t percpu_cached_bytes(void);
 

@@ -94,6 +94,12 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   size_t bytes = size_class_bytes[cls];
   void *batch = batch_pop(kind, cls);
   if (!batch && percpu_enabled) batch = percpu_take_sidelined(kind, cls);
+  if (!batch && percpu_enabled && t->free_lists[kind][cls]) {
+    /* Flip mode switched to per-CPU caches: this thread's own list moves
+     * into its CPU's cache (only its owner may detach it). */
+    batch = t->free_lists[kind][cls];
+    t->free_lists[kind][cls] = NULL;
+  }
   if (batch && percpu_enabled) {
     /* Per-CPU: the rest of the list goes to this CPU's slot. */
     void *rest = *(void **)batch;

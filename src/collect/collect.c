@@ -128,6 +128,8 @@ static void mark_free_object(void *p) {
   cached_bytes += (size_t)page->object_granules << GRANULE_SHIFT;
 }
 
+static uint64_t cpu_cached_bytes, thread_cached_bytes;
+
 /* Objects on thread free lists are free, not live: mark them without
  * scanning so the sweep leaves them on their lists.  Per-CPU lists too:
  * with the world stopped by signals no rseq sequence is in flight (a
@@ -135,11 +137,16 @@ static void mark_free_object(void *p) {
 static void mark_thread_free_lists(void) {
   cached_bytes = 0;
   percpu_for_each_free(mark_free_object);
+  cpu_cached_bytes = cached_bytes;
   FOR_EACH_THREAD(t) {
     for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
       for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
         for (void *p = t->free_lists[k][c]; p; p = *(void **)p) mark_free_object(p);
   }
+  thread_cached_bytes = cached_bytes - cpu_cached_bytes;
+  /* SGC_LAB=flip: the world is stopped, so no fast path is between its
+   * mode test and its pop. */
+  percpu_flip_decide(thread_cached_bytes, cpu_cached_bytes, (unsigned)thread_registry_count());
 }
 
 /* Uncollectable objects are roots: their mark bit is their "allocated" bit. */

@@ -55,12 +55,15 @@ static void print_summary(void) {
           s.pages_used, s.pages_live, s.max_pages_live, s.sum_max_used, s.pages_taken,
           s.remote_pages, s.pages_taken ? (double)s.remote_pages / (double)s.pages_taken : 0.0,
           s.stolen_pages);
-  if (percpu_enabled)
+  if (cpu_cache_count)
     fprintf(stderr,
-            "sgc: per-CPU caches (rseq, %u CPUs): refills %" PRIu64 ", install failures %" PRIu64
-            " (sidelined), sidelined lists reused %" PRIu64 ", sidelined bytes now %" PRIu64 "\n",
-            cpu_cache_count, percpu_stats.refills, percpu_stats.install_failures,
-            percpu_stats.sidelined_reused, percpu_stats.sidelined_bytes);
+            "sgc: per-CPU caches (rseq, %u CPUs, %s, now %s): refills %" PRIu64
+            ", install failures %" PRIu64 " (sidelined), sidelined lists reused %" PRIu64
+            ", sidelined bytes now %" PRIu64 "; flips to per-CPU %" PRIu64 ", to per-thread %" PRIu64
+            "\n",
+            cpu_cache_count, percpu_flip ? "flip" : "cpu", percpu_enabled ? "per-CPU" : "per-thread",
+            percpu_stats.refills, percpu_stats.install_failures, percpu_stats.sidelined_reused,
+            percpu_stats.sidelined_bytes, percpu_stats.flips_to_cpu, percpu_stats.flips_to_thread);
 }
 
 static void at_exit(void) {
