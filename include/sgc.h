@@ -20,13 +20,22 @@ typedef struct SGC_attr {
   int free_space_divisor;    /* GC_FREE_SPACE_DIVISOR */
   int torture_interval;      /* SGC_TORTURE: collect every N allocation slow paths */
   int extra_bytes;           /* SGC_EXTRA_BYTES: pad objects (bdwgc pads 1) */
-  int reserved[16];          /* for later parts (page policy, marker variant...) */
+  int page_policy;           /* SGC_PAGE_POLICY: 1 ps, 2 al, 3 lps (0: environment) */
+  double lps_k;              /* SGC_LPS_K (0: environment) */
+  int lab;                   /* SGC_LAB: 1 thread, 2 cpu, 3 flip (0: environment) */
+  int reserved[12];
 } SGC_attr_t;
+
+/* Values of SGC_attr_t.page_policy and .lab. */
+enum { SGC_PAGE_POLICY_PS = 1, SGC_PAGE_POLICY_AL = 2, SGC_PAGE_POLICY_LPS = 3 };
+enum { SGC_LAB_THREAD = 1, SGC_LAB_CPU = 2, SGC_LAB_FLIP = 3 };
 
 GC_API void SGC_attr_init(SGC_attr_t *attr);
 
 /* Initialise with NGCP collector threads (0: the CPUs this process may use).
- * Returns 0, or -1 when sgc was already initialised with other settings. */
+ * sgc starts itself when loaded; SGC_init applies ATTR on top, which is
+ * safe while only the calling thread allocates (call it first in main).
+ * Returns 0. */
 GC_API int SGC_init(int ngcp, const SGC_attr_t *attr);
 
 /* Why a collection ran. */

@@ -30,8 +30,16 @@ static inline struct rseq *thread_rseq(void) {
   return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
 }
 
-void percpu_init(void) {
-  const char *lab = getenv("SGC_LAB");
+static void percpu_start(const char *lab);
+
+void percpu_init(void) { percpu_start(getenv("SGC_LAB")); }
+
+void percpu_set_mode(int lab) {
+  percpu_enabled = percpu_flip = false;
+  percpu_start(lab == 2 ? "cpu" : lab == 3 ? "flip" : "thread");
+}
+
+static void percpu_start(const char *lab) {
   if (!lab || !*lab || !strcmp(lab, "thread")) return;
   bool flip = !strcmp(lab, "flip");
   if (strcmp(lab, "cpu") && !flip) {

@@ -39,6 +39,8 @@ extern struct percpu_stats percpu_stats;
 
 /* Reads SGC_LAB; says why per-CPU caches are off if they are. */
 void percpu_init(void);
+/* SGC_init's SGC_attr_t.lab (1 thread, 2 cpu, 3 flip). */
+void percpu_set_mode(int lab);
 /* The fast path: an object from the current CPU's list, or NULL. */
 void *percpu_pop(unsigned kind, unsigned cls);
 

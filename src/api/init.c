@@ -181,6 +181,10 @@ GC_API int SGC_init(int ngcp, const SGC_attr_t *attr) {
     if (attr->torture_interval > 0) sgc_settings.torture_interval = (unsigned)attr->torture_interval;
     if (attr->extra_bytes != (int)sgc_settings.extra_bytes && attr->extra_bytes > 0)
       sgc_warn("SGC_init: extra_bytes can only be set by SGC_EXTRA_BYTES before start-up");
+    if (attr->page_policy >= SGC_PAGE_POLICY_PS && attr->page_policy <= SGC_PAGE_POLICY_LPS)
+      page_policy = (enum page_policy)(attr->page_policy - 1);
+    if (attr->lps_k >= 1.0) page_policy_k = attr->lps_k;
+    if (attr->lab >= SGC_LAB_THREAD && attr->lab <= SGC_LAB_FLIP) percpu_set_mode(attr->lab);
   }
   if (ngcp > 0) sgc_settings.markers = (unsigned)ngcp;
   pthread_mutex_unlock(&heap_lock);
