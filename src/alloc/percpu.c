@@ -5,10 +5,16 @@
  * CPU number is read inside the critical section; the only rseq field
  * written is rseq_cs; descriptors live in __rseq_cs and
  * __rseq_cs_ptr_array; the abort handler sits outside the sequence right
- * after its signature.  cpu_id (not mm_cid) indexes the caches: the
- * kernel here reports feature size 28, but mm_cid needs the 32-byte
- * layout glibc 2.36 does not register, so cpu_id is what every thread
- * has. */
+ * after its signature.
+ *
+ * cpu_id, not mm_cid, indexes the caches, by measurement
+ * (tools/rseq_index_bench.sh on the 2-CPU development VM: the same
+ * sequence costs 12.3 vs 12.5 ns at 2 threads, 13.6 vs 13.3 at 8, 5.7 vs
+ * 6.7 at 32, and both use 2 indices).  At equal cost cpu_id wins on
+ * availability: it is part of the 20-byte area glibc registers on every
+ * rseq kernel, while mm_cid needs AT_RSEQ_FEATURE_SIZE >= 28 (Linux 6.3).
+ * mm_cid would pay off where a container allows a sparse set of CPUs
+ * (fewer, denser caches); that case does not arise on this machine. */
 #include "alloc/percpu.h"
 
 #include <stdlib.h>
@@ -196,10 +202,11 @@ static bool try_install(unsigned kind, unsigned cls, void *list) {
       ".byte 0x0f, 0xb9, 0x3d\n\t"
       ".long 0x53053053\n\t"
       "4:\n\t"
+      "lock incq %[reopened]\n\t"
       "jmp 0b\n\t"
       ".popsection\n\t"
       "5:\n\t"
-      : [installed] "=&r"(installed)
+      : [installed] "=&r"(installed), [reopened] "+m"(percpu_stats.reopened)
       : [rs] "r"(rs), [base] "r"(base), [stride] "r"((uint64_t)sizeof(struct cpu_cache)),
         [list] "r"(list)
       : "rax", "memory", "cc");

@@ -23,6 +23,7 @@ _Static_assert(sizeof(struct cpu_cache) == 512, "cpu_cache must be 512 bytes");
 struct percpu_stats {
   uint64_t flips_to_cpu, flips_to_thread;
   uint64_t refills;          /* lists installed into a CPU's slot */
+  uint64_t reopened;         /* refill sequences aborted by the kernel and restarted */
   uint64_t install_failures; /* the slot was refilled meanwhile: sidelined */
   uint64_t sidelined_reused; /* sidelined lists a later refill took */
   uint64_t sidelined_bytes;  /* bytes sitting in sidelined lists now */

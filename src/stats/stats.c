@@ -58,11 +58,13 @@ static void print_summary(void) {
   if (cpu_cache_count)
     fprintf(stderr,
             "sgc: per-CPU caches (rseq, %u CPUs, %s, now %s): refills %" PRIu64
-            ", install failures %" PRIu64 " (sidelined), sidelined lists reused %" PRIu64
+            " (reopened after an abort %" PRIu64 "), install failures %" PRIu64
+            " (sidelined), sidelined lists reused %" PRIu64
             ", sidelined bytes now %" PRIu64 "; flips to per-CPU %" PRIu64 ", to per-thread %" PRIu64
             "\n",
             cpu_cache_count, percpu_flip ? "flip" : "cpu", percpu_enabled ? "per-CPU" : "per-thread",
-            percpu_stats.refills, percpu_stats.install_failures, percpu_stats.sidelined_reused,
+            percpu_stats.refills, percpu_stats.reopened, percpu_stats.install_failures,
+            percpu_stats.sidelined_reused,
             percpu_stats.sidelined_bytes, percpu_stats.flips_to_cpu, percpu_stats.flips_to_thread);
 }
 
