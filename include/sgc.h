@@ -97,6 +97,16 @@ typedef struct SGC_stats {
   uint64_t pages_taken;      /* pages handed to threads */
   uint64_t remote_pages;     /* ... that another thread consumed first */
   uint64_t stolen_pages;     /* ... taken from another thread's store (LPS) */
+  /* Allocation caches (SGC_LAB; papers/001 Table 2). */
+  int lab;                   /* SGC_LAB_THREAD or SGC_LAB_CPU: the mode now */
+  int lab_flip;              /* flip mode */
+  int lab_fell_back;         /* per-CPU asked for, rseq unavailable */
+  uint64_t percpu_refills;   /* refill transactions committed */
+  uint64_t percpu_install_failures; /* ... failed: the list was sidelined */
+  uint64_t percpu_reopened;  /* ... aborted by the kernel and restarted */
+  uint64_t percpu_sidelined_reused;
+  uint64_t percpu_sidelined_bytes;
+  uint64_t lab_flips;
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);

@@ -27,6 +27,7 @@
 
 bool percpu_enabled;
 bool percpu_flip;
+bool percpu_fell_back;
 struct cpu_cache cpu_caches[PERCPU_MAX_CPUS];
 unsigned cpu_cache_count;
 struct percpu_stats percpu_stats;
@@ -53,7 +54,8 @@ static void percpu_start(const char *lab) {
     return;
   }
   if (__rseq_size < 20 || (int32_t)thread_rseq()->cpu_id < 0) {
-    sgc_warn("SGC_LAB=cpu: rseq is not registered by glibc here; using per-thread caches");
+    percpu_fell_back = true;
+    sgc_warn("SGC_LAB=%s: rseq is not registered by glibc here; using per-thread caches", lab);
     return;
   }
   long cpus = sysconf(_SC_NPROCESSORS_CONF);

@@ -32,6 +32,7 @@ struct percpu_stats {
 enum { PERCPU_MAX_CPUS = 1024 }; /* more CPUs than this: per-thread caches */
 extern bool percpu_enabled;  /* the fast path uses per-CPU caches now */
 extern bool percpu_flip;     /* SGC_LAB=flip: the mode changes at collections */
+extern bool percpu_fell_back; /* cpu or flip asked for, rseq unusable: per-thread */
 /* Static so the fast path addresses it directly; untouched pages of
  * it cost no memory. */
 extern struct cpu_cache cpu_caches[PERCPU_MAX_CPUS];

@@ -55,6 +55,8 @@ static void print_summary(void) {
           s.pages_used, s.pages_live, s.max_pages_live, s.sum_max_used, s.pages_taken,
           s.remote_pages, s.pages_taken ? (double)s.remote_pages / (double)s.pages_taken : 0.0,
           s.stolen_pages);
+  if (percpu_fell_back)
+    fprintf(stderr, "sgc: per-CPU caches requested, but rseq is unavailable: per-thread caches\n");
   if (cpu_cache_count)
     fprintf(stderr,
             "sgc: per-CPU caches (rseq, %u CPUs, %s, now %s): refills %" PRIu64
@@ -172,6 +174,15 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   out->pages_taken = (uint64_t)page_counters.taken;
   out->remote_pages = (uint64_t)page_counters.remote;
   out->stolen_pages = (uint64_t)page_counters.stolen;
+  out->lab = percpu_enabled ? SGC_LAB_CPU : SGC_LAB_THREAD;
+  out->lab_flip = percpu_flip;
+  out->lab_fell_back = percpu_fell_back;
+  out->percpu_refills = percpu_stats.refills;
+  out->percpu_install_failures = percpu_stats.install_failures;
+  out->percpu_reopened = percpu_stats.reopened;
+  out->percpu_sidelined_reused = percpu_stats.sidelined_reused;
+  out->percpu_sidelined_bytes = percpu_stats.sidelined_bytes;
+  out->lab_flips = percpu_stats.flips_to_cpu + percpu_stats.flips_to_thread;
   pthread_mutex_unlock(&heap_lock);
 }
 
