@@ -81,137 +81,42 @@ void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, u
   }
 }
 
-/* Pops the head of this CPU's list at byte OFFSET in struct cpu_cache.
- * The sequence: publish the descriptor in rseq_cs, read cpu_id, load the
- * head and its link, commit with one store of the link.  Preemption,
- * migration or a signal before the commit sends the thread to the abort
- * handler, which starts over. */
-void *percpu_pop(unsigned kind, unsigned cls) {
-  struct rseq *rs = thread_rseq();
-  char *base = (char *)cpu_caches + offsetof(struct cpu_cache, lists) +
-               ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
-  void *result;
-  __asm__ __volatile__(
-      ".pushsection __rseq_cs, \"aw\"\n\t"
-      ".balign 32\n\t"
-      "3:\n\t"
-      ".long 0x0, 0x0\n\t"
-      ".quad 1f, (2f - 1f), 4f\n\t"
-      ".popsection\n\t"
-      ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
-      ".quad 3b\n\t"
-      ".popsection\n\t"
-      "0:\n\t"
-      "leaq 3b(%%rip), %%rax\n\t"
-      "movq %%rax, 8(%[rs])\n\t"
-      "1:\n\t"
-      "movl 4(%[rs]), %%eax\n\t"
-      "imulq %[stride], %%rax\n\t"
-      "addq %[base], %%rax\n\t"
-      "movq (%%rax), %[result]\n\t"
-      "testq %[result], %[result]\n\t"
-      "jz 5f\n\t"
-      "movq (%[result]), %%rcx\n\t"
-      "movq %%rcx, (%%rax)\n\t"
-      "2:\n\t"
-      "jmp 5f\n\t"
-      ".pushsection __rseq_failure, \"ax\"\n\t"
-      ".byte 0x0f, 0xb9, 0x3d\n\t"
-      ".long 0x53053053\n\t"
-      "4:\n\t"
-      "jmp 0b\n\t"
-      ".popsection\n\t"
-      "5:\n\t"
-      : [result] "=&r"(result)
-      : [rs] "r"(rs), [base] "r"(base), [stride] "r"((uint64_t)sizeof(struct cpu_cache))
-      : "rax", "rcx", "memory", "cc");
-  return result;
-}
-
 /* Pushes OBJ on this CPU's list: link it to the head (a store into the
  * object, harmless to repeat), then commit the head. */
 void percpu_push(unsigned kind, unsigned cls, void *obj) {
   struct rseq *rs = thread_rseq();
-  char *base = (char *)cpu_caches + offsetof(struct cpu_cache, lists) +
-               ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
-  __asm__ __volatile__(
-      ".pushsection __rseq_cs, \"aw\"\n\t"
-      ".balign 32\n\t"
-      "3:\n\t"
-      ".long 0x0, 0x0\n\t"
-      ".quad 1f, (2f - 1f), 4f\n\t"
-      ".popsection\n\t"
-      ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
-      ".quad 3b\n\t"
-      ".popsection\n\t"
-      "0:\n\t"
-      "leaq 3b(%%rip), %%rax\n\t"
-      "movq %%rax, 8(%[rs])\n\t"
-      "1:\n\t"
-      "movl 4(%[rs]), %%eax\n\t"
-      "imulq %[stride], %%rax\n\t"
-      "addq %[base], %%rax\n\t"
-      "movq (%%rax), %%rcx\n\t"
-      "movq %%rcx, (%[obj])\n\t"
-      "movq %[obj], (%%rax)\n\t"
-      "2:\n\t"
-      "jmp 5f\n\t"
-      ".pushsection __rseq_failure, \"ax\"\n\t"
-      ".byte 0x0f, 0xb9, 0x3d\n\t"
-      ".long 0x53053053\n\t"
-      "4:\n\t"
-      "jmp 0b\n\t"
-      ".popsection\n\t"
-      "5:\n\t"
-      :
-      : [rs] "r"(rs), [base] "r"(base), [stride] "r"((uint64_t)sizeof(struct cpu_cache)),
-        [obj] "r"(obj)
-      : "rax", "rcx", "memory", "cc");
+  char *slot = (char *)cpu_caches + ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
+  __asm__ __volatile__(RSEQ_START("%[rs]") RSEQ_CPU_SLOT("%[rs]", "%[slot]")
+                       "movq (%%rax), %%rcx\n\t"
+                       "movq %%rcx, (%[obj])\n\t" /* link: a store into our object */
+                       "movq %[obj], (%%rax)\n\t" /* commit */
+                       "2:\n\t" RSEQ_ABORT
+                       :
+                       : [rs] "r"(rs), [slot] "r"(slot), [obj] "r"(obj)
+                       : "rax", "rcx", "memory", "cc");
 }
 
 /* Installs LIST as this CPU's list if the slot is empty; returns whether
  * it did.  Same sequence shape: the commit is the one store. */
 static bool try_install(unsigned kind, unsigned cls, void *list) {
   struct rseq *rs = thread_rseq();
-  char *base = (char *)cpu_caches + offsetof(struct cpu_cache, lists) +
-               ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
+  char *slot = (char *)cpu_caches + ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
   uint64_t installed;
-  __asm__ __volatile__(
-      ".pushsection __rseq_cs, \"aw\"\n\t"
-      ".balign 32\n\t"
-      "3:\n\t"
-      ".long 0x0, 0x0\n\t"
-      ".quad 1f, (2f - 1f), 4f\n\t"
-      ".popsection\n\t"
-      ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
-      ".quad 3b\n\t"
-      ".popsection\n\t"
-      "0:\n\t"
-      "leaq 3b(%%rip), %%rax\n\t"
-      "movq %%rax, 8(%[rs])\n\t"
-      "1:\n\t"
-      "xorl %k[installed], %k[installed]\n\t"
-      "movl 4(%[rs]), %%eax\n\t"
-      "imulq %[stride], %%rax\n\t"
-      "addq %[base], %%rax\n\t"
-      "cmpq $0, (%%rax)\n\t"
-      "jnz 5f\n\t"
-      "movq %[list], (%%rax)\n\t"
-      "2:\n\t"
-      "movl $1, %k[installed]\n\t"
-      "jmp 5f\n\t"
-      ".pushsection __rseq_failure, \"ax\"\n\t"
-      ".byte 0x0f, 0xb9, 0x3d\n\t"
-      ".long 0x53053053\n\t"
-      "4:\n\t"
-      "lock incq %[reopened]\n\t"
-      "jmp 0b\n\t"
-      ".popsection\n\t"
-      "5:\n\t"
-      : [installed] "=&r"(installed), [reopened] "+m"(percpu_stats.reopened)
-      : [rs] "r"(rs), [base] "r"(base), [stride] "r"((uint64_t)sizeof(struct cpu_cache)),
-        [list] "r"(list)
-      : "rax", "memory", "cc");
+  __asm__ __volatile__(RSEQ_START("%[rs]")
+                       "xorl %k[installed], %k[installed]\n\t"
+                       RSEQ_CPU_SLOT("%[rs]", "%[slot]")
+                       "cmpq $0, (%%rax)\n\t"
+                       "jnz 5f\n\t"
+                       "movq %[list], (%%rax)\n\t" /* commit */
+                       "2:\n\t"
+                       "movl $1, %k[installed]\n\t"
+                       "jmp 5f\n\t"
+                       /* An aborted refill is reopened: counted, then restarted. */
+                       RSEQ_ABORT_WITH("lock incq %[reopened]\n\t")
+                       "5:\n\t"
+                       : [installed] "=&r"(installed), [reopened] "+m"(percpu_stats.reopened)
+                       : [rs] "r"(rs), [slot] "r"(slot), [list] "r"(list)
+                       : "rax", "memory", "cc");
   return installed != 0;
 }
 

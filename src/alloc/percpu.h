@@ -43,11 +43,30 @@ extern struct percpu_stats percpu_stats;
 void percpu_init(void);
 /* SGC_init's SGC_attr_t.lab (1 thread, 2 cpu, 3 flip). */
 void percpu_set_mode(int lab);
-/* The fast path: an object from the current CPU's list, or NULL. */
-void *percpu_pop(unsigned kind, unsigned cls);
-
 struct rseq;
-/* The same, inlined into GC_malloc with the thread's rseq area RS: the
+
+/* The assembly every rseq sequence here shares (x86-64).  A sequence is
+ *   RSEQ_START(rs) ... the body, ending in its single committing store ...
+ *   "2:" RSEQ_ABORT (or RSEQ_ABORT_COUNTED)
+ * RSEQ_START emits the descriptor (in __rseq_cs, listed in
+ * __rseq_cs_ptr_array) covering [1, 2) with abort handler 4, and
+ * publishes it in rseq_cs, the only rseq field sgc writes.  RSEQ_ABORT
+ * puts the handler out of line, right after glibc's signature 0x53053053,
+ * and restarts the sequence from 0.  RSEQ_CPU_SLOT loads the address of
+ * this CPU's slot into rax: cpu_id read inside the sequence, the 512-byte
+ * cache stride as a shift. */
+#define RSEQ_START(rs)                                                                 \
+  ".pushsection __rseq_cs, \"aw\"\n\t.balign 32\n\t3:\n\t.long 0x0, 0x0\n\t"         \
+  ".quad 1f, (2f - 1f), 4f\n\t.popsection\n\t"                                          \
+  ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t.quad 3b\n\t.popsection\n\t"            \
+  "0:\n\tleaq 3b(%%rip), %%rax\n\tmovq %%rax, 8(" rs ")\n\t1:\n\t"
+#define RSEQ_CPU_SLOT(rs, slot)                                                        \
+  "movl 4(" rs "), %%eax\n\tshlq $9, %%rax\n\taddq " slot ", %%rax\n\t"
+#define RSEQ_ABORT_WITH(extra)                                                         \
+  ".pushsection __rseq_failure, \"ax\"\n\t.byte 0x0f, 0xb9, 0x3d\n\t"                  \
+  ".long 0x53053053\n\t4:\n\t" extra "jmp 0b\n\t.popsection\n\t"
+#define RSEQ_ABORT RSEQ_ABORT_WITH("")
+/* The fast path, inlined into GC_malloc with the thread's rseq area RS: the
  * sequence is publish the descriptor, read cpu_id, load head and link,
  * commit the link with one store; an abort (preemption, migration,
  * signal) restarts it from the top.  See percpu.c for the rules. */
@@ -58,35 +77,13 @@ __attribute__((always_inline)) static inline void *percpu_pop_inline(struct rseq
   void *result;
   /* asm goto: an empty list leaves by the C label, so the caller's test
    * of the result folds into the sequence's own. */
-  __asm__ goto(
-      ".pushsection __rseq_cs, \"aw\"\n\t"
-      ".balign 32\n\t"
-      "3:\n\t"
-      ".long 0x0, 0x0\n\t"
-      ".quad 1f, (2f - 1f), 4f\n\t"
-      ".popsection\n\t"
-      ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
-      ".quad 3b\n\t"
-      ".popsection\n\t"
-      "0:\n\t"
-      "leaq 3b(%%rip), %%rax\n\t"
-      "movq %%rax, 8(%[rs])\n\t"
-      "1:\n\t"
-      "movl 4(%[rs]), %%eax\n\t"
-      "shlq $9, %%rax\n\t"
-      "addq %[slot], %%rax\n\t"
-      "movq (%%rax), %[result]\n\t"
-      "testq %[result], %[result]\n\t"
-      "jz %l[empty]\n\t"
-      "movq (%[result]), %%rcx\n\t"
-      "movq %%rcx, (%%rax)\n\t"
-      "2:\n\t"
-      ".pushsection __rseq_failure, \"ax\"\n\t"
-      ".byte 0x0f, 0xb9, 0x3d\n\t"
-      ".long 0x53053053\n\t"
-      "4:\n\t"
-      "jmp 0b\n\t"
-      ".popsection\n\t"
+  __asm__ goto(RSEQ_START("%[rs]") RSEQ_CPU_SLOT("%[rs]", "%[slot]")
+               "movq (%%rax), %[result]\n\t"
+               "testq %[result], %[result]\n\t"
+               "jz %l[empty]\n\t"
+               "movq (%[result]), %%rcx\n\t"
+               "movq %%rcx, (%%rax)\n\t" /* commit */
+               "2:\n\t" RSEQ_ABORT
       : [result] "=&r"(result)
       : [rs] "r"(rs), [slot] "r"(slot)
       : "rax", "rcx", "memory", "cc"
