@@ -26,8 +26,7 @@ GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                              void *(*routine)(void *), void *arg) {
   sgc_ensure_init();
   thread_self_or_register();
-  struct sgc_thread *rec = calloc(1, sizeof *rec);
-  if (!rec) return EAGAIN;
+  struct sgc_thread *rec = thread_record_new();
   rec->created_by_sgc = true;
   int detach_state = PTHREAD_CREATE_JOINABLE;
   if (attr) pthread_attr_getdetachstate(attr, &detach_state);

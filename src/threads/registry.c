@@ -52,6 +52,16 @@ void thread_mark_detached(pthread_t thread) {
   thread_forget_zombie(thread);
 }
 
+/* Records are cache-line aligned and padded: two threads' hot fields
+ * (free lists, counters) never share a line. */
+struct sgc_thread *thread_record_new(void) {
+  size_t size = (sizeof(struct sgc_thread) + 127) & ~(size_t)127;
+  void *p = NULL;
+  if (posix_memalign(&p, 128, size) != 0 || !p) sgc_fatal("out of memory for a thread record");
+  memset(p, 0, size);
+  return p;
+}
+
 struct sgc_thread *thread_registry_first(void) { return registry; }
 struct sgc_thread *thread_pending_first(void) { return pending; }
 
@@ -107,10 +117,7 @@ void threads_init(void) {
 
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec) {
   if (sgc_self) return sgc_self;
-  if (!rec) {
-    rec = calloc(1, sizeof *rec);
-    if (!rec) sgc_fatal("out of memory registering a thread");
-  }
+  if (!rec) rec = thread_record_new();
   rec->pthread = pthread_self();
   rec->tid = os_gettid();
   rec->is_main = rec->tid == getpid();

@@ -69,6 +69,8 @@ extern __thread struct sgc_thread *sgc_self
 /* ---- registry.c ---- */
 extern pthread_mutex_t registry_lock;
 struct sgc_thread *thread_registry_first(void);
+/* A zeroed, cache-line aligned record (free() releases it). */
+struct sgc_thread *thread_record_new(void);
 /* Records of threads GC_pthread_create started that are not running yet:
  * their start_arg is a root. */
 struct sgc_thread *thread_pending_first(void);
