@@ -215,6 +215,9 @@ void collect_locked(enum SGC_gc_reason reason) {
 
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
+  /* More than a quarter of the heap lying in free spans: give the long
+   * ones (64 pages and more) back to the OS. */
+  if ((page_pool_free_pages() << PAGE_SHIFT) > heap_size_bytes() / 4) page_pool_release(64);
   uint64_t t4 = os_now_ns();
 
   heap_accounting.live_after_gc = after_finalize.bytes;
@@ -272,7 +275,12 @@ GC_API void GC_gcollect(void) {
   collect_after_unlock();
 }
 
-GC_API void GC_gcollect_and_unmap(void) { GC_gcollect(); }
+GC_API void GC_gcollect_and_unmap(void) {
+  GC_gcollect();
+  pthread_mutex_lock(&heap_lock);
+  page_pool_release(1);
+  pthread_mutex_unlock(&heap_lock);
+}
 
 GC_API int GC_try_to_collect(GC_stop_func stop) {
   (void)stop; /* a stop-the-world collection is not abandoned midway */
@@ -317,7 +325,12 @@ GC_API size_t GC_get_free_bytes(void) {
   return bytes;
 }
 
-GC_API size_t GC_get_unmapped_bytes(void) { return 0; }
+GC_API size_t GC_get_unmapped_bytes(void) {
+  pthread_mutex_lock(&heap_lock);
+  size_t bytes = page_pool_released_bytes();
+  pthread_mutex_unlock(&heap_lock);
+  return bytes;
+}
 GC_API size_t GC_get_bytes_since_gc(void) { return heap_accounting.allocated_since_gc; }
 GC_API size_t GC_get_total_bytes(void) { return heap_accounting.total_allocated; }
 GC_API GC_word GC_get_gc_no(void) { return heap_accounting.gc_count; }
@@ -327,7 +340,7 @@ GC_API void GC_get_heap_usage_safe(GC_word *heap_size, GC_word *free_bytes,
                                    GC_word *total_bytes) {
   if (heap_size) *heap_size = GC_get_heap_size();
   if (free_bytes) *free_bytes = GC_get_free_bytes();
-  if (unmapped_bytes) *unmapped_bytes = 0;
+  if (unmapped_bytes) *unmapped_bytes = GC_get_unmapped_bytes();
   if (bytes_since_gc) *bytes_since_gc = GC_get_bytes_since_gc();
   if (total_bytes) *total_bytes = GC_get_total_bytes();
 }

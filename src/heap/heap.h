@@ -23,6 +23,7 @@ enum page_state {
 enum page_flags {
   PAGE_ZEROED = 1,   /* every byte is zero (fresh from the OS) */
   PAGE_CONSUMED = 2, /* has held small objects once: counts in "a" */
+  PAGE_RELEASED = 4, /* free and given back to the OS (reads as zero) */
 };
 
 struct page_header {
@@ -162,5 +163,9 @@ void page_pool_put(struct page_header *first, size_t pages);
 void page_pool_add_chunk(struct chunk *c);
 size_t page_pool_free_pages(void);
 bool page_span_is_zeroed(struct page_header *first, size_t pages);
+/* Gives free spans of at least MIN_PAGES back to the OS (their memory
+ * reads as zero afterwards); returns the bytes released now. */
+size_t page_pool_release(size_t min_pages);
+size_t page_pool_released_bytes(void);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "heap/heap.h"
+#include "os/os.h"
 
 enum { EXACT_BUCKETS = 64 };
 
@@ -12,6 +13,7 @@ enum { EXACT_BUCKETS = 64 };
  * buckets[0] holds the longer ones. */
 static struct page_header *buckets[EXACT_BUCKETS];
 static size_t free_pages;
+static size_t released_pages; /* free pages whose memory the OS took back */
 
 size_t page_pool_free_pages(void) { return free_pages; }
 
@@ -61,6 +63,12 @@ struct page_header *page_pool_take(size_t pages) {
   span_unlink(span);
   if (have > pages) span_link(span + pages, have - pages);
   span->span_pages = (uint32_t)pages;
+  /* Released pages come back on first touch, zeroed by the kernel. */
+  for (size_t i = 0; i < pages; i++)
+    if (span[i].flags & PAGE_RELEASED) {
+      span[i].flags &= (uint8_t)~PAGE_RELEASED;
+      released_pages--;
+    }
   return span;
 }
 
@@ -68,7 +76,8 @@ struct page_header *page_pool_take(size_t pages) {
  * neighbouring page belongs to the same chunk. */
 void page_pool_put(struct page_header *first, size_t pages) {
   for (size_t i = 0; i < pages; i++) {
-    first[i].flags &= (uint8_t)~PAGE_ZEROED;
+    if (first[i].flags & PAGE_RELEASED) released_pages--; /* not expected: in use pages */
+    first[i].flags &= (uint8_t)~(PAGE_ZEROED | PAGE_RELEASED);
     atomic_store_explicit(&first[i].state, PAGE_FREE, memory_order_relaxed);
     first[i].next = first[i].prev = NULL;
   }
@@ -106,4 +115,27 @@ bool page_span_is_zeroed(struct page_header *first, size_t pages) {
   for (size_t i = 0; i < pages; i++)
     if (!(first[i].flags & PAGE_ZEROED)) return false;
   return true;
+}
+
+size_t page_pool_released_bytes(void) { return released_pages << PAGE_SHIFT; }
+
+/* bdwgc unmaps long-free blocks too (GC_unmap_threshold); sgc keeps the
+ * address range and drops the memory (MADV_DONTNEED), so a span needs no
+ * remapping when it is used again, and reads as zero: no memset then. */
+size_t page_pool_release(size_t min_pages) {
+  size_t released = 0;
+  for (unsigned b = 0; b < EXACT_BUCKETS; b++) {
+    if (b && b < min_pages) continue;
+    for (struct page_header *s = buckets[b]; s; s = s->next) {
+      if (s->span_pages < min_pages) continue;
+      size_t n = 0;
+      for (size_t i = 0; i < s->span_pages; i++) n += !(s[i].flags & PAGE_RELEASED);
+      if (!n) continue;
+      os_decommit((void *)s->start, (size_t)s->span_pages << PAGE_SHIFT);
+      for (size_t i = 0; i < s->span_pages; i++) s[i].flags |= PAGE_ZEROED | PAGE_RELEASED;
+      released_pages += n;
+      released += n << PAGE_SHIFT;
+    }
+  }
+  return released;
 }
