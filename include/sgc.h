@@ -104,8 +104,7 @@ typedef struct SGC_stats {
   uint64_t percpu_refills;   /* refill transactions committed */
   uint64_t percpu_install_failures; /* ... failed: the list was sidelined */
   uint64_t percpu_reopened;  /* ... aborted by the kernel and restarted */
-  uint64_t percpu_sidelined_reused;
-  uint64_t percpu_sidelined_bytes;
+  uint64_t percpu_sidelined_bytes; /* bytes of refill lists sidelined so far */
   uint64_t lab_flips;
 } SGC_stats_t;
 

@@ -105,7 +105,7 @@ GC_API void GC_free(void *p) {
     pthread_mutex_unlock(&heap_lock);
     return;
   }
-  struct sgc_thread *t = thread_self_or_register();
+  struct sgc_thread *t = self ? self : thread_self_or_register();
   if (kind == KIND_NORMAL) clear_object(p, page->object_granules);
   unsigned cls = page->size_class;
   if (percpu_enabled) {

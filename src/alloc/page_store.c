@@ -36,7 +36,6 @@ static struct page_store *store_of(struct sgc_thread *t) {
   if (t->page_store) return t->page_store;
   struct page_store *s = os_alloc(sizeof *s);
   if (!s) sgc_fatal("out of memory for a page store");
-  s->tid = t->tid;
   s->alive = true;
   s->next_alive = alive_stores;
   if (alive_stores) alive_stores->prev_alive = s;

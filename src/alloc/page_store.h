@@ -13,7 +13,6 @@ struct page_store {
   struct page_header *free; /* free pages, linked through page->next */
   long free_count;
   long used, max_used;      /* u_i and max u_i */
-  int tid;
   bool alive;
   struct page_store *next_alive, *prev_alive;
 };

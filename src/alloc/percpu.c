@@ -22,6 +22,7 @@
 #include <sys/rseq.h>
 #include <unistd.h>
 
+#include "alloc/alloc.h"
 #include "common.h"
 #include "os/os.h"
 
@@ -31,7 +32,6 @@ bool percpu_fell_back;
 struct cpu_cache cpu_caches[PERCPU_MAX_CPUS];
 unsigned cpu_cache_count;
 struct percpu_stats percpu_stats;
-static void *sidelined[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
 
 static inline struct rseq *thread_rseq(void) {
   return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
@@ -120,35 +120,18 @@ static bool try_install(unsigned kind, unsigned cls, void *list) {
   return installed != 0;
 }
 
-static size_t list_bytes(void *list, unsigned cls) {
-  size_t n = 0;
-  for (void *p = list; p; p = *(void **)p) n++;
-  return n * size_class_bytes[cls];
-}
-
-void percpu_install(unsigned kind, unsigned cls, void *list) {
+void percpu_install(unsigned kind, unsigned cls, void *list, size_t bytes) {
   if (try_install(kind, cls, list)) {
     percpu_stats.refills++;
     return;
   }
   /* Another thread refilled this CPU's slot (or we moved to a CPU whose
-   * slot is full): keep the list for the next refiller instead of
-   * dropping it (the paper's sidelining).  A list's second word links
-   * sidelined lists; objects are at least 16 bytes. */
+   * slot is full): the list is not dropped but sidelined for the next
+   * refiller of the class -- it joins the shared batches (alloc/batches.c),
+   * which every refill looks at first. */
   percpu_stats.install_failures++;
-  percpu_stats.sidelined_bytes += list_bytes(list, cls);
-  ((void **)list)[1] = sidelined[kind][cls];
-  sidelined[kind][cls] = list;
-}
-
-void *percpu_take_sidelined(unsigned kind, unsigned cls) {
-  void **list = sidelined[kind][cls];
-  if (!list) return NULL;
-  sidelined[kind][cls] = list[1];
-  list[1] = NULL;
-  percpu_stats.sidelined_reused++;
-  percpu_stats.sidelined_bytes -= list_bytes(list, cls);
-  return list;
+  percpu_stats.sidelined_bytes += bytes;
+  batch_push(kind, cls, list);
 }
 
 void percpu_for_each_free(void (*fn)(void *obj)) {
@@ -157,18 +140,4 @@ void percpu_for_each_free(void (*fn)(void *obj)) {
     for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
       for (unsigned s = 0; s < SIZE_CLASS_COUNT; s++)
         for (void *p = cpu_caches[c].lists[k][s]; p; p = *(void **)p) fn(p);
-  for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
-    for (unsigned s = 0; s < SIZE_CLASS_COUNT; s++)
-      for (void **l = sidelined[k][s]; l; l = l[1])
-        for (void *p = l; p; p = *(void **)p) fn(p);
-}
-
-uint64_t percpu_cached_bytes(void) {
-  uint64_t bytes = 0;
-  if (!cpu_cache_count) return 0;
-  for (unsigned c = 0; c < cpu_cache_count; c++)
-    for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
-      for (unsigned s = 0; s < SIZE_CLASS_COUNT; s++)
-        bytes += list_bytes(cpu_caches[c].lists[k][s], s);
-  return bytes + percpu_stats.sidelined_bytes;
 }

@@ -25,8 +25,7 @@ struct percpu_stats {
   uint64_t refills;          /* lists installed into a CPU's slot */
   uint64_t reopened;         /* refill sequences aborted by the kernel and restarted */
   uint64_t install_failures; /* the slot was refilled meanwhile: sidelined */
-  uint64_t sidelined_reused; /* sidelined lists a later refill took */
-  uint64_t sidelined_bytes;  /* bytes sitting in sidelined lists now */
+  uint64_t sidelined_bytes;  /* bytes of refill lists sidelined so far */
 };
 
 enum { PERCPU_MAX_CPUS = 1024 }; /* more CPUs than this: per-thread caches */
@@ -95,12 +94,11 @@ empty:
 }
 /* GC_free's path: OBJ (cleared but for its first word) onto this CPU. */
 void percpu_push(unsigned kind, unsigned cls, void *obj);
-/* Refill (heap_lock held by the caller's refill): installs LIST on the
- * current CPU if its slot is empty, or sidelines it. */
-void percpu_install(unsigned kind, unsigned cls, void *list);
-/* A sidelined list for the refiller, or NULL (heap_lock held). */
-void *percpu_take_sidelined(unsigned kind, unsigned cls);
-/* Collector, world stopped: every object on CPU and sidelined lists. */
+/* Refill (heap_lock held): installs LIST (BYTES of objects, 0 when
+ * unknown) on the current CPU if its slot is empty, or sidelines it into
+ * the shared batches. */
+void percpu_install(unsigned kind, unsigned cls, void *list, size_t bytes);
+/* Collector, world stopped: every object on the CPU lists. */
 void percpu_for_each_free(void (*fn)(void *obj));
 /* Flip mode (papers/001 §5.2), at a collection with the world stopped:
  * per-thread caches leaving more than FLIP_BUFFER_BYTES x CPUs unused
@@ -108,7 +106,5 @@ void percpu_for_each_free(void (*fn)(void *obj));
  * FLIP_BUFFER_BYTES x allocating threads unused switch back. */
 enum { FLIP_BUFFER_BYTES = 64 << 10 };
 void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, unsigned threads);
-/* Bytes in CPU caches and sidelined lists (statistics, world stopped). */
-uint64_t percpu_cached_bytes(void);
 
 #endif

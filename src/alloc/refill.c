@@ -93,7 +93,6 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   unsigned have = 0, target = refill_target(cls);
   size_t bytes = size_class_bytes[cls];
   void *batch = batch_pop(kind, cls);
-  if (!batch && percpu_enabled) batch = percpu_take_sidelined(kind, cls);
   if (!batch && percpu_enabled && t->free_lists[kind][cls]) {
     /* Flip mode switched to per-CPU caches: this thread's own list moves
      * into its CPU's cache (only its owner may detach it). */
@@ -104,7 +103,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
     /* Per-CPU: the rest of the list goes to this CPU's slot. */
     void *rest = *(void **)batch;
     *(void **)batch = NULL;
-    if (rest) percpu_install(kind, cls, rest);
+    if (rest) percpu_install(kind, cls, rest, 0);
     pthread_mutex_unlock(&heap_lock);
     return batch;
   }
@@ -169,6 +168,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
     have += n;
   }
   if (head) {
+    heap_accounting.page_refills++;
     account_allocation(have * bytes);
     t->allocated_bytes += have * bytes;
     /* Install under heap_lock, so no collection sees the new objects
@@ -177,7 +177,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
     if (percpu_enabled) {
       void *rest = *(void **)head;
       *(void **)head = NULL;
-      if (rest) percpu_install(kind, cls, rest);
+      if (rest) percpu_install(kind, cls, rest, (size_t)(have - 1) * bytes);
     } else {
       *(void **)tail = t->free_lists[kind][cls];
       atomic_signal_fence(memory_order_seq_cst);

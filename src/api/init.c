@@ -132,12 +132,10 @@ void sgc_ensure_init(void) {
     page_policy_init();
     percpu_init();
     free_init();
-    heap_init();
     mark_init();
     roots_init();
     threads_init();
     stop_world_init();
-    collect_init();
     stats_init();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     pthread_mutex_lock(&heap_lock);

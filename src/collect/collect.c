@@ -51,8 +51,6 @@ GC_API void *GC_call_with_alloc_lock(GC_fn_type fn, void *cd) {
 
 enum { MIN_COLLECT_BYTES = 4 << 20 };
 
-void collect_init(void) {}
-
 static size_t divisor(void) {
   GC_word d = GC_free_space_divisor;
   return d ? d : 1;
@@ -149,26 +147,6 @@ static void mark_thread_free_lists(void) {
   percpu_flip_decide(thread_cached_bytes, cpu_cached_bytes, (unsigned)thread_registry_count());
 }
 
-/* Uncollectable objects are roots: their mark bit is their "allocated" bit. */
-static void push_uncollectable(void) {
-  FOR_EACH_CHUNK(c) {
-    for (size_t i = 0; i < c->page_count; i++) {
-      struct page_header *p = &c->pages[i];
-      uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
-      if (p->kind != KIND_UNCOLLECTABLE) continue;
-      if (state == PAGE_LARGE_HEAD) {
-        if (mark_bit_test(p, p->start)) mark_push_range(p->start, p->start + p->object_bytes);
-      } else if (state == PAGE_SMALL) {
-        size_t size = (size_t)p->object_granules << GRANULE_SHIFT;
-        for (unsigned j = 0; j < p->capacity; j++) {
-          uintptr_t obj = p->start + j * size;
-          if (mark_bit_test(p, obj)) mark_push_range(obj, obj + size);
-        }
-      }
-    }
-  }
-}
-
 void collect_locked(enum SGC_gc_reason reason) {
   /* GC_dont_gc and GC_disable suppress every kind of collection,
    * explicit ones included (as bdwgc). */
@@ -194,11 +172,10 @@ void collect_locked(enum SGC_gc_reason reason) {
   uint64_t t1 = os_now_ns();
 
   atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_relaxed);
-  mark_clear_all();
-  mark_thread_free_lists();
   /* Every root goes on the collector's stack; the markers share it out
    * by stealing. */
-  push_uncollectable();
+  mark_begin();
+  mark_thread_free_lists();
   heap_accounting.root_bytes = roots_push_all();
   finalize_push_roots();
   push_thread_roots(self);

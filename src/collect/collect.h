@@ -27,12 +27,13 @@ struct heap_accounting {
   size_t live_after_gc;      /* marked bytes at the last collection */
   size_t root_bytes;         /* static roots at the last collection */
   uint64_t gc_count;
+  uint64_t page_refills;      /* small-object refills that took heap_lock */
+  uint64_t large_allocations;
   int disable_count;         /* GC_disable nesting */
   bool collecting;
 };
 extern struct heap_accounting heap_accounting; /* under heap_lock */
 
-void collect_init(void);
 /* Both with heap_lock held. */
 bool collect_should_run(void);
 void collect_locked(enum SGC_gc_reason reason);

@@ -14,8 +14,6 @@ bool heap_interior_pointers = true;
 static struct chunk *chunk_list;     /* written under heap_lock */
 static _Atomic size_t heap_bytes;
 
-void heap_init(void) {}
-
 size_t heap_size_bytes(void) {
   return atomic_load_explicit(&heap_bytes, memory_order_relaxed);
 }

@@ -45,7 +45,7 @@ struct page_header {
   struct page_header *next, *prev; /* pool or sweep lists */
   struct page_store *owner_store; /* page policies: the thread that owns it */
   int32_t first_owner;         /* thread id that consumed the page first */
-  void *free_head;             /* swept page waiting in a partial list */
+  void *free_head, *free_tail; /* a swept page's free list (partial lists) */
   uint32_t free_count;
 };
 
@@ -148,7 +148,6 @@ static inline void mark_bit_clear(const struct page_header *p, uintptr_t base) {
 }
 
 /* ---- heap.c ---- */
-void heap_init(void);
 /* Adds a chunk of at least BYTES; false when the OS or the heap limit says
  * no.  Caller holds heap_lock. */
 bool heap_grow(size_t bytes);

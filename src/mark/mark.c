@@ -66,17 +66,7 @@ void mark_init(void) {
   parallel_mark_init();
 }
 
-void mark_clear_all(void) {
-  FOR_EACH_CHUNK(c) {
-    for (size_t i = 0; i < c->page_count; i++) {
-      struct page_header *p = &c->pages[i];
-      uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
-      if ((state == PAGE_SMALL || state == PAGE_LARGE_HEAD) && p->kind >= KIND_THREAD_LOCAL_COUNT)
-        continue; /* uncollectable: the bit means "allocated" */
-      for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-        atomic_store_explicit(&p->mark_bits[w], 0, memory_order_relaxed);
-    }
-  }
+void mark_begin(void) {
   for (unsigned i = 0; i < parallel_markers_created(); i++) {
     struct marker *m = parallel_marker(i);
     /* Every stack is empty between collections: restart at the bottom. */
@@ -88,6 +78,31 @@ void mark_clear_all(void) {
     m->marked_bytes = m->marked_objects = 0;
     m->steal_attempts = m->steal_successes = 0;
     m->busy_ns = m->idle_ns = 0;
+  }
+  /* One walk over the page headers: collectable pages lose their marks;
+   * uncollectable objects keep theirs (the bit means "allocated") and are
+   * roots, queued here. */
+  FOR_EACH_CHUNK(c) {
+    for (size_t i = 0; i < c->page_count; i++) {
+      struct page_header *p = &c->pages[i];
+      uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+      bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD;
+      if (!in_use || p->kind < KIND_THREAD_LOCAL_COUNT) {
+        for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+          atomic_store_explicit(&p->mark_bits[w], 0, memory_order_relaxed);
+        continue;
+      }
+      if (p->kind != KIND_UNCOLLECTABLE) continue; /* atomic: nothing to scan */
+      if (state == PAGE_LARGE_HEAD) {
+        if (mark_bit_test(p, p->start)) mark_push_range(p->start, p->start + p->object_bytes);
+        continue;
+      }
+      size_t size = (size_t)p->object_granules << GRANULE_SHIFT;
+      for (unsigned j = 0; j < p->capacity; j++) {
+        uintptr_t obj = p->start + j * size;
+        if (mark_bit_test(p, obj)) mark_push_range(obj, obj + size);
+      }
+    }
   }
 }
 
@@ -192,32 +207,6 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   return size;
 }
 
-__attribute__((always_inline)) static inline size_t mark_candidate(struct marker *m, uintptr_t w,
-                                                                   uintptr_t lowest,
-                                                                   uintptr_t span,
-                                                                   bool interior) {
-  if (w - lowest >= span) return 0;
-  struct page_header *page;
-  uintptr_t base = object_start_rule(w, &page, interior);
-  if (!base || !set_mark(page, base)) return 0;
-  size_t size = object_size(page);
-  if (kind_is_scanned(page->kind)) marker_push(m, base, base + size);
-  return size;
-}
-
-void mark_scan_range(struct marker *m, struct mark_range r) {
-  uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
-  uintptr_t span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
-  bool interior = heap_interior_pointers;
-  for (const uintptr_t *p = (const uintptr_t *)r.lo; (uintptr_t)(p + 1) <= r.hi; p++) {
-    size_t size = mark_candidate(m, *p, lowest, span, interior);
-    if (size) {
-      m->marked_bytes += size;
-      m->marked_objects++;
-    }
-  }
-}
-
 /* The hot loop: everything inlined, counters in locals (with
  * -fno-strict-aliasing every push could otherwise reload them). */
 void mark_drain_own(struct marker *m) {
@@ -287,13 +276,18 @@ void mark_push_contents(struct page_header *page, uintptr_t base) {
 }
 
 void mark_word(uintptr_t w) {
+  struct marker *m = mark_collector;
+  struct owner_view v;
+  struct page_cache cache = {1, NULL};
+  view_load(&v, m);
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
-  size_t size = mark_candidate(mark_collector, w, lowest,
-                               atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
-                               heap_interior_pointers);
+  size_t size = mark_candidate_cached(&v, m, w, lowest,
+                                      atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
+                                      heap_interior_pointers, &cache);
+  m->top = v.top;
   if (size) {
-    mark_collector->marked_bytes += size;
-    mark_collector->marked_objects++;
+    m->marked_bytes += size;
+    m->marked_objects++;
   }
 }
 

@@ -11,8 +11,10 @@
 
 /* Reads SGC_MARK_VARIANT / SGC_SPLIT_BYTES and sets up marker 0. */
 void mark_init(void);
-/* Clears the mark bits of every collectable object (world stopped). */
-void mark_clear_all(void);
+/* Starts a collection's marking (world stopped): empty stacks, mark
+ * bits of collectable objects cleared, uncollectable objects queued as
+ * roots. */
+void mark_begin(void);
 
 /* Root and finalization helpers: they work on the collecting thread's
  * marker (marker 0). */
@@ -26,8 +28,6 @@ void mark_drain(void);
 /* The same with every marker of this collection (parallel.c). */
 void mark_drain_parallel(void);
 
-/* Scans [r.lo, r.hi) for M (mark.c); used by both drains. */
-void mark_scan_range(struct marker *m, struct mark_range r);
 /* One marker's loop over its own stack, with the prefetch window. */
 void mark_drain_own(struct marker *m);
 

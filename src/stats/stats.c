@@ -61,12 +61,10 @@ static void print_summary(void) {
     fprintf(stderr,
             "sgc: per-CPU caches (rseq, %u CPUs, %s, now %s): refills %" PRIu64
             " (reopened after an abort %" PRIu64 "), install failures %" PRIu64
-            " (sidelined), sidelined lists reused %" PRIu64
-            ", sidelined bytes now %" PRIu64 "; flips to per-CPU %" PRIu64 ", to per-thread %" PRIu64
+            " (sidelined, %" PRIu64 " bytes); flips to per-CPU %" PRIu64 ", to per-thread %" PRIu64
             "\n",
             cpu_cache_count, percpu_flip ? "flip" : "cpu", percpu_enabled ? "per-CPU" : "per-thread",
             percpu_stats.refills, percpu_stats.reopened, percpu_stats.install_failures,
-            percpu_stats.sidelined_reused,
             percpu_stats.sidelined_bytes, percpu_stats.flips_to_cpu, percpu_stats.flips_to_thread);
 }
 
@@ -154,7 +152,6 @@ void stats_flush_pending(void) {
   }
 }
 
-void stats_count_large_allocation(void) { totals.large_allocations++; }
 
 GC_API void SGC_get_stats(SGC_stats_t *out) {
   pthread_mutex_lock(&stats_lock);
@@ -164,6 +161,8 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   if (out->heap_bytes > out->peak_heap_bytes) out->peak_heap_bytes = out->heap_bytes;
   out->total_allocated_bytes = heap_accounting.total_allocated;
   pthread_mutex_lock(&heap_lock);
+  out->page_refills = heap_accounting.page_refills;
+  out->large_allocations = heap_accounting.large_allocations;
   out->page_policy = (int)page_policy;
   out->lps_k = page_policy_k;
   out->pages_consumed = (uint64_t)page_counters.a;
@@ -180,7 +179,6 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   out->percpu_refills = percpu_stats.refills;
   out->percpu_install_failures = percpu_stats.install_failures;
   out->percpu_reopened = percpu_stats.reopened;
-  out->percpu_sidelined_reused = percpu_stats.sidelined_reused;
   out->percpu_sidelined_bytes = percpu_stats.sidelined_bytes;
   out->lab_flips = percpu_stats.flips_to_cpu + percpu_stats.flips_to_thread;
   pthread_mutex_unlock(&heap_lock);

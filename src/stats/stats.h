@@ -18,6 +18,5 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
 /* Writes trace lines and GC_PRINT_STATS lines for new records (no lock
  * of the collector held). */
 void stats_flush_pending(void);
-void stats_count_large_allocation(void);
 
 #endif

@@ -20,7 +20,7 @@ static size_t partial_free_bytes;
 /* Builds PAGE's free list from its unmarked objects.  Runs of dead objects
  * are cleared with one memset each, and a page with no mark at all is
  * cleared whole: far fewer calls than one per object. */
-static void sweep_small_page(struct page_header *page) {
+void sweep_page(struct page_header *page) {
   size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
   char *base = (char *)page->start;
   bool clear = page->kind == KIND_NORMAL;
@@ -59,18 +59,17 @@ static void sweep_small_page(struct page_header *page) {
   }
   *link = NULL;
   page->free_head = head;
+  page->free_tail = head ? (void *)link : NULL; /* link is the last object's link word */
   page->free_count = free_count;
   page->live_objects = live;
   page->swept_epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
 }
 
-static void *detach_list(struct page_header *page, unsigned *count, void **tail) {
+void *sweep_detach(struct page_header *page, unsigned *count, void **tail) {
   void *head = page->free_head;
   *count = page->free_count;
-  void *last = head;
-  while (*(void **)last) last = *(void **)last;
-  *tail = last;
-  page->free_head = NULL;
+  *tail = page->free_tail;
+  page->free_head = page->free_tail = NULL;
   page->free_count = 0;
   return head;
 }
@@ -81,7 +80,7 @@ void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **ta
   partial[kind][cls] = page->next;
   page->next = NULL;
   partial_free_bytes -= (size_t)page->free_count * size_class_bytes[cls];
-  return detach_list(page, count, tail);
+  return sweep_detach(page, count, tail);
 }
 
 struct page_header *sweep_pop_unswept(unsigned kind, unsigned cls) {
@@ -93,12 +92,6 @@ struct page_header *sweep_pop_unswept(unsigned kind, unsigned cls) {
   return page;
 }
 
-void sweep_page(struct page_header *page) { sweep_small_page(page); }
-
-void *sweep_detach(struct page_header *page, unsigned *count, void **tail) {
-  return detach_list(page, count, tail);
-}
-
 bool sweep_finish_all(void) {
   bool freed = false;
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
@@ -107,7 +100,7 @@ bool sweep_finish_all(void) {
       while ((page = unswept[k][c]) != NULL) {
         unswept[k][c] = page->next;
         page->next = NULL;
-        sweep_small_page(page);
+        sweep_page(page);
         if (page->live_objects == 0) {
           small_page_release(page);
           freed = true;
@@ -190,7 +183,7 @@ static void sweep_unit(struct sweep_local *l, struct sweep_unit *u) {
     struct page_header *p = &u->chunk->pages[i];
     uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
     if (state == PAGE_SMALL && p->kind < KIND_THREAD_LOCAL_COUNT) {
-      sweep_small_page(p);
+      sweep_page(p);
       p->next = NULL;
       if (p->live_objects) l->live_pages++;
       if (p->live_objects == 0) {

@@ -24,9 +24,13 @@ int main(void) {
     CHECK(p && p[5] == 0, "allocation %d", i);
     p[5] = i;
   }
+  for (int i = 0; i < 3; i++) CHECK(GC_malloc(100000) != NULL, "large object");
   GC_gcollect();
   SGC_stats_t s;
   SGC_get_stats(&s);
   CHECK(s.page_policy == PAGE_POLICY_PS && s.collections >= 1, "stats reflect the settings");
+  /* 200,000 objects of 48 bytes need at least 200000 / 85 refills. */
+  CHECK(s.page_refills >= 200000 / 85, "page refills %lu", (unsigned long)s.page_refills);
+  CHECK(s.large_allocations >= 3, "large allocations %lu", (unsigned long)s.large_allocations);
   return unit_finish();
 }
