@@ -27,12 +27,20 @@ void large_free(struct page_header *head);
 void *uncollectable_allocate(size_t bytes, unsigned kind);
 void uncollectable_free(struct page_header *page, void *obj);
 
-/* batches.c: free lists handed back by threads that freed much, shared by
- * all threads; heap_lock held for all three. */
-void batch_push(unsigned kind, unsigned cls, void *list);
-void *batch_pop(unsigned kind, unsigned cls);
-void free_init(void);
+/* batches.c: free lists handed back by threads that freed much; heap_lock
+ * held for all of these. */
+void batch_push(unsigned kind, unsigned cls, void *list); /* no owner */
+void batch_push_own(struct sgc_thread *t, unsigned kind, unsigned cls, void *list);
+/* T's own batch, else an unowned one. */
+void *batch_pop(struct sgc_thread *t, unsigned kind, unsigned cls);
+/* Another thread's batch (takes registry_lock). */
+void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls);
+/* T exits: its batches become unowned. */
+void batches_retire(struct sgc_thread *t);
+void batches_after_fork(struct sgc_thread *self);
+/* With the world stopped and registry_lock held. */
 void batches_drop_all(void);
+void free_init(void);
 
 /* The size a request really takes: bdwgc-style padding if configured. */
 size_t request_bytes(size_t bytes);

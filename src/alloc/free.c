@@ -57,7 +57,7 @@ static inline void clear_object(void *p, unsigned granules) {
 static uint16_t flush_objects[SIZE_CLASS_COUNT];
 
 /* The caller freed FREE_FLUSH_BYTES of this class: its whole list becomes
- * a shared batch (alloc/batches.c). */
+ * one of its batches (alloc/batches.c). */
 SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
   t->freed_count[kind][cls] = 0;
   pthread_mutex_lock(&heap_lock);
@@ -65,7 +65,7 @@ SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned
   /* Detach before the collector could see the objects twice: both stores
    * happen under heap_lock, which every collection holds. */
   t->free_lists[kind][cls] = NULL;
-  if (list) batch_push(kind, cls, list);
+  if (list) batch_push_own(t, kind, cls, list);
   pthread_mutex_unlock(&heap_lock);
 }
 
@@ -80,9 +80,9 @@ static struct page_header *checked_object(void *p, const char *caller) {
   return checked_object_in(page_of_address((uintptr_t)p), p, caller);
 }
 
-GC_API void GC_free(void *p) {
-  if (!p) return;
-  struct sgc_thread *self = sgc_self;
+/* Everything but a small object of a thread-local kind freed into the
+ * caller's own list from the page it freed into last. */
+SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
   uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
   struct page_header *page;
   if (self && self->free_cache_page == page_address) {
@@ -110,14 +110,51 @@ GC_API void GC_free(void *p) {
   unsigned cls = page->size_class;
   if (percpu_enabled) {
     percpu_push(kind, cls, p);
+    /* The thread's frees bound what it leaves on CPU lists, as in
+     * per-thread mode: past the bound this CPU's list becomes a shared
+     * batch, which a thread on another CPU can take. */
+    if (unlikely(++t->freed_count[kind][cls] >= flush_objects[cls])) {
+      t->freed_count[kind][cls] = 0;
+      pthread_mutex_lock(&heap_lock);
+      void *list = percpu_detach(kind, cls);
+      if (list) batch_push(kind, cls, list);
+      pthread_mutex_unlock(&heap_lock);
+    }
     return;
   }
   void **head = &t->free_lists[kind][cls];
   *(void **)p = *head;
-  /* Link first, then publish: see the fence in alloc.c. */
   atomic_signal_fence(memory_order_seq_cst);
   *head = p;
   if (unlikely(++t->freed_count[kind][cls] >= flush_objects[cls])) hand_back(t, kind, cls);
+}
+
+GC_API void GC_free(void *p) {
+  struct sgc_thread *self = sgc_self;
+  uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
+  /* The fast path: a small object on the page the caller freed into last
+   * (a thread's first free caches no page: page address 0 is never
+   * heap, so NULL lands in free_slow too). */
+  if (likely(self && self->free_cache_page == page_address && page_address && !percpu_enabled)) {
+    struct page_header *page = self->free_cache_header;
+    size_t offset = (uintptr_t)p - page->start;
+    unsigned index = ((unsigned)(offset >> GRANULE_SHIFT) * page->reciprocal) >> 16;
+    unsigned kind = page->kind;
+    if (likely(atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_SMALL &&
+               kind < KIND_THREAD_LOCAL_COUNT && index < page->capacity &&
+               ((uintptr_t)index * page->object_granules << GRANULE_SHIFT) == offset)) {
+      if (kind == KIND_NORMAL) clear_object(p, page->object_granules);
+      unsigned cls = page->size_class;
+      void **head = &self->free_lists[kind][cls];
+      *(void **)p = *head;
+      /* Link first, then publish: see the fence in alloc.c. */
+      atomic_signal_fence(memory_order_seq_cst);
+      *head = p;
+      if (unlikely(++self->freed_count[kind][cls] >= flush_objects[cls])) hand_back(self, kind, cls);
+      return;
+    }
+  }
+  if (p) free_slow(self, p);
 }
 
 GC_API void *GC_base(void *p) {

@@ -96,6 +96,22 @@ void percpu_push(unsigned kind, unsigned cls, void *obj) {
                        : "rax", "rcx", "memory", "cc");
 }
 
+/* Takes this CPU's whole list of (KIND, CLS): load the head, commit an
+ * empty slot with the one store. */
+void *percpu_detach(unsigned kind, unsigned cls) {
+  struct rseq *rs = thread_rseq();
+  char *slot = (char *)cpu_caches + ((size_t)kind * SIZE_CLASS_COUNT + cls) * sizeof(void *);
+  void *list;
+  __asm__ __volatile__(RSEQ_START("%[rs]") RSEQ_CPU_SLOT("%[rs]", "%[slot]")
+                       "movq (%%rax), %[list]\n\t"
+                       "movq $0, (%%rax)\n\t" /* commit */
+                       "2:\n\t" RSEQ_ABORT
+                       : [list] "=&r"(list)
+                       : [rs] "r"(rs), [slot] "r"(slot)
+                       : "rax", "memory", "cc");
+  return list;
+}
+
 /* Installs LIST as this CPU's list if the slot is empty; returns whether
  * it did.  Same sequence shape: the commit is the one store. */
 static bool try_install(unsigned kind, unsigned cls, void *list) {

@@ -3,8 +3,8 @@
  * per CPU, kind and size class, popped in an rseq critical section that
  * commits with one store and restarts when the thread was preempted,
  * migrated or signalled.  Falls back to the per-thread lists where glibc
- * did not register rseq.  Flip mode (switching at collections) is not
- * implemented yet. */
+ * did not register rseq.  SGC_LAB=flip switches between the two at
+ * collections (percpu_flip_decide). */
 #ifndef SGC_PERCPU_H
 #define SGC_PERCPU_H
 
@@ -94,6 +94,9 @@ empty:
 }
 /* GC_free's path: OBJ (cleared but for its first word) onto this CPU. */
 void percpu_push(unsigned kind, unsigned cls, void *obj);
+/* This CPU's list of (KIND, CLS), detached (heap_lock held, so no
+ * collection sees the list nowhere). */
+void *percpu_detach(unsigned kind, unsigned cls);
 /* Refill (heap_lock held): installs LIST (BYTES of objects, 0 when
  * unknown) on the current CPU if its slot is empty, or sidelines it into
  * the shared batches. */

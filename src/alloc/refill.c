@@ -84,6 +84,27 @@ static void *tail_of(void *list) {
   return list;
 }
 
+/* Installs BATCH, a free list of (KIND, CLS) objects already counted
+ * when first allocated, for T and returns its first object; heap_lock
+ * held. */
+static void *install_batch(struct sgc_thread *t, unsigned kind, unsigned cls, void *batch) {
+  if (percpu_enabled) {
+    /* Per-CPU: the rest of the list goes to this CPU's slot. */
+    void *rest = *(void **)batch;
+    *(void **)batch = NULL;
+    if (rest) percpu_install(kind, cls, rest, 0);
+    return batch;
+  }
+  /* The caller's list is empty (that is why it is here) unless a
+   * finalizer refilled it; only then is the batch's tail needed. */
+  if (t->free_lists[kind][cls]) *(void **)tail_of(batch) = t->free_lists[kind][cls];
+  atomic_signal_fence(memory_order_seq_cst);
+  t->free_lists[kind][cls] = *(void **)batch;
+  atomic_signal_fence(memory_order_seq_cst);
+  *(void **)batch = NULL;
+  return batch;
+}
+
 void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   pthread_mutex_lock(&heap_lock);
   if (sgc_settings.torture_interval &&
@@ -92,32 +113,17 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void *head = NULL, *tail = NULL;
   unsigned have = 0, target = refill_target(cls);
   size_t bytes = size_class_bytes[cls];
-  void *batch = batch_pop(kind, cls);
+  void *batch = batch_pop(t, kind, cls);
   if (!batch && percpu_enabled && t->free_lists[kind][cls]) {
     /* Flip mode switched to per-CPU caches: this thread's own list moves
      * into its CPU's cache (only its owner may detach it). */
     batch = t->free_lists[kind][cls];
     t->free_lists[kind][cls] = NULL;
   }
-  if (batch && percpu_enabled) {
-    /* Per-CPU: the rest of the list goes to this CPU's slot. */
-    void *rest = *(void **)batch;
-    *(void **)batch = NULL;
-    if (rest) percpu_install(kind, cls, rest, 0);
-    pthread_mutex_unlock(&heap_lock);
-    return batch;
-  }
   if (batch) {
-    /* Objects another thread freed: already counted when first allocated.
-     * The caller's list is empty (that is why it is here) unless a
-     * finalizer refilled it; only then is the batch's tail needed. */
-    if (t->free_lists[kind][cls]) *(void **)tail_of(batch) = t->free_lists[kind][cls];
-    atomic_signal_fence(memory_order_seq_cst);
-    t->free_lists[kind][cls] = *(void **)batch;
-    atomic_signal_fence(memory_order_seq_cst);
-    *(void **)batch = NULL;
+    void *first = install_batch(t, kind, cls, batch);
     pthread_mutex_unlock(&heap_lock);
-    return batch;
+    return first;
   }
   /* Page work happens outside heap_lock (a page op, collect/collect.h).
    * If a collection ran meanwhile, everything gathered so far is dropped:
@@ -134,6 +140,13 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
       bool fresh = false;
       if (!page) {
         if (have) break; /* enough to go on without growing the heap */
+        /* Another thread's freed objects before a fresh page: memory
+         * stays bounded as with one shared stack (alloc/batches.c). */
+        if ((batch = batch_steal(t, kind, cls)) != NULL) {
+          void *first = install_batch(t, kind, cls, batch);
+          pthread_mutex_unlock(&heap_lock);
+          return first;
+        }
         page = small_page_take(t); /* by the page policy; may collect */
         if (!page) break;
         fresh = true;

@@ -116,6 +116,7 @@ static void fork_child(void) {
    * pages they held are re-queued by the next collection. */
   atomic_store(&page_ops_in_progress, 0);
   page_stores_after_fork(sgc_self ? sgc_self->page_store : NULL);
+  batches_after_fork(sgc_self);
   threads_after_fork_child();
   parallel_after_fork_child();
   pthread_mutex_unlock(&meta_lock);

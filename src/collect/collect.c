@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "alloc/alloc.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
 #include "collect/collect.h"
@@ -184,6 +185,10 @@ void collect_locked(enum SGC_gc_reason reason) {
   parallel_after_collection(&totals);
   finalize_after_mark();
   struct mark_totals after_finalize = mark_collect_totals();
+  /* Batches of freed objects go back to their pages by sweeping; dropped
+   * here, with every thread stopped and registry_lock held, because they
+   * hang off the thread records (alloc/batches.c). */
+  batches_drop_all();
   uint64_t t2 = os_now_ns();
   start_world();
   uint64_t t3 = os_now_ns();

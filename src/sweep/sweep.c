@@ -117,7 +117,6 @@ bool sweep_finish_all(void) {
 size_t sweep_free_bytes_estimate(void) { return partial_free_bytes; }
 
 void sweep_after_mark(void) {
-  batches_drop_all();
   memset(unswept, 0, sizeof unswept);
   memset(partial, 0, sizeof partial);
   partial_free_bytes = 0;
@@ -215,7 +214,6 @@ static void sweep_worker(struct marker *m, void *arg) {
 }
 
 void sweep_after_mark_parallel(void) {
-  batches_drop_all();
   memset(unswept, 0, sizeof unswept);
   memset(partial, 0, sizeof partial);
   partial_free_bytes = 0;

@@ -12,7 +12,9 @@
 
 #include "common.h"
 #include "os/os.h"
+#include "alloc/alloc.h"
 #include "alloc/page_store.h"
+#include "collect/collect.h"
 #include "threads/thread.h"
 
 __thread struct sgc_thread *sgc_self __attribute__((tls_model("initial-exec")));
@@ -146,6 +148,9 @@ void thread_unregister_self(void) {
    * scanned from this frame up. */
   rec->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&rec->blocked, 1, memory_order_release);
+  pthread_mutex_lock(&heap_lock);
+  batches_retire(rec); /* its freed objects become anyone's */
+  pthread_mutex_unlock(&heap_lock);
   page_store_retire(rec); /* its free pages go back to the pool */
   pthread_mutex_lock(&registry_lock);
   if (rec->prev) rec->prev->next = rec->next;

@@ -19,13 +19,16 @@ struct sgc_thread {
   void *free_lists[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   uint64_t allocated_bytes;      /* bytes taken in refills and large objects */
   /* Objects GC_free put on each list since it was last handed back; past
-   * a bound the list goes to the shared batches (alloc/free.c). */
+   * a bound the list becomes one of its batches (alloc/free.c). */
   uint16_t freed_count[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   /* GC_free's last page-map lookup: header addresses never change while
    * a chunk exists, so this cache is always valid. */
   uintptr_t free_cache_page;
   struct page_header *free_cache_header;
   unsigned slow_path_count;      /* for SGC_TORTURE */
+  /* Lists this thread freed and handed back, its refills' first choice
+   * (alloc/batches.c); under heap_lock. */
+  void *batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
 
   /* Registry (threads/registry.c), protected by registry_lock. */
   struct sgc_thread *next, *prev;
