@@ -85,7 +85,8 @@ typedef struct SGC_stats {
   uint64_t heap_bytes;
   uint64_t peak_heap_bytes;
   uint64_t large_allocations;
-  uint64_t page_refills;
+  uint64_t page_refills;      /* free-list refills that took heap_lock */
+  uint64_t unlocked_refills;  /* ... that did not (each thread adds its count every 64) */
   /* Free-page policy (SGC_PAGE_POLICY): 0 ps, 1 al, 2 lps, with k. */
   int page_policy;
   double lps_k;

@@ -27,10 +27,12 @@ void large_free(struct page_header *head);
 void *uncollectable_allocate(size_t bytes, unsigned kind);
 void uncollectable_free(struct page_header *page, void *obj);
 
-/* batches.c: free lists handed back by threads that freed much; heap_lock
- * held for all of these. */
-void batch_push(unsigned kind, unsigned cls, void *list); /* no owner */
+/* batches.c: free lists handed back by threads that freed much.  T's own
+ * stack: inside the page-path gate or under heap_lock; the rest under
+ * heap_lock. */
 void batch_push_own(struct sgc_thread *t, unsigned kind, unsigned cls, void *list);
+void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls);
+void batch_push(unsigned kind, unsigned cls, void *list); /* no owner */
 /* T's own batch, else an unowned one. */
 void *batch_pop(struct sgc_thread *t, unsigned kind, unsigned cls);
 /* Another thread's batch (takes registry_lock). */

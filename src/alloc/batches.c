@@ -21,17 +21,25 @@
  *
  * A batch is a free list; its first object's second word links the
  * batches.  Collections drop every batch: their objects are unmarked, so
- * sweeping finds them again.  Everything here runs with heap_lock held. */
+ * sweeping finds them again.  A thread's stack is under its batch_lock,
+ * taken by the owner inside the page-path gate (alloc/page_path.h) and by
+ * thieves under heap_lock; the shared stack is under heap_lock. */
 #include <string.h>
 
 #include "alloc/alloc.h"
 #include "collect/collect.h"
 #include "common.h"
+#include "os/spin_lock.h"
 
 static void *shared_batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
 /* Batches in thread stacks, per class: batch_steal scans the registry only
- * when there is something to find. */
-static long owned_batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+ * when there is something to find.  A hint (relaxed): a steal that finds
+ * nothing falls through to a fresh page, as before the batch existed. */
+static _Atomic long owned_batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+
+static void owned_add(unsigned kind, unsigned cls, long n) {
+  atomic_fetch_add_explicit(&owned_batches[kind][cls], n, memory_order_relaxed);
+}
 
 static void stack_push(void **stack, void *list) {
   ((void **)list)[1] = *stack;
@@ -51,26 +59,37 @@ void batch_push(unsigned kind, unsigned cls, void *list) {
 }
 
 void batch_push_own(struct sgc_thread *t, unsigned kind, unsigned cls, void *list) {
+  spin_lock(&t->batch_lock);
   stack_push(&t->batches[kind][cls], list);
-  owned_batches[kind][cls]++;
+  spin_unlock(&t->batch_lock);
+  owned_add(kind, cls, 1);
+}
+
+void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls) {
+  if (!t->batches[kind][cls]) return NULL; /* a racy peek; only thieves shrink it */
+  spin_lock(&t->batch_lock);
+  void *list = stack_pop(&t->batches[kind][cls]);
+  spin_unlock(&t->batch_lock);
+  if (list) owned_add(kind, cls, -1);
+  return list;
 }
 
 void *batch_pop(struct sgc_thread *t, unsigned kind, unsigned cls) {
-  void *list = stack_pop(&t->batches[kind][cls]);
-  if (list) {
-    owned_batches[kind][cls]--;
-    return list;
-  }
-  return stack_pop(&shared_batches[kind][cls]);
+  void *list = batch_pop_own(t, kind, cls);
+  return list ? list : stack_pop(&shared_batches[kind][cls]);
 }
 
 void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls) {
-  if (!owned_batches[kind][cls]) return NULL;
+  if (!atomic_load_explicit(&owned_batches[kind][cls], memory_order_relaxed)) return NULL;
   void *list = NULL;
   pthread_mutex_lock(&registry_lock);
   FOR_EACH_THREAD(victim) {
-    if (victim != t && (list = stack_pop(&victim->batches[kind][cls])) != NULL) {
-      owned_batches[kind][cls]--;
+    if (victim == t || !victim->batches[kind][cls]) continue;
+    spin_lock(&victim->batch_lock);
+    list = stack_pop(&victim->batches[kind][cls]);
+    spin_unlock(&victim->batch_lock);
+    if (list) {
+      owned_add(kind, cls, -1);
       break;
     }
   }
@@ -82,10 +101,7 @@ void batches_retire(struct sgc_thread *t) {
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       void *list;
-      while ((list = stack_pop(&t->batches[k][c])) != NULL) {
-        owned_batches[k][c]--;
-        batch_push(k, c, list);
-      }
+      while ((list = batch_pop_own(t, k, c)) != NULL) batch_push(k, c, list);
     }
 }
 
@@ -97,12 +113,14 @@ void batches_after_fork(struct sgc_thread *self) {
       long n = 0;
       if (self)
         for (void **b = self->batches[k][c]; b; b = b[1]) n++;
-      owned_batches[k][c] = n;
+      atomic_store_explicit(&owned_batches[k][c], n, memory_order_relaxed);
     }
 }
 
 void batches_drop_all(void) {
   memset(shared_batches, 0, sizeof shared_batches);
-  memset(owned_batches, 0, sizeof owned_batches);
+  for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
+      atomic_store_explicit(&owned_batches[k][c], 0, memory_order_relaxed);
   FOR_EACH_THREAD(t) memset(t->batches, 0, sizeof t->batches);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/page_path.h"
 #include "alloc/percpu.h"
 #include "collect/collect.h"
 #include "common.h"
@@ -60,13 +61,17 @@ static uint16_t flush_objects[SIZE_CLASS_COUNT];
  * one of its batches (alloc/batches.c). */
 SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
   t->freed_count[kind][cls] = 0;
-  pthread_mutex_lock(&heap_lock);
+  /* Detaching the list and pushing it happen with no collection between
+   * them (the collector would see the objects on neither list, or drop a
+   * batch the push then restores): inside the page-path gate, which a
+   * collection closes first, or else under heap_lock, which it holds. */
+  bool gated = page_path_enter(t);
+  if (!gated) pthread_mutex_lock(&heap_lock);
   void *list = t->free_lists[kind][cls];
-  /* Detach before the collector could see the objects twice: both stores
-   * happen under heap_lock, which every collection holds. */
   t->free_lists[kind][cls] = NULL;
   if (list) batch_push_own(t, kind, cls, list);
-  pthread_mutex_unlock(&heap_lock);
+  if (gated) page_path_exit(t);
+  else pthread_mutex_unlock(&heap_lock);
 }
 
 void free_init(void) {

@@ -1,6 +1,6 @@
 /* Page policies PS, AL and LPS(k) over thread-local free-page stores
  * (thesis §2.2).  Chosen at start-up by SGC_PAGE_POLICY=ps|al|lps and
- * SGC_LPS_K; all under heap_lock (so stealing needs no per-store lock). */
+ * SGC_LPS_K.  Locking: page_store.h. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,10 +11,29 @@
 #include "os/os.h"
 #include "sweep/sweep.h"
 
-struct page_counters page_counters;
+/* The global counters: a and sum max u_i change inside the page-path gate
+ * too (relaxed atomics: counters, ordering nothing); l and max l only in
+ * collections. */
+static _Atomic long consumed_pages, sum_max_used;
+static long live_pages_last, live_pages_max;
 enum page_policy page_policy = PAGE_POLICY_LPS;
 double page_policy_k = 1.5; /* chosen by measurement: see README (page policies) */
-static struct page_store *alive_stores;
+/* Append-only: the head is published with release, read with acquire. */
+static _Atomic(struct page_store *) all_stores;
+
+#define FOR_EACH_STORE(s)                                                            \
+  for (struct page_store *s = atomic_load_explicit(&all_stores, memory_order_acquire); s; \
+       s = s->next_all)
+
+/* Free pages in S, read without its lock: a hint for peeking and for
+ * choosing a victim, which the locked pop then confirms. */
+static long free_pages(struct page_store *s) {
+  return atomic_load_explicit(&s->free_count, memory_order_relaxed);
+}
+
+static bool store_alive(struct page_store *s) {
+  return atomic_load_explicit(&s->alive, memory_order_relaxed);
+}
 
 void page_policy_init(void) {
   const char *p = getenv("SGC_PAGE_POLICY");
@@ -32,74 +51,192 @@ void page_policy_init(void) {
   }
 }
 
-static struct page_store *store_of(struct sgc_thread *t) {
+/* A counter only its store's owner writes: no read-modify-write needed. */
+static void owner_bump(_Atomic long *c) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+}
+
+struct page_store *page_store_of(struct sgc_thread *t) {
   if (t->page_store) return t->page_store;
-  struct page_store *s = os_alloc(sizeof *s);
-  if (!s) sgc_fatal("out of memory for a page store");
-  s->alive = true;
-  s->next_alive = alive_stores;
-  if (alive_stores) alive_stores->prev_alive = s;
-  alive_stores = s;
+  /* A retired store no page in use points to serves again: programs that
+   * start thousands of threads keep a list as long as their peak. Its
+   * counts go on adding up; max u_i starts again for the new thread. */
+  struct page_store *s = NULL;
+  FOR_EACH_STORE(r)
+    if (!store_alive(r) && atomic_load_explicit(&r->used, memory_order_relaxed) == 0) {
+      s = r;
+      break;
+    }
+  if (s) {
+    atomic_store_explicit(&s->max_used, 0, memory_order_relaxed);
+  } else {
+    s = os_alloc(sizeof *s);
+    if (!s) sgc_fatal("out of memory for a page store");
+    s->next_all = atomic_load_explicit(&all_stores, memory_order_relaxed);
+    atomic_store_explicit(&all_stores, s, memory_order_release);
+  }
+  atomic_store_explicit(&s->alive, true, memory_order_relaxed);
   t->page_store = s;
   return s;
 }
 
 static struct page_header *store_pop(struct page_store *s) {
+  if (!free_pages(s)) return NULL; /* a peek, then the locked pop */
+  spin_lock(&s->lock);
   struct page_header *p = s->free;
-  if (!p) return NULL;
-  s->free = p->next;
-  p->next = NULL;
-  s->free_count--;
-  page_counters.stores_free--;
+  if (p) {
+    s->free = p->next;
+    atomic_store_explicit(&s->free_count, s->free_count - 1, memory_order_relaxed);
+  }
+  spin_unlock(&s->lock);
+  if (p) p->next = NULL;
   return p;
 }
 
-/* LPS step 2-3: another thread's free page, the fullest store first. */
+static void store_push(struct page_store *s, struct page_header *p) {
+  spin_lock(&s->lock);
+  p->next = s->free;
+  s->free = p;
+  atomic_store_explicit(&s->free_count, s->free_count + 1, memory_order_relaxed);
+  spin_unlock(&s->lock);
+}
+
+/* LPS step 2-3: another thread's free page, the fullest store first.  The
+ * counts are read without their locks (a hint); the pop takes the lock. */
 static struct page_header *steal(struct page_store *own) {
   struct page_store *victim = NULL;
-  for (struct page_store *s = alive_stores; s; s = s->next_alive)
-    if (s != own && s->free_count && (!victim || s->free_count > victim->free_count)) victim = s;
+  long most = 0;
+  FOR_EACH_STORE(s) {
+    long n = free_pages(s);
+    if (s != own && n > most) {
+      victim = s;
+      most = n;
+    }
+  }
   struct page_header *p = victim ? store_pop(victim) : NULL;
-  if (p) page_counters.stolen++;
+  if (p) owner_bump(&own->stolen);
   return p;
 }
 
+static bool others_have_free(struct page_store *own) {
+  FOR_EACH_STORE(s)
+    if (s != own && free_pages(s)) return true;
+  return false;
+}
+
+/* Counts page P as taken by T into its store S (T is S's owner). */
 static void account_take(struct sgc_thread *t, struct page_store *s, struct page_header *p) {
   if (!(p->flags & PAGE_CONSUMED)) {
     p->flags |= PAGE_CONSUMED;
     p->first_owner = t->tid;
-    page_counters.a++;
+    atomic_fetch_add_explicit(&consumed_pages, 1, memory_order_relaxed);
   } else if (p->first_owner != t->tid) {
-    page_counters.remote++;
+    owner_bump(&s->remote);
   }
-  page_counters.taken++;
+  owner_bump(&s->taken);
   p->owner_store = s;
-  s->used++;
-  page_counters.u++;
-  if (s->used > s->max_used) {
-    page_counters.sum_max_u += s->used - s->max_used;
-    s->max_used = s->used;
+  long used = atomic_fetch_add_explicit(&s->used, 1, memory_order_relaxed) + 1;
+  long max = atomic_load_explicit(&s->max_used, memory_order_relaxed);
+  if (used > max) {
+    atomic_store_explicit(&s->max_used, used, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sum_max_used, used - max, memory_order_relaxed);
+  }
+}
+
+void page_counters_read(struct page_counters *out) {
+  *out = (struct page_counters){
+      .a = atomic_load_explicit(&consumed_pages, memory_order_relaxed),
+      .l = live_pages_last,
+      .max_l = live_pages_max,
+      .sum_max_u = atomic_load_explicit(&sum_max_used, memory_order_relaxed)};
+  FOR_EACH_STORE(s) {
+    out->u += atomic_load_explicit(&s->used, memory_order_relaxed);
+    out->taken += atomic_load_explicit(&s->taken, memory_order_relaxed);
+    out->remote += atomic_load_explicit(&s->remote, memory_order_relaxed);
+    out->stolen += atomic_load_explicit(&s->stolen, memory_order_relaxed);
   }
 }
 
 static struct page_policy_view view(void) {
-  return (struct page_policy_view){page_policy, page_policy_k, page_counters.a,
-                                   page_counters.max_l, page_counters.sum_max_u};
+  return (struct page_policy_view){page_policy, page_policy_k,
+                                   atomic_load_explicit(&consumed_pages, memory_order_relaxed),
+                                   live_pages_max,
+                                   atomic_load_explicit(&sum_max_used, memory_order_relaxed)};
+}
+
+struct page_header *small_page_take_own(struct sgc_thread *t) {
+  struct page_store *own = t->page_store;
+  if (!own || !page_policy_returns_to_owner(page_policy)) return NULL;
+  /* LPS's bound, read without heap_lock: the counters change in
+   * collections, which the gate keeps out, or atomically. */
+  struct page_policy_view v = view();
+  bool bounded = page_policy == PAGE_POLICY_LPS && !heap_expansion_allowed(&v);
+  struct page_header *p = store_pop(own);
+  if (p && bounded && !(p->flags & PAGE_CONSUMED)) {
+    /* A fresh page reserved ahead (reserve_fresh_pages) is a fresh page:
+     * under the bound another thread's free page goes first. */
+    struct page_header *stolen = steal(own);
+    if (stolen) {
+      store_push(own, p);
+      p = stolen;
+    }
+  } else if (!p && bounded) {
+    p = steal(own); /* LPS: nothing fresh allowed, steal */
+  }
+  if (p) account_take(t, own, p);
+  return p;
+}
+
+/* AL and LPS: a thread that takes a fresh page from the pool takes up to
+ * FRESH_RESERVE_PAGES - 1 more into its store, so heap_lock is taken once
+ * per that many fresh pages instead of once per page.  They count as
+ * consumed (a) only when used, and LPS still checks its bound then. */
+enum { FRESH_RESERVE_PAGES = 8 };
+
+static void reserve_fresh_pages(struct page_store *own) {
+  /* Only from a pool that could give every thread as much: with
+   * thousands of threads, reserves would otherwise hold the heap. */
+  if (page_pool_free_pages() < (size_t)FRESH_RESERVE_PAGES * (size_t)thread_registry_count()) return;
+  for (unsigned i = 1; i < FRESH_RESERVE_PAGES; i++) {
+    struct page_header *p = page_pool_take(1);
+    if (!p) return;
+    atomic_store_explicit(&p->state, PAGE_RESERVED, memory_order_relaxed);
+    store_push(own, p);
+  }
 }
 
 struct page_header *small_page_take(struct sgc_thread *t) {
-  struct page_store *own = store_of(t);
+  struct page_store *own = page_store_of(t);
   bool collected = false;
   for (;;) {
     struct page_policy_view v = view();
-    bool own_free = page_policy != PAGE_POLICY_PS && own->free_count > 0;
-    bool others_free = page_counters.stores_free - own->free_count > 0;
+    bool own_free = page_policy != PAGE_POLICY_PS && free_pages(own) > 0;
+    /* Only LPS asks about other threads' pages (a scan of the stores):
+     * PS takes from the pool either way, AL never steals. */
+    bool others_free = page_policy == PAGE_POLICY_LPS && !own_free &&
+                       !heap_expansion_allowed(&v) && others_have_free(own);
     struct page_header *p = NULL;
     switch (page_policy_choose(&v, own_free, others_free)) {
-    case PAGE_FROM_OWN: p = store_pop(own); break;
+    case PAGE_FROM_OWN:
+      p = store_pop(own);
+      /* A reserved fresh page is a fresh page: under LPS's bound a page
+       * another thread freed goes first (see reserve_fresh_pages). */
+      if (p && !(p->flags & PAGE_CONSUMED) && page_policy == PAGE_POLICY_LPS &&
+          !heap_expansion_allowed(&v) && others_have_free(own)) {
+        struct page_header *stolen = steal(own);
+        if (stolen) {
+          store_push(own, p);
+          p = stolen;
+        }
+      }
+      break;
     case PAGE_FROM_STEAL: p = steal(own); break;
-    case PAGE_FROM_SHARED:
-    case PAGE_FROM_FRESH: p = page_pool_take(1); break;
+    case PAGE_FROM_SHARED: p = page_pool_take(1); break;
+    case PAGE_FROM_FRESH:
+      p = page_pool_take(1);
+      if (p && page_policy != PAGE_POLICY_PS) reserve_fresh_pages(own);
+      break;
     }
     if (p) {
       account_take(t, own, p);
@@ -114,7 +251,7 @@ struct page_header *small_page_take(struct sgc_thread *t) {
       continue;
     }
     /* LPS with nothing fresh left: a stolen page beats growing the heap. */
-    if (page_policy == PAGE_POLICY_LPS && others_free && (p = steal(own)) != NULL) {
+    if (page_policy == PAGE_POLICY_LPS && (p = steal(own)) != NULL) {
       account_take(t, own, p);
       return p;
     }
@@ -135,45 +272,37 @@ struct page_header *small_page_take(struct sgc_thread *t) {
 
 void small_page_release(struct page_header *page) {
   struct page_store *owner = page->owner_store;
-  if (owner) owner->used--;
-  page_counters.u--;
+  if (owner) atomic_fetch_sub_explicit(&owner->used, 1, memory_order_relaxed);
   page->owner_store = NULL;
   page->free_head = NULL;
   page->free_count = 0;
-  if (page_policy_returns_to_owner(page_policy) && owner && owner->alive) {
+  if (page_policy_returns_to_owner(page_policy) && owner && store_alive(owner)) {
     atomic_store_explicit(&page->state, PAGE_RESERVED, memory_order_relaxed);
-    page->next = owner->free;
-    owner->free = page;
-    owner->free_count++;
-    page_counters.stores_free++;
+    store_push(owner, page);
     return;
   }
   page_pool_put(page, 1);
 }
 
 void small_page_adopt(struct sgc_thread *t, struct page_header *page) {
-  struct page_store *own = store_of(t);
+  struct page_store *own = t->page_store;
   struct page_store *owner = page->owner_store;
   if (owner == own) return;
-  if (owner) owner->used--;
-  page_counters.u--;
+  if (owner) atomic_fetch_sub_explicit(&owner->used, 1, memory_order_relaxed);
   account_take(t, own, page);
 }
 
 void page_policy_after_mark(long live_pages) {
-  page_counters.l = live_pages;
-  if (live_pages > page_counters.max_l) page_counters.max_l = live_pages;
+  live_pages_last = live_pages;
+  if (live_pages > live_pages_max) live_pages_max = live_pages;
 }
 
 static void retire(struct page_store *s) {
   struct page_header *p;
   while ((p = store_pop(s)) != NULL) page_pool_put(p, 1);
-  s->alive = false;
-  if (s->prev_alive) s->prev_alive->next_alive = s->next_alive;
-  else alive_stores = s->next_alive;
-  if (s->next_alive) s->next_alive->prev_alive = s->prev_alive;
-  s->next_alive = s->prev_alive = NULL;
-  /* The store itself stays: pages it owns may still be in use. */
+  atomic_store_explicit(&s->alive, false, memory_order_relaxed);
+  /* The store itself stays: pages it owns may still be in use, and a
+   * thread stealing inside the gate may be reading it. */
 }
 
 void page_store_retire(struct sgc_thread *t) {
@@ -185,15 +314,13 @@ void page_store_retire(struct sgc_thread *t) {
 }
 
 void page_stores_after_fork(struct page_store *keep) {
-  for (struct page_store *s = alive_stores, *next; s; s = next) {
-    next = s->next_alive;
-    if (s != keep) retire(s);
-  }
+  FOR_EACH_STORE(s)
+    if (s != keep && store_alive(s)) retire(s);
 }
 
 bool page_stores_drain(void) {
   bool any = false;
-  for (struct page_store *s = alive_stores; s; s = s->next_alive) {
+  FOR_EACH_STORE(s) {
     struct page_header *p;
     while ((p = store_pop(s)) != NULL) {
       page_pool_put(p, 1);

@@ -1,21 +1,35 @@
 /* Free-page stores for the page policies (alloc/page_policy.h): each
  * thread's own free pages, the shared list (PS: the page pool), and the
- * counters u, u_i, l, a of thesis §2.2.4.  Everything here runs with
- * heap_lock held. */
+ * counters u, u_i, l, a of thesis §2.2.4.
+ *
+ * A store's free list is under its own spin lock: its owner pops it, and
+ * LPS steals from it, inside the page-path gate (alloc/page_path.h)
+ * without heap_lock; the rest (returning pages, making and retiring
+ * stores) runs with heap_lock held.  The per-store counters have one writer, the owner,
+ * except `used`, which sweeping threads decrement too. */
 #ifndef SGC_PAGE_STORE_H
 #define SGC_PAGE_STORE_H
 
 #include "alloc/page_policy.h"
 #include "heap/heap.h"
+#include "os/spin_lock.h"
 #include "threads/thread.h"
 
 struct page_store {
-  struct page_header *free; /* free pages, linked through page->next */
-  long free_count;
-  long used, max_used;      /* u_i and max u_i */
-  bool alive;
-  struct page_store *next_alive, *prev_alive;
-};
+  struct spin_lock lock;     /* free, free_count */
+  struct page_header *free;  /* free pages, linked through page->next */
+  _Atomic long free_count;   /* written under lock, peeked without */
+  _Atomic long used;         /* u_i: pages this thread holds now */
+  _Atomic long max_used;     /* max u_i */
+  _Atomic long taken;        /* pages handed to this thread */
+  _Atomic long remote;       /* ... of which another thread consumed first */
+  _Atomic long stolen;       /* ... of which taken from another thread's store */
+  _Atomic bool alive;        /* its thread runs (a retired store is reused) */
+  /* Stores are never freed, so the list of all of them can be walked
+   * without a lock (stealing inside the page-path gate); a thread's store
+   * is a retired one with no pages in use when there is one. */
+  struct page_store *next_all;
+} __attribute__((aligned(64)));
 
 struct page_counters {
   long a;          /* pages consumed for small objects since start */
@@ -26,19 +40,26 @@ struct page_counters {
   long taken;      /* pages handed to threads */
   long remote;     /* ... of which another thread consumed first */
   long stolen;     /* ... of which taken from another thread's store */
-  long stores_free;
 };
-extern struct page_counters page_counters;
+/* The counters now, heap_lock held. */
+void page_counters_read(struct page_counters *out);
 extern enum page_policy page_policy;
 extern double page_policy_k;
 
 void page_policy_init(void);
+/* T's store, made on first use (heap_lock held). */
+struct page_store *page_store_of(struct sgc_thread *t);
+/* A page from T's own store, for AL and LPS (where the policy always takes
+ * its own first); NULL under PS or when the store is empty.  Inside the
+ * page-path gate or under heap_lock. */
+struct page_header *small_page_take_own(struct sgc_thread *t);
 /* A free page for small objects of thread T, by the policy; NULL when the
  * heap is exhausted.  May collect or grow the heap. */
 struct page_header *small_page_take(struct sgc_thread *t);
 /* An emptied small page goes back by the policy. */
 void small_page_release(struct page_header *page);
-/* T's refill found PAGE empty while sweeping and uses it at once. */
+/* T's refill found PAGE empty while sweeping and uses it at once (inside
+ * the gate too: T's store exists). */
 void small_page_adopt(struct sgc_thread *t, struct page_header *page);
 /* The number of small pages with survivors, counted after marking. */
 void page_policy_after_mark(long live_pages);

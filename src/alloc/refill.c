@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/page_path.h"
 #include "alloc/percpu.h"
 #include "alloc/page_store.h"
 #include "collect/collect.h"
@@ -105,8 +106,92 @@ static void *install_batch(struct sgc_thread *t, unsigned kind, unsigned cls, vo
   return batch;
 }
 
+/* Puts the list HEAD..TAIL of HAVE objects on T's free list (per-thread
+ * caches) and returns the first object.  Objects already on the list (a
+ * finalizer may have refilled it) go behind the new ones. */
+static void *install_list(struct sgc_thread *t, unsigned kind, unsigned cls, void *head,
+                          void *tail) {
+  *(void **)tail = t->free_lists[kind][cls];
+  atomic_signal_fence(memory_order_seq_cst);
+  t->free_lists[kind][cls] = *(void **)head;
+  atomic_signal_fence(memory_order_seq_cst);
+  *(void **)head = NULL;
+  return head;
+}
+
+/* BYTES newly handed out (0 for a batch: counted when first allocated)
+ * by a refill outside heap_lock, added to the shared counts in steps. */
+static void count_unlocked_refill(struct sgc_thread *t, size_t bytes) {
+  t->unlocked_refills++;
+  if ((t->unlocked_bytes += bytes) >= UNLOCKED_FLUSH_BYTES || t->unlocked_refills >= 64) {
+    atomic_fetch_add_explicit(&allocated_unlocked, t->unlocked_bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&refills_unlocked, t->unlocked_refills, memory_order_relaxed);
+    t->unlocked_bytes = 0;
+    t->unlocked_refills = 0;
+  }
+}
+
+/* The page path without heap_lock (alloc/page_path.h): T's own batches,
+ * then swept and unswept pages of the class, then a page from T's own
+ * store -- each under its own small lock -- inside the gate that keeps
+ * collections out.  NULL when none of them has anything, or the gate is
+ * closed: the caller takes the heap_lock path, which can also steal, take
+ * fresh pages, grow the heap and collect.  Per-CPU caches and torture
+ * mode always take that path. */
+static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) {
+  if (sgc_settings.torture_interval || !t->page_store) return NULL;
+  if (!page_path_enter(t)) return NULL;
+  if (percpu_enabled) { /* read inside: flip mode changes it in collections */
+    page_path_exit(t);
+    return NULL;
+  }
+  void *batch = batch_pop_own(t, kind, cls);
+  if (batch) {
+    void *first = install_batch(t, kind, cls, batch);
+    count_unlocked_refill(t, 0);
+    page_path_exit(t);
+    return first;
+  }
+  void *head = NULL, *tail = NULL;
+  unsigned have = 0, target = refill_target(cls);
+  while (have < target) {
+    unsigned n = 0;
+    void *ptail = NULL;
+    void *list = sweep_take_partial(kind, cls, &n, &ptail);
+    if (!list) {
+      struct page_header *page = sweep_pop_unswept(kind, cls);
+      if (page) {
+        sweep_page(page);
+        if (!page->free_count) continue; /* full: it leaves the lists */
+        if (page->live_objects == 0) small_page_adopt(t, page); /* emptied: ours now */
+        list = sweep_detach(page, &n, &ptail);
+      } else {
+        if (have) break;
+        page = small_page_take_own(t);
+        if (!page) break;
+        list = page_format_small(page, kind, cls, &n, &ptail);
+      }
+    }
+    if (tail) *(void **)tail = list;
+    else head = list;
+    tail = ptail;
+    have += n;
+  }
+  if (head) {
+    size_t bytes = (size_t)have * size_class_bytes[cls];
+    t->allocated_bytes += bytes;
+    count_unlocked_refill(t, bytes);
+    install_list(t, kind, cls, head, tail);
+  }
+  page_path_exit(t);
+  return head;
+}
+
 void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
+  void *first = refill_unlocked(t, kind, cls);
+  if (first) return first;
   pthread_mutex_lock(&heap_lock);
+  page_store_of(t);
   if (sgc_settings.torture_interval &&
       ++t->slow_path_count % sgc_settings.torture_interval == 0)
     collect_locked(SGC_REASON_TORTURE);
@@ -122,6 +207,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   }
   if (batch) {
     void *first = install_batch(t, kind, cls, batch);
+    heap_accounting.page_refills++;
     pthread_mutex_unlock(&heap_lock);
     return first;
   }
@@ -192,11 +278,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
       *(void **)head = NULL;
       if (rest) percpu_install(kind, cls, rest, (size_t)(have - 1) * bytes);
     } else {
-      *(void **)tail = t->free_lists[kind][cls];
-      atomic_signal_fence(memory_order_seq_cst);
-      t->free_lists[kind][cls] = *(void **)head;
-      atomic_signal_fence(memory_order_seq_cst);
-      *(void **)head = NULL;
+      install_list(t, kind, cls, head, tail);
     }
   }
   pthread_mutex_unlock(&heap_lock);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "alloc/alloc.h"
+#include "alloc/page_path.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
 #include "collect/collect.h"
@@ -104,9 +105,13 @@ static void read_settings(void) {
 static void fork_prepare(void) {
   pthread_mutex_lock(&heap_lock);
   pthread_mutex_lock(&registry_lock);
+  /* No thread is on the page path without heap_lock, so none holds a
+   * sweep-list, page-store or batch lock the child would inherit held. */
+  page_path_close();
   pthread_mutex_lock(&meta_lock);
 }
 static void fork_parent(void) {
+  page_path_open();
   pthread_mutex_unlock(&meta_lock);
   pthread_mutex_unlock(&registry_lock);
   pthread_mutex_unlock(&heap_lock);
@@ -119,6 +124,7 @@ static void fork_child(void) {
   batches_after_fork(sgc_self);
   threads_after_fork_child();
   parallel_after_fork_child();
+  page_path_open();
   pthread_mutex_unlock(&meta_lock);
   pthread_mutex_unlock(&registry_lock);
   pthread_mutex_unlock(&heap_lock);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/page_path.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
 #include "collect/collect.h"
@@ -68,9 +69,31 @@ static size_t collect_threshold(void) {
   return t > floor ? t : floor;
 }
 
+_Atomic size_t allocated_unlocked;
+_Atomic uint64_t refills_unlocked;
+
+size_t allocated_since_gc_bytes(void) {
+  return heap_accounting.allocated_since_gc +
+         atomic_load_explicit(&allocated_unlocked, memory_order_relaxed);
+}
+
+/* With the world stopped and the page-path gate closed: nobody adds to
+ * the unlocked counts meanwhile. */
+static void fold_unlocked_allocation(void) {
+  size_t bytes = atomic_exchange_explicit(&allocated_unlocked, 0, memory_order_relaxed);
+  FOR_EACH_THREAD(t) {
+    bytes += t->unlocked_bytes;
+    t->unlocked_bytes = 0;
+    atomic_fetch_add_explicit(&refills_unlocked, t->unlocked_refills, memory_order_relaxed);
+    t->unlocked_refills = 0;
+  }
+  heap_accounting.allocated_since_gc += bytes;
+  heap_accounting.total_allocated += bytes;
+}
+
 bool collect_should_run(void) {
   if (GC_dont_gc || heap_accounting.disable_count || heap_accounting.collecting) return false;
-  return heap_accounting.allocated_since_gc >= collect_threshold();
+  return allocated_since_gc_bytes() >= collect_threshold();
 }
 
 size_t collect_growth_bytes(size_t needed) {
@@ -158,20 +181,24 @@ void collect_locked(enum SGC_gc_reason reason) {
   memset(&rec, 0, sizeof rec);
   rec.reason = reason;
   rec.markers = 1;
-  rec.allocated_bytes = heap_accounting.allocated_since_gc;
 
   roots_snapshot_static();
   parallel_ensure_markers(sgc_settings.markers);
   /* Threads sweeping or formatting a page outside heap_lock finish first
-   * (they take no lock before they are done). */
+   * (they take no lock before they are done), and so do refills on the
+   * page path without heap_lock, whose gate stays closed until the sweep
+   * lists are rebuilt (alloc/page_path.h). */
   while (atomic_load_explicit(&page_ops_in_progress, memory_order_acquire)) sched_yield();
   pthread_mutex_lock(&registry_lock);
+  page_path_close();
   pthread_mutex_lock(&meta_lock);
   uint64_t t0 = os_now_ns();
   rec.start_ns = t0;
   rec.threads = stop_world() + 1;
   uint64_t t1 = os_now_ns();
 
+  fold_unlocked_allocation();
+  rec.allocated_bytes = heap_accounting.allocated_since_gc;
   atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_relaxed);
   /* Every root goes on the collector's stack; the markers share it out
    * by stealing. */
@@ -207,6 +234,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   heap_accounting.gc_count++;
   GC_gc_no = heap_accounting.gc_count;
   heap_accounting.collecting = false;
+  page_path_open();
 
   rec.markers = (int)totals.markers;
   rec.steal_attempts = totals.steal_attempts;
@@ -224,11 +252,13 @@ void collect_locked(enum SGC_gc_reason reason) {
   rec.live_bytes = after_finalize.bytes;
   rec.heap_bytes = heap_size_bytes();
   rec.cache_bytes = cached_bytes;
-  rec.pages_consumed = (uint64_t)page_counters.a;
-  rec.pages_used = (uint64_t)page_counters.u;
-  rec.pages_live = (uint64_t)page_counters.l;
-  rec.pages_taken = (uint64_t)page_counters.taken;
-  rec.remote_pages = (uint64_t)page_counters.remote;
+  struct page_counters pages;
+  page_counters_read(&pages);
+  rec.pages_consumed = (uint64_t)pages.a;
+  rec.pages_used = (uint64_t)pages.u;
+  rec.pages_live = (uint64_t)pages.l;
+  rec.pages_taken = (uint64_t)pages.taken;
+  rec.remote_pages = (uint64_t)pages.remote;
   struct marker_record shares[TRACE_MAX_MARKERS];
   unsigned share_count = totals.markers < TRACE_MAX_MARKERS ? totals.markers : TRACE_MAX_MARKERS;
   for (unsigned i = 0; i < share_count; i++) {
@@ -313,8 +343,11 @@ GC_API size_t GC_get_unmapped_bytes(void) {
   pthread_mutex_unlock(&heap_lock);
   return bytes;
 }
-GC_API size_t GC_get_bytes_since_gc(void) { return heap_accounting.allocated_since_gc; }
-GC_API size_t GC_get_total_bytes(void) { return heap_accounting.total_allocated; }
+GC_API size_t GC_get_bytes_since_gc(void) { return allocated_since_gc_bytes(); }
+GC_API size_t GC_get_total_bytes(void) {
+  return heap_accounting.total_allocated +
+         atomic_load_explicit(&allocated_unlocked, memory_order_relaxed);
+}
 GC_API GC_word GC_get_gc_no(void) { return heap_accounting.gc_count; }
 
 GC_API void GC_get_heap_usage_safe(GC_word *heap_size, GC_word *free_bytes,

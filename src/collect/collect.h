@@ -27,7 +27,7 @@ struct heap_accounting {
   size_t live_after_gc;      /* marked bytes at the last collection */
   size_t root_bytes;         /* static roots at the last collection */
   uint64_t gc_count;
-  uint64_t page_refills;      /* small-object refills that took heap_lock */
+  uint64_t page_refills;      /* free-list refills that took heap_lock */
   uint64_t large_allocations;
   int disable_count;         /* GC_disable nesting */
   bool collecting;
@@ -58,5 +58,15 @@ static inline void account_allocation(size_t bytes) {
   heap_accounting.allocated_since_gc += bytes;
   heap_accounting.total_allocated += bytes;
 }
+
+/* Refills outside heap_lock (alloc/page_path.h) count their bytes in the
+ * thread's record and add them here in steps of UNLOCKED_FLUSH_BYTES, so
+ * the collection trigger sees them without a shared write per refill.
+ * Collections fold both into heap_accounting. */
+enum { UNLOCKED_FLUSH_BYTES = 64 << 10 };
+extern _Atomic size_t allocated_unlocked;
+extern _Atomic uint64_t refills_unlocked;
+/* Bytes allocated since the last collection, all paths together. */
+size_t allocated_since_gc_bytes(void);
 
 #endif

@@ -55,6 +55,10 @@ static void print_summary(void) {
           s.pages_used, s.pages_live, s.max_pages_live, s.sum_max_used, s.pages_taken,
           s.remote_pages, s.pages_taken ? (double)s.remote_pages / (double)s.pages_taken : 0.0,
           s.stolen_pages);
+  uint64_t refills = s.page_refills + s.unlocked_refills;
+  fprintf(stderr,
+          "sgc: refills %" PRIu64 ", %" PRIu64 " without heap_lock (%.1f%%)\n",
+          refills, s.unlocked_refills, refills ? 100.0 * (double)s.unlocked_refills / (double)refills : 0.0);
   if (percpu_fell_back)
     fprintf(stderr, "sgc: per-CPU caches requested, but rseq is unavailable: per-thread caches\n");
   if (cpu_cache_count)
@@ -159,20 +163,23 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   pthread_mutex_unlock(&stats_lock);
   out->heap_bytes = heap_size_bytes();
   if (out->heap_bytes > out->peak_heap_bytes) out->peak_heap_bytes = out->heap_bytes;
-  out->total_allocated_bytes = heap_accounting.total_allocated;
+  out->total_allocated_bytes = GC_get_total_bytes();
   pthread_mutex_lock(&heap_lock);
   out->page_refills = heap_accounting.page_refills;
+  out->unlocked_refills = atomic_load_explicit(&refills_unlocked, memory_order_relaxed);
   out->large_allocations = heap_accounting.large_allocations;
   out->page_policy = (int)page_policy;
   out->lps_k = page_policy_k;
-  out->pages_consumed = (uint64_t)page_counters.a;
-  out->pages_used = (uint64_t)page_counters.u;
-  out->pages_live = (uint64_t)page_counters.l;
-  out->max_pages_live = (uint64_t)page_counters.max_l;
-  out->sum_max_used = (uint64_t)page_counters.sum_max_u;
-  out->pages_taken = (uint64_t)page_counters.taken;
-  out->remote_pages = (uint64_t)page_counters.remote;
-  out->stolen_pages = (uint64_t)page_counters.stolen;
+  struct page_counters pages;
+  page_counters_read(&pages);
+  out->pages_consumed = (uint64_t)pages.a;
+  out->pages_used = (uint64_t)pages.u;
+  out->pages_live = (uint64_t)pages.l;
+  out->max_pages_live = (uint64_t)pages.max_l;
+  out->sum_max_used = (uint64_t)pages.sum_max_u;
+  out->pages_taken = (uint64_t)pages.taken;
+  out->remote_pages = (uint64_t)pages.remote;
+  out->stolen_pages = (uint64_t)pages.stolen;
   out->lab = percpu_enabled ? SGC_LAB_CPU : SGC_LAB_THREAD;
   out->lab_flip = percpu_flip;
   out->lab_fell_back = percpu_fell_back;

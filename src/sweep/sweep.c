@@ -11,11 +11,31 @@
 #include "heap/heap.h"
 #include "mark/mark.h"
 #include "os/os.h"
+#include "os/spin_lock.h"
 #include "sweep/sweep.h"
 
-static struct page_header *unswept[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-static struct page_header *partial[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-static size_t partial_free_bytes;
+/* Per kind and size class: pages waiting to be swept in this epoch, and
+ * swept pages with free objects.  Each class has its own lock, so refills
+ * of different classes (and the page path outside heap_lock,
+ * alloc/page_path.h) do not meet; a collection rebuilds the lists with the
+ * page-path gate closed and takes no lock. */
+struct sweep_class {
+  struct spin_lock lock;
+  struct page_header *unswept, *partial;
+} __attribute__((aligned(64)));
+static struct sweep_class sweep_classes[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+static _Atomic size_t partial_free_bytes;
+
+static void partial_bytes_add(size_t bytes) {
+  atomic_fetch_add_explicit(&partial_free_bytes, bytes, memory_order_relaxed);
+}
+
+static void sweep_lists_reset(void) {
+  for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
+      sweep_classes[k][c].unswept = sweep_classes[k][c].partial = NULL;
+  atomic_store_explicit(&partial_free_bytes, 0, memory_order_relaxed);
+}
 
 /* Builds PAGE's free list from its unmarked objects.  Runs of dead objects
  * are cleared with one memset each, and a page with no mark at all is
@@ -75,20 +95,27 @@ void *sweep_detach(struct page_header *page, unsigned *count, void **tail) {
 }
 
 void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **tail) {
-  struct page_header *page = partial[kind][cls];
+  struct sweep_class *sc = &sweep_classes[kind][cls];
+  if (!sc->partial) return NULL; /* a racy peek: an empty list is common */
+  spin_lock(&sc->lock);
+  struct page_header *page = sc->partial;
+  if (page) sc->partial = page->next;
+  spin_unlock(&sc->lock);
   if (!page) return NULL;
-  partial[kind][cls] = page->next;
   page->next = NULL;
-  partial_free_bytes -= (size_t)page->free_count * size_class_bytes[cls];
+  atomic_fetch_sub_explicit(&partial_free_bytes, (size_t)page->free_count * size_class_bytes[cls],
+                            memory_order_relaxed);
   return sweep_detach(page, count, tail);
 }
 
 struct page_header *sweep_pop_unswept(unsigned kind, unsigned cls) {
-  struct page_header *page = unswept[kind][cls];
-  if (page) {
-    unswept[kind][cls] = page->next;
-    page->next = NULL;
-  }
+  struct sweep_class *sc = &sweep_classes[kind][cls];
+  if (!sc->unswept) return NULL;
+  spin_lock(&sc->lock);
+  struct page_header *page = sc->unswept;
+  if (page) sc->unswept = page->next;
+  spin_unlock(&sc->lock);
+  if (page) page->next = NULL;
   return page;
 }
 
@@ -96,30 +123,31 @@ bool sweep_finish_all(void) {
   bool freed = false;
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
+      struct sweep_class *sc = &sweep_classes[k][c];
       struct page_header *page;
-      while ((page = unswept[k][c]) != NULL) {
-        unswept[k][c] = page->next;
-        page->next = NULL;
+      while ((page = sweep_pop_unswept(k, c)) != NULL) {
         sweep_page(page);
         if (page->live_objects == 0) {
           small_page_release(page);
           freed = true;
         } else if (page->free_count) {
-          page->next = partial[k][c];
-          partial[k][c] = page;
-          partial_free_bytes += (size_t)page->free_count * size_class_bytes[c];
+          partial_bytes_add((size_t)page->free_count * size_class_bytes[c]);
+          spin_lock(&sc->lock);
+          page->next = sc->partial;
+          sc->partial = page;
+          spin_unlock(&sc->lock);
         }
       }
     }
   return freed;
 }
 
-size_t sweep_free_bytes_estimate(void) { return partial_free_bytes; }
+size_t sweep_free_bytes_estimate(void) {
+  return atomic_load_explicit(&partial_free_bytes, memory_order_relaxed);
+}
 
 void sweep_after_mark(void) {
-  memset(unswept, 0, sizeof unswept);
-  memset(partial, 0, sizeof partial);
-  partial_free_bytes = 0;
+  sweep_lists_reset();
   long live_pages = 0;
   FOR_EACH_CHUNK(c) {
     for (size_t i = 0; i < c->page_count;) {
@@ -132,8 +160,9 @@ void sweep_after_mark(void) {
         live_pages += any != 0;
         p->free_head = NULL;
         p->free_count = 0;
-        p->next = unswept[p->kind][p->size_class];
-        unswept[p->kind][p->size_class] = p;
+        struct sweep_class *sc = &sweep_classes[p->kind][p->size_class];
+        p->next = sc->unswept;
+        sc->unswept = p;
         i++;
       } else if (state == PAGE_LARGE_HEAD) {
         size_t span = p->span_pages;
@@ -214,9 +243,7 @@ static void sweep_worker(struct marker *m, void *arg) {
 }
 
 void sweep_after_mark_parallel(void) {
-  memset(unswept, 0, sizeof unswept);
-  memset(partial, 0, sizeof partial);
-  partial_free_bytes = 0;
+  sweep_lists_reset();
   if (!locals) locals = os_alloc(MAX_SWEEPERS * sizeof *locals);
   size_t count = 0;
   FOR_EACH_CHUNK(c) count += (c->page_count + SWEEP_UNIT_PAGES - 1) / SWEEP_UNIT_PAGES;
@@ -247,10 +274,10 @@ void sweep_after_mark_parallel(void) {
     for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
       for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
         if (l->partial_head[k][c]) {
-          l->partial_tail[k][c]->next = partial[k][c];
-          partial[k][c] = l->partial_head[k][c];
+          l->partial_tail[k][c]->next = sweep_classes[k][c].partial;
+          sweep_classes[k][c].partial = l->partial_head[k][c];
         }
-    partial_free_bytes += l->partial_bytes;
+    partial_bytes_add(l->partial_bytes);
     for (struct page_header *p = l->empty_pages, *next; p; p = next) {
       next = p->next;
       p->next = NULL;

@@ -1,6 +1,8 @@
 /* Lazy sweeping (thesis §3.3): after a collection every small page waits in
  * an "unswept" list of its kind and size class and is swept when a thread
- * needs objects of that class.  All calls hold heap_lock. */
+ * needs objects of that class.  The list operations lock the class's own
+ * lists (sweep.c); callers hold heap_lock or are inside the page-path gate
+ * (alloc/page_path.h), so no collection runs meanwhile. */
 #ifndef SGC_SWEEP_H
 #define SGC_SWEEP_H
 
@@ -9,9 +11,8 @@
 /* A free list of (KIND, CLS) objects from a page already swept, with its
  * length and last element, or NULL. */
 void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **tail);
-/* Takes a page waiting to be swept; the caller sweeps it with sweep_page,
- * possibly outside heap_lock (inside a page_op, collect/collect.h), and
- * then takes its list with sweep_detach under heap_lock. */
+/* Takes a page waiting to be swept; the caller owns it, sweeps it with
+ * sweep_page and takes its list with sweep_detach. */
 struct page_header *sweep_pop_unswept(unsigned kind, unsigned cls);
 void sweep_page(struct page_header *page);
 void *sweep_detach(struct page_header *page, unsigned *count, void **tail);

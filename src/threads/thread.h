@@ -11,6 +11,7 @@
 #include <sys/ucontext.h>
 
 #include "heap/layout.h"
+#include "os/spin_lock.h"
 
 struct sgc_thread {
   /* Thread-local free-object lists, one per kind and size class (thesis
@@ -27,8 +28,14 @@ struct sgc_thread {
   struct page_header *free_cache_header;
   unsigned slow_path_count;      /* for SGC_TORTURE */
   /* Lists this thread freed and handed back, its refills' first choice
-   * (alloc/batches.c); under heap_lock. */
+   * (alloc/batches.c), under batch_lock. */
   void *batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  struct spin_lock batch_lock;
+  /* Inside the page path without heap_lock (alloc/page_path.h). */
+  _Atomic bool in_page_path;
+  /* Bytes and refills of that path not yet added to heap_accounting. */
+  size_t unlocked_bytes;
+  uint64_t unlocked_refills;
 
   /* Registry (threads/registry.c), protected by registry_lock. */
   struct sgc_thread *next, *prev;
