@@ -142,12 +142,10 @@ GC_API void GC_free(void *p) {
    * heap, so NULL lands in free_slow too). */
   if (likely(self && self->free_cache_page == page_address && page_address && !percpu_enabled)) {
     struct page_header *page = self->free_cache_header;
-    size_t offset = (uintptr_t)p - page->start;
-    unsigned index = ((unsigned)(offset >> GRANULE_SHIFT) * page->reciprocal) >> 16;
     unsigned kind = page->kind;
     if (likely(atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_SMALL &&
-               kind < KIND_THREAD_LOCAL_COUNT && index < page->capacity &&
-               ((uintptr_t)index * page->object_granules << GRANULE_SHIFT) == offset)) {
+               kind < KIND_THREAD_LOCAL_COUNT &&
+               page_is_object_start(page, (uint32_t)((uintptr_t)p - page->start)))) {
       if (kind == KIND_NORMAL) clear_object(p, page->object_granules);
       unsigned cls = page->size_class;
       void **head = &self->free_lists[kind][cls];

@@ -23,6 +23,7 @@ void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
   page->object_granules = (uint16_t)granules;
   page->capacity = (uint16_t)capacity;
   page->reciprocal = (65536 + granules - 1) / granules;
+  page_set_start_test(page, granules << GRANULE_SHIFT);
   page->swept_epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
   page->live_objects = 0;
   page->span_pages = 1;

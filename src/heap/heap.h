@@ -34,6 +34,14 @@ struct page_header {
   uint16_t object_granules;    /* small pages: granules per object */
   uint16_t capacity;           /* small pages: objects per page */
   uint32_t reciprocal;         /* small pages: ceil(65536 / object_granules) */
+  /* Small pages: GC_free's test that an offset starts an object.  The
+   * object size is odd_part << start_shift; start_inverse is odd_part's
+   * inverse mod 2^32.  ror(offset * start_inverse, start_shift) is the
+   * object index for a multiple of the size and exceeds 2^32 / size for
+   * anything else (Granlund and Montgomery's divisibility test), so one
+   * compare with capacity checks both. */
+  uint32_t start_inverse;
+  uint8_t start_shift;
   uint32_t swept_epoch;        /* last collection epoch this page was swept in */
   uint32_t span_pages;         /* free or large head: pages in the span */
   uint32_t head_offset;        /* large tail / free tail: pages back to the head */
@@ -75,6 +83,22 @@ static inline struct page_header *page_of_address(uintptr_t a) {
       memory_order_acquire);
   if (!c) return NULL;
   return &c->pages[(a - c->base) >> PAGE_SHIFT];
+}
+
+/* Sets up page_is_object_start for objects of OBJECT_BYTES. */
+static inline void page_set_start_test(struct page_header *p, uint32_t object_bytes) {
+  uint32_t odd = object_bytes >> __builtin_ctz(object_bytes), inverse = odd;
+  for (int i = 0; i < 5; i++) inverse *= 2 - odd * inverse; /* Newton: 3, 6, 12, 24, 48 bits */
+  p->start_inverse = inverse;
+  p->start_shift = (uint8_t)__builtin_ctz(object_bytes);
+}
+
+/* Whether OFFSET (< PAGE_BYTES) into small page P is where an object
+ * starts: one multiply, one rotate, one compare (see start_inverse). */
+static inline bool page_is_object_start(const struct page_header *p, uint32_t offset) {
+  uint32_t scaled = offset * p->start_inverse, shift = p->start_shift;
+  uint32_t index = (scaled >> shift) | (scaled << ((32 - shift) & 31));
+  return index < p->capacity;
 }
 
 extern bool heap_interior_pointers; /* GC_all_interior_pointers */

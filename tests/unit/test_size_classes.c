@@ -1,7 +1,9 @@
 /* Size classes: every small request maps to the smallest class that holds
  * it, classes are granule multiples, and no class wastes more of a page
- * than one object's worth. */
+ * than one object's worth; GC_free's object-start test agrees with
+ * division. */
 #include "common.h"
+#include "heap/heap.h"
 #include "heap/layout.h"
 #include "unit.h"
 
@@ -27,6 +29,19 @@ int main(void) {
       void *p = GC_malloc(n);
       CHECK(p && GC_size(p) == size_class_bytes[c], "GC_size(GC_malloc(%zu)) = %zu", n,
             GC_size(p));
+    }
+  }
+  /* GC_free's object-start test (heap.h) against plain division, for
+   * every class and every offset into a page. */
+  for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
+    struct page_header page = {0};
+    unsigned size = size_class_bytes[c];
+    page.capacity = (uint16_t)(PAGE_BYTES / size);
+    page_set_start_test(&page, size);
+    for (uint32_t offset = 0; offset < PAGE_BYTES; offset++) {
+      bool expected = offset % size == 0 && offset / size < page.capacity;
+      CHECK(page_is_object_start(&page, offset) == expected, "class %u (%u bytes) offset %u", c,
+            size, offset);
     }
   }
   return unit_finish();
