@@ -172,16 +172,32 @@ __attribute__((always_inline)) static inline void view_push(struct owner_view *v
   v->entries[v->top++] = (struct mark_range){lo, hi};
 }
 
+/* Pops into two scalars, never a 16-byte struct copy: an entry is
+ * usually read a moment after view_push wrote it with two 8-byte stores
+ * (a list: push one node, pop it at once), and a 16-byte load cannot be
+ * forwarded from two stores.  That stall cost half the mark time on a
+ * list-shaped heap; the empty asm keeps the compiler from merging the two
+ * loads into one. */
 __attribute__((always_inline)) static inline bool view_pop(struct owner_view *v, struct marker *m,
-                                                           struct mark_range *out) {
-  if (v->chase_lev) return cl_take(m, out);
-  if (likely(v->top > v->watermark)) {
-    *out = v->entries[--v->top];
+                                                           uintptr_t *lo, uintptr_t *hi) {
+  struct mark_range r;
+  bool ok;
+  if (v->chase_lev) {
+    ok = cl_take(m, &r);
+  } else if (likely(v->top > v->watermark)) {
+    const struct mark_range *e = &v->entries[--v->top];
+    uintptr_t l = e->lo, h = e->hi;
+    __asm__("" : "+r"(l), "+r"(h));
+    *lo = l;
+    *hi = h;
     return true;
+  } else {
+    m->top = v->top;
+    ok = marker_pop_slow(m, &r);
+    view_load(v, m);
   }
-  m->top = v->top;
-  bool ok = marker_pop_slow(m, out);
-  view_load(v, m);
+  *lo = r.lo;
+  *hi = r.hi;
   return ok;
 }
 
@@ -210,7 +226,9 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
 /* The hot loop: everything inlined, counters in locals (with
  * -fno-strict-aliasing every push could otherwise reload them). */
 void mark_drain_own(struct marker *m) {
-  struct mark_range window[PREFETCH_DEPTH];
+  /* The prefetch window, as two arrays of scalars for the same reason as
+   * view_pop's. */
+  uintptr_t window_lo[PREFETCH_DEPTH], window_hi[PREFETCH_DEPTH];
   unsigned first = 0, count = 0;
   size_t split = mark_config.split_bytes;
   bool share = mark_config.balance;
@@ -223,27 +241,30 @@ void mark_drain_own(struct marker *m) {
   struct owner_view v;
   view_load(&v, m);
   for (;;) {
-    struct mark_range r;
-    while (count < PREFETCH_DEPTH && view_pop(&v, m, &r)) {
+    uintptr_t lo, hi;
+    while (count < PREFETCH_DEPTH && view_pop(&v, m, &lo, &hi)) {
       /* SLO: halve a long range until the piece to scan is short; the
        * halves wait on the stack where thieves can take them. */
-      while (split && r.hi - r.lo > split) {
-        uintptr_t mid = (r.lo + (r.hi - r.lo) / 2) & ~(uintptr_t)7;
-        view_push(&v, m, mid, r.hi);
-        r.hi = mid;
+      while (split && hi - lo > split) {
+        uintptr_t mid = (lo + (hi - lo) / 2) & ~(uintptr_t)7;
+        view_push(&v, m, mid, hi);
+        hi = mid;
       }
       /* Alone (a list-shaped heap): nothing to overlap the miss with, so
        * scan it now rather than through the window's memory round trip. */
       if (count == 0 && (v.chase_lev ? !cl_has_work(m) : v.top == v.watermark)) goto scan;
-      __builtin_prefetch((const void *)r.lo);
-      window[(first + count++) % PREFETCH_DEPTH] = r;
+      __builtin_prefetch((const void *)lo);
+      unsigned slot = (first + count++) % PREFETCH_DEPTH;
+      window_lo[slot] = lo;
+      window_hi[slot] = hi;
     }
     if (!count) break;
-    r = window[first];
+    lo = window_lo[first];
+    hi = window_hi[first];
     first = (first + 1) % PREFETCH_DEPTH;
     count--;
   scan:
-    for (const uintptr_t *p = (const uintptr_t *)r.lo; (uintptr_t)(p + 1) <= r.hi; p++) {
+    for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
       size_t size = mark_candidate_cached(&v, m, *p, lowest, span, interior, &cache);
       if (size) {
         bytes += size;
