@@ -40,20 +40,21 @@ static struct page_header *checked_object_in(struct page_header *page, void *p,
 
 enum { FREE_FLUSH_BYTES = 32 << 10 };
 
-/* Clears a freed object: a few inline stores for the common small sizes
- * (a memset call costs more than the clearing). */
-static inline void clear_object(void *p, unsigned granules) {
-  if (granules <= 4) {
-    uint64_t *w = p;
-    switch (granules) {
-    case 4: w[6] = 0; w[7] = 0; /* fall through */
-    case 3: w[4] = 0; w[5] = 0; /* fall through */
-    case 2: w[2] = 0; w[3] = 0; /* fall through */
-    default: w[0] = 0; w[1] = 0;
-    }
-  } else {
-    memset(p, 0, (size_t)granules << GRANULE_SHIFT);
+/* Clears a freed object of at most 4 granules with a few stores (a memset
+ * call costs more than the clearing). */
+static inline void clear_small_object(void *p, unsigned granules) {
+  uint64_t *w = p;
+  switch (granules) {
+  case 4: w[6] = 0; w[7] = 0; /* fall through */
+  case 3: w[4] = 0; w[5] = 0; /* fall through */
+  case 2: w[2] = 0; w[3] = 0; /* fall through */
+  default: w[0] = 0; w[1] = 0;
   }
+}
+
+static inline void clear_object(void *p, unsigned granules) {
+  if (granules <= 4) clear_small_object(p, granules);
+  else memset(p, 0, (size_t)granules << GRANULE_SHIFT);
 }
 static uint16_t flush_objects[SIZE_CLASS_COUNT];
 
@@ -143,10 +144,13 @@ GC_API void GC_free(void *p) {
   if (likely(self && self->free_cache_page == page_address && page_address && !percpu_enabled)) {
     struct page_header *page = self->free_cache_header;
     unsigned kind = page->kind;
+    unsigned granules = page->object_granules;
+    /* Objects cleared by a few stores only: a memset call here would make
+     * every free save registers for it (free_slow clears the others). */
     if (likely(atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_SMALL &&
-               kind < KIND_THREAD_LOCAL_COUNT &&
+               kind < KIND_THREAD_LOCAL_COUNT && (granules <= 4 || kind != KIND_NORMAL) &&
                page_is_object_start(page, (uint32_t)((uintptr_t)p - page->start)))) {
-      if (kind == KIND_NORMAL) clear_object(p, page->object_granules);
+      if (kind == KIND_NORMAL) clear_small_object(p, granules);
       unsigned cls = page->size_class;
       void **head = &self->free_lists[kind][cls];
       *(void **)p = *head;
