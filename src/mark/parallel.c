@@ -229,15 +229,11 @@ void parallel_ensure_markers(unsigned want) {
 }
 
 /* Adaptive parallelism, a measured stand-in for the thesis's predictor
- * (ch. 4): when two collections in a row with all markers achieved a
- * parallelism (summed busy time over the busiest marker's) under 1.25 --
- * a list, a tiny heap -- the next ones mark alone, which also lets them
- * set mark bits without atomics; every ADAPTIVE_RETRY-th collection tries
- * all markers again in case the heap's shape changed, and a retry that
- * still finds no parallelism goes back to marking alone at once.  One poor
- * collection is not enough: a helper preempted by another process makes a
- * wide heap look like a list (gcbench marked 8 collections in a row alone
- * that way, at 3.5 GB/s instead of 5-6).  SGC_ADAPTIVE=0 pins the count. */
+ * (ch. 4): when the last collection's markers achieved a parallelism
+ * (summed busy time over the busiest marker's) under 1.25 -- a list, a
+ * tiny heap -- the next one marks alone, which also lets it set mark bits
+ * without atomics; every ADAPTIVE_RETRY-th collection tries all markers
+ * again in case the heap's shape changed.  SGC_ADAPTIVE=0 pins the count. */
 enum {
   ADAPTIVE_RETRY_MIN = 8,
   ADAPTIVE_RETRY_MAX = 256,
@@ -248,7 +244,6 @@ enum {
 static unsigned adaptive_limit;   /* 0: no limit */
 static unsigned adaptive_skipped; /* collections marked alone in a row */
 static unsigned adaptive_retry = ADAPTIVE_RETRY_MIN;
-static unsigned adaptive_poor;    /* poor collections in a row with all markers */
 static uint64_t last_live_bytes = UINT64_MAX;
 
 void parallel_after_collection(const struct mark_totals *t) {
@@ -256,23 +251,14 @@ void parallel_after_collection(const struct mark_totals *t) {
   if (!sgc_settings.adaptive_markers) return;
   if (t->markers > 1) {
     double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;
-    bool retry = adaptive_skipped >= adaptive_retry; /* all markers after marking alone */
-    if (achieved >= 1.25) {
-      adaptive_poor = 0;
-      adaptive_skipped = 0;
-      adaptive_retry = ADAPTIVE_RETRY_MIN;
-      adaptive_limit = 0;
-      return;
-    }
-    adaptive_poor++;
+    bool poor = achieved < 1.25;
     /* A retry that still finds no parallelism waits twice as long. */
-    if (retry)
+    if (poor && adaptive_limit == 0 && adaptive_skipped >= adaptive_retry)
       adaptive_retry = adaptive_retry * 2 > ADAPTIVE_RETRY_MAX ? ADAPTIVE_RETRY_MAX
                                                                : adaptive_retry * 2;
-    if (retry || adaptive_poor >= 2) {
-      adaptive_limit = 1;
-      adaptive_skipped = 0;
-    }
+    if (!poor) adaptive_retry = ADAPTIVE_RETRY_MIN;
+    adaptive_limit = poor ? 1 : 0;
+    if (poor) adaptive_skipped = 0;
   } else if (adaptive_limit == 1 && ++adaptive_skipped >= adaptive_retry) {
     adaptive_limit = 0; /* try all markers next time */
   }
