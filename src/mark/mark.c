@@ -179,7 +179,8 @@ __attribute__((always_inline)) static inline void view_push(struct owner_view *v
  * list-shaped heap; the empty asm keeps the compiler from merging the two
  * loads into one. */
 __attribute__((always_inline)) static inline bool view_pop(struct owner_view *v, struct marker *m,
-                                                           uintptr_t *lo, uintptr_t *hi) {
+                                                           uintptr_t *lo, uintptr_t *hi,
+                                                           bool private_only) {
   struct mark_range r;
   bool ok;
   if (v->chase_lev) {
@@ -191,6 +192,8 @@ __attribute__((always_inline)) static inline bool view_pop(struct owner_view *v,
     *lo = l;
     *hi = h;
     return true;
+  } else if (private_only) {
+    return false;
   } else {
     m->top = v->top;
     ok = marker_pop_slow(m, &r);
@@ -242,7 +245,12 @@ void mark_drain_own(struct marker *m) {
   view_load(&v, m);
   for (;;) {
     uintptr_t lo, hi;
-    while (count < PREFETCH_DEPTH && view_pop(&v, m, &lo, &hi)) {
+    /* Only an empty window takes back shared entries: filling it from
+     * the public part would undo every share of a narrow stack at once
+     * (marker_pop_slow reclaims half the public part), and the thief
+     * would find nothing -- gcbench had collections where the helper
+     * marked nothing while the owner shared 19 times. */
+    while (count < PREFETCH_DEPTH && view_pop(&v, m, &lo, &hi, count > 0)) {
       /* SLO: halve a long range until the piece to scan is short; the
        * halves wait on the stack where thieves can take them. */
       while (split && hi - lo > split) {

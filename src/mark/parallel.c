@@ -246,9 +246,22 @@ static unsigned adaptive_skipped; /* collections marked alone in a row */
 static unsigned adaptive_retry = ADAPTIVE_RETRY_MIN;
 static uint64_t last_live_bytes = UINT64_MAX;
 
+/* Whether the helpers were there for at least half the collector's marking
+ * time.  A helper that joined late (its CPU was busy, or woke slowly) says
+ * nothing about the heap's shape: gcbench had collections where the only
+ * helper arrived after 60% of the work and found nothing left to steal,
+ * and marking alone for the next 8 collections then cost a third of the
+ * mark rate. */
+static bool helpers_took_part(void) {
+  uint64_t collector = markers[0]->busy_ns + markers[0]->idle_ns, present = 0;
+  for (unsigned k = 1; k < active; k++) present += markers[k]->busy_ns + markers[k]->idle_ns;
+  return 2 * present >= (uint64_t)(active - 1) * collector;
+}
+
 void parallel_after_collection(const struct mark_totals *t) {
   last_live_bytes = t->bytes;
   if (!sgc_settings.adaptive_markers) return;
+  if (t->markers > 1 && !helpers_took_part()) return; /* nothing learnt */
   if (t->markers > 1) {
     double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;
     bool poor = achieved < 1.25;
