@@ -198,9 +198,16 @@ static void reserve_fresh_pages(struct page_store *own) {
   /* Only from a pool that could give every thread as much: with
    * thousands of threads, reserves would otherwise hold the heap. */
   if (page_pool_free_pages() < (size_t)FRESH_RESERVE_PAGES * (size_t)thread_registry_count()) return;
-  for (unsigned i = 1; i < FRESH_RESERVE_PAGES; i++) {
-    struct page_header *p = page_pool_take(1);
-    if (!p) return;
+  struct page_header *taken[FRESH_RESERVE_PAGES];
+  unsigned n = 0;
+  while (n + 1 < FRESH_RESERVE_PAGES && (taken[n] = page_pool_take(1)) != NULL) n++;
+  /* Pushed last page first, so the store hands them out in the order the
+   * pool gave them (ascending addresses from a span): handed out
+   * descending, every page was a backward jump, and `alloc -m free` with
+   * 256-byte objects ran at half speed (35 against 65 M/s) -- the
+   * objects' later reuse order follows the first one. */
+  while (n) {
+    struct page_header *p = taken[--n];
     atomic_store_explicit(&p->state, PAGE_RESERVED, memory_order_relaxed);
     store_push(own, p);
   }
