@@ -135,6 +135,24 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
   if (unlikely(++t->freed_count[kind][cls] >= flush_objects[cls])) hand_back(t, kind, cls);
 }
 
+/* Pushes P, already cleared, on SELF's list of (KIND, CLS). */
+static inline void push_freed(struct sgc_thread *self, void *p, unsigned kind, unsigned cls) {
+  void **head = &self->free_lists[kind][cls];
+  *(void **)p = *head;
+  /* Link first, then publish: see the fence in alloc.c. */
+  atomic_signal_fence(memory_order_seq_cst);
+  *head = p;
+  if (unlikely(++self->freed_count[kind][cls] >= flush_objects[cls])) hand_back(self, kind, cls);
+}
+
+/* The fast path's objects over 4 granules: a memset call, reached by a
+ * tail call so that the fast path itself saves no registers. */
+SGC_NOINLINE static void free_cleared_large(struct sgc_thread *self, void *p, unsigned granules,
+                                            unsigned cls) {
+  memset(p, 0, (size_t)granules << GRANULE_SHIFT);
+  push_freed(self, p, KIND_NORMAL, cls);
+}
+
 GC_API void GC_free(void *p) {
   struct sgc_thread *self = sgc_self;
   uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
@@ -144,20 +162,15 @@ GC_API void GC_free(void *p) {
   if (likely(self && self->free_cache_page == page_address && page_address && !percpu_enabled)) {
     struct page_header *page = self->free_cache_header;
     unsigned kind = page->kind;
-    unsigned granules = page->object_granules;
-    /* Objects cleared by a few stores only: a memset call here would make
-     * every free save registers for it (free_slow clears the others). */
     if (likely(atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_SMALL &&
-               kind < KIND_THREAD_LOCAL_COUNT && (granules <= 4 || kind != KIND_NORMAL) &&
+               kind < KIND_THREAD_LOCAL_COUNT &&
                page_is_object_start(page, (uint32_t)((uintptr_t)p - page->start)))) {
-      if (kind == KIND_NORMAL) clear_small_object(p, granules);
-      unsigned cls = page->size_class;
-      void **head = &self->free_lists[kind][cls];
-      *(void **)p = *head;
-      /* Link first, then publish: see the fence in alloc.c. */
-      atomic_signal_fence(memory_order_seq_cst);
-      *head = p;
-      if (unlikely(++self->freed_count[kind][cls] >= flush_objects[cls])) hand_back(self, kind, cls);
+      unsigned granules = page->object_granules, cls = page->size_class;
+      if (kind == KIND_NORMAL) {
+        if (granules > 4) return free_cleared_large(self, p, granules, cls);
+        clear_small_object(p, granules);
+      }
+      push_freed(self, p, kind, cls);
       return;
     }
   }
