@@ -102,6 +102,14 @@ PROGRAMS = {
                  "headline": ["-m", "free", "-r", "100"],
                  "full": ["-m", "free", "-r", "100"]},
     },
+    # 256-byte objects: a size class past GC_free's inline clearing, and
+    # pages of 16 objects (the fresh-page order shows; see README)
+    "alloc-free-256": {
+        "bin": "alloc", "metric": "mops", "malloc": True, "hash": False,
+        "args": {"smoke": ["-m", "free", "-s", "256", "-n", "20000", "-r", "3"],
+                 "headline": ["-m", "free", "-s", "256", "-n", "20000", "-r", "100"],
+                 "full": ["-m", "free", "-s", "256", "-n", "20000", "-r", "100"]},
+    },
     "alloc-drop": {
         "bin": "alloc", "metric": "mops", "malloc": False, "hash": False,
         "args": {"smoke": ["-m", "drop", "-r", "3"],
@@ -208,7 +216,7 @@ EXPERIMENTS = {
     "mark": {"programs": ["bh-st", "bh-pt", "cky", "cube"], "impls": ["sgc"], "threads": [2],
              "gc_threads": [1, 2], "variants": ["simple", "noopt", "no-slo", "no-nsb", "opt"]},
     # Table 2.1 / Fig 2.4: allocation throughput
-    "alloc": {"programs": ["alloc-free", "alloc-drop"],
+    "alloc": {"programs": ["alloc-free", "alloc-free-256", "alloc-drop"],
               "impls": ["sgc", "bdwgc"] + MALLOC_PEERS, "threads": [1, 2, 4, 8],
               "gc_threads": [None], "variants": ["ps", "al", "lps1", "lps1.5"]},
     # Fig 2.5: memory consumption under unfair usage
@@ -1167,7 +1175,8 @@ def write_report(out_dir, rows, meta):
         lines.append(md_table(hdr, body))
         lines.append("")
 
-    alloc_progs = [p for p in ("alloc-free", "alloc-drop") if alloc_series(rows, p)]
+    alloc_progs = [p for p in ("alloc-free", "alloc-free-256", "alloc-drop")
+                   if alloc_series(rows, p)]
     if alloc_progs:
         lines.append("## Allocation throughput (cf. Table 2.1)\n")
         for p in alloc_progs:

@@ -32,9 +32,12 @@
 #include "os/spin_lock.h"
 
 static void *shared_batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-/* Batches in thread stacks, per class: batch_steal scans the registry only
- * when there is something to find.  A hint (relaxed): a steal that finds
- * nothing falls through to a fresh page, as before the batch existed. */
+/* Threads whose stack of a class is not empty: batch_steal scans the
+ * registry only when there is something to find.  Counted on the empty /
+ * non-empty transitions, not per batch, so a thread cycling through its
+ * own batches writes this shared line twice per cycle, not twice per
+ * batch.  A hint (relaxed): a steal that finds nothing falls through to a
+ * fresh page, as before the batch existed. */
 static _Atomic long owned_batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
 
 static void owned_add(unsigned kind, unsigned cls, long n) {
@@ -60,17 +63,18 @@ void batch_push(unsigned kind, unsigned cls, void *list) {
 
 void batch_push_own(struct sgc_thread *t, unsigned kind, unsigned cls, void *list) {
   spin_lock(&t->batch_lock);
+  bool was_empty = !t->batches[kind][cls];
   stack_push(&t->batches[kind][cls], list);
+  if (was_empty) owned_add(kind, cls, 1);
   spin_unlock(&t->batch_lock);
-  owned_add(kind, cls, 1);
 }
 
 void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls) {
   if (!t->batches[kind][cls]) return NULL; /* a racy peek; only thieves shrink it */
   spin_lock(&t->batch_lock);
   void *list = stack_pop(&t->batches[kind][cls]);
+  if (list && !t->batches[kind][cls]) owned_add(kind, cls, -1);
   spin_unlock(&t->batch_lock);
-  if (list) owned_add(kind, cls, -1);
   return list;
 }
 
@@ -87,11 +91,9 @@ void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls) {
     if (victim == t || !victim->batches[kind][cls]) continue;
     spin_lock(&victim->batch_lock);
     list = stack_pop(&victim->batches[kind][cls]);
+    if (list && !victim->batches[kind][cls]) owned_add(kind, cls, -1);
     spin_unlock(&victim->batch_lock);
-    if (list) {
-      owned_add(kind, cls, -1);
-      break;
-    }
+    if (list) break;
   }
   pthread_mutex_unlock(&registry_lock);
   return list;
@@ -109,12 +111,9 @@ void batches_after_fork(struct sgc_thread *self) {
   /* Only SELF's record survives in the child; the other threads' batches
    * are unreferenced now and the next collection reclaims them. */
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
-    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
-      long n = 0;
-      if (self)
-        for (void **b = self->batches[k][c]; b; b = b[1]) n++;
-      atomic_store_explicit(&owned_batches[k][c], n, memory_order_relaxed);
-    }
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
+      atomic_store_explicit(&owned_batches[k][c], self && self->batches[k][c] ? 1 : 0,
+                            memory_order_relaxed);
 }
 
 void batches_drop_all(void) {
