@@ -81,25 +81,47 @@ struct page_store *page_store_of(struct sgc_thread *t) {
   return s;
 }
 
-static struct page_header *store_pop(struct page_store *s) {
-  if (!free_pages(s)) return NULL; /* a peek, then the locked pop */
+/* A store keeps two lists under its lock: `free`, pages threads emptied
+ * (what LPS steals), and `reserve`, fresh pages taken ahead from the pool
+ * (reserve_fresh_pages).  Only the owner takes reserved pages: stealing
+ * one grows consumption exactly as a fresh page from the pool does, and
+ * it scatters the threads' pages among each other. */
+static struct page_header *list_pop(struct page_store *s, struct page_header **list,
+                                    _Atomic long *count) {
+  if (!atomic_load_explicit(count, memory_order_relaxed)) return NULL; /* peek, then lock */
   spin_lock(&s->lock);
-  struct page_header *p = s->free;
+  struct page_header *p = *list;
   if (p) {
-    s->free = p->next;
-    atomic_store_explicit(&s->free_count, s->free_count - 1, memory_order_relaxed);
+    *list = p->next;
+    atomic_store_explicit(count, atomic_load_explicit(count, memory_order_relaxed) - 1,
+                          memory_order_relaxed);
   }
   spin_unlock(&s->lock);
   if (p) p->next = NULL;
   return p;
 }
 
-static void store_push(struct page_store *s, struct page_header *p) {
+static void list_push(struct page_store *s, struct page_header **list, _Atomic long *count,
+                      struct page_header *p) {
   spin_lock(&s->lock);
-  p->next = s->free;
-  s->free = p;
-  atomic_store_explicit(&s->free_count, s->free_count + 1, memory_order_relaxed);
+  p->next = *list;
+  *list = p;
+  atomic_store_explicit(count, atomic_load_explicit(count, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
   spin_unlock(&s->lock);
+}
+
+static struct page_header *store_pop(struct page_store *s) {
+  return list_pop(s, &s->free, &s->free_count);
+}
+static void store_push(struct page_store *s, struct page_header *p) {
+  list_push(s, &s->free, &s->free_count, p);
+}
+static struct page_header *reserve_pop(struct page_store *s) {
+  return list_pop(s, &s->reserve, &s->reserve_count);
+}
+static long reserve_pages(struct page_store *s) {
+  return atomic_load_explicit(&s->reserve_count, memory_order_relaxed);
 }
 
 /* LPS step 2-3: another thread's free page, the fullest store first.  The
@@ -158,6 +180,18 @@ void page_counters_read(struct page_counters *out) {
   }
 }
 
+/* OWN's emptied pages, then (LPS, growth not allowed) another thread's,
+ * then OWN's reserved fresh pages: LPS's order (thesis §2.2.3) with the
+ * reserve standing for the pool. */
+static struct page_header *take_own_or_steal(struct page_store *own,
+                                             const struct page_policy_view *v) {
+  struct page_header *p = store_pop(own);
+  if (p) return p;
+  if (page_policy == PAGE_POLICY_LPS && !heap_expansion_allowed(v) && (p = steal(own)) != NULL)
+    return p;
+  return reserve_pop(own);
+}
+
 static struct page_policy_view view(void) {
   return (struct page_policy_view){page_policy, page_policy_k,
                                    atomic_load_explicit(&consumed_pages, memory_order_relaxed),
@@ -171,19 +205,7 @@ struct page_header *small_page_take_own(struct sgc_thread *t) {
   /* LPS's bound, read without heap_lock: the counters change in
    * collections, which the gate keeps out, or atomically. */
   struct page_policy_view v = view();
-  bool bounded = page_policy == PAGE_POLICY_LPS && !heap_expansion_allowed(&v);
-  struct page_header *p = store_pop(own);
-  if (p && bounded && !(p->flags & PAGE_CONSUMED)) {
-    /* A fresh page reserved ahead (reserve_fresh_pages) is a fresh page:
-     * under the bound another thread's free page goes first. */
-    struct page_header *stolen = steal(own);
-    if (stolen) {
-      store_push(own, p);
-      p = stolen;
-    }
-  } else if (!p && bounded) {
-    p = steal(own); /* LPS: nothing fresh allowed, steal */
-  }
+  struct page_header *p = take_own_or_steal(own, &v);
   if (p) account_take(t, own, p);
   return p;
 }
@@ -209,7 +231,7 @@ static void reserve_fresh_pages(struct page_store *own) {
   while (n) {
     struct page_header *p = taken[--n];
     atomic_store_explicit(&p->state, PAGE_RESERVED, memory_order_relaxed);
-    store_push(own, p);
+    list_push(own, &own->reserve, &own->reserve_count, p);
   }
 }
 
@@ -218,26 +240,15 @@ struct page_header *small_page_take(struct sgc_thread *t) {
   bool collected = false;
   for (;;) {
     struct page_policy_view v = view();
-    bool own_free = page_policy != PAGE_POLICY_PS && free_pages(own) > 0;
+    bool own_free =
+        page_policy != PAGE_POLICY_PS && (free_pages(own) > 0 || reserve_pages(own) > 0);
     /* Only LPS asks about other threads' pages (a scan of the stores):
      * PS takes from the pool either way, AL never steals. */
     bool others_free = page_policy == PAGE_POLICY_LPS && !own_free &&
                        !heap_expansion_allowed(&v) && others_have_free(own);
     struct page_header *p = NULL;
     switch (page_policy_choose(&v, own_free, others_free)) {
-    case PAGE_FROM_OWN:
-      p = store_pop(own);
-      /* A reserved fresh page is a fresh page: under LPS's bound a page
-       * another thread freed goes first (see reserve_fresh_pages). */
-      if (p && !(p->flags & PAGE_CONSUMED) && page_policy == PAGE_POLICY_LPS &&
-          !heap_expansion_allowed(&v) && others_have_free(own)) {
-        struct page_header *stolen = steal(own);
-        if (stolen) {
-          store_push(own, p);
-          p = stolen;
-        }
-      }
-      break;
+    case PAGE_FROM_OWN: p = take_own_or_steal(own, &v); break;
     case PAGE_FROM_STEAL: p = steal(own); break;
     case PAGE_FROM_SHARED: p = page_pool_take(1); break;
     case PAGE_FROM_FRESH:
@@ -306,7 +317,7 @@ void page_policy_after_mark(long live_pages) {
 
 static void retire(struct page_store *s) {
   struct page_header *p;
-  while ((p = store_pop(s)) != NULL) page_pool_put(p, 1);
+  while ((p = store_pop(s)) != NULL || (p = reserve_pop(s)) != NULL) page_pool_put(p, 1);
   atomic_store_explicit(&s->alive, false, memory_order_relaxed);
   /* The store itself stays: pages it owns may still be in use, and a
    * thread stealing inside the gate may be reading it. */
@@ -329,7 +340,7 @@ bool page_stores_drain(void) {
   bool any = false;
   FOR_EACH_STORE(s) {
     struct page_header *p;
-    while ((p = store_pop(s)) != NULL) {
+    while ((p = store_pop(s)) != NULL || (p = reserve_pop(s)) != NULL) {
       page_pool_put(p, 1);
       any = true;
     }

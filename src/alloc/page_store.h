@@ -16,9 +16,11 @@
 #include "threads/thread.h"
 
 struct page_store {
-  struct spin_lock lock;     /* free, free_count */
-  struct page_header *free;  /* free pages, linked through page->next */
+  struct spin_lock lock;     /* the two lists and their counts */
+  struct page_header *free;  /* pages threads emptied, linked through next */
   _Atomic long free_count;   /* written under lock, peeked without */
+  struct page_header *reserve; /* fresh pages taken ahead; only the owner's */
+  _Atomic long reserve_count;
   _Atomic long used;         /* u_i: pages this thread holds now */
   _Atomic long max_used;     /* max u_i */
   _Atomic long taken;        /* pages handed to this thread */
