@@ -50,24 +50,17 @@ bool heap_grow(size_t bytes) {
   if (!base) return false;
   size_t pages = size >> PAGE_SHIFT;
   size_t desc_bytes = sizeof(struct chunk) + pages * sizeof(struct page_header);
-  size_t bitmap_bytes = pages * MARK_WORDS_PER_PAGE * sizeof(uint64_t);
   struct chunk *c = os_alloc(desc_bytes);
-  _Atomic uint64_t *bits = os_alloc(bitmap_bytes);
-  if (!c || !bits) {
-    os_free(c, desc_bytes);
-    os_free((void *)bits, bitmap_bytes);
+  if (!c) {
     os_free(base, size);
     return false;
   }
   c->base = (uintptr_t)base;
   c->page_count = pages;
   c->descriptor_bytes = desc_bytes;
-  c->bitmap_bytes = bitmap_bytes;
-  c->mark_bits = bits;
   for (size_t i = 0; i < pages; i++) {
     struct page_header *p = &c->pages[i];
     p->start = c->base + (i << PAGE_SHIFT);
-    p->mark_bits = bits + i * MARK_WORDS_PER_PAGE;
     p->flags = PAGE_ZEROED;
     atomic_store_explicit(&p->state, PAGE_FREE, memory_order_relaxed);
   }

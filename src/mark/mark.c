@@ -112,7 +112,7 @@ static inline bool kind_is_scanned(unsigned kind) {
 
 /* The No-Opt variant always does the atomic OR (thesis: no optimistic
  * read); the others read first. */
-static inline bool set_mark(const struct page_header *p, uintptr_t base) {
+static inline bool set_mark(struct page_header *p, uintptr_t base) {
   unsigned i = mark_bit_index(p, base);
   uint64_t bit = (uint64_t)1 << (i & 63);
   _Atomic uint64_t *w = &p->mark_bits[i >> 6];
