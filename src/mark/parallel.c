@@ -182,11 +182,14 @@ static void gate_leave(void) {
   }
 }
 
+static _Atomic unsigned helpers_started;
+
 static void *helper_main(void *arg) {
   struct marker *m = arg;
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
+  atomic_fetch_add_explicit(&helpers_started, 1, memory_order_release);
   uint32_t seen = 0;
   for (;;) {
     uint32_t epoch;
@@ -226,6 +229,13 @@ void parallel_ensure_markers(unsigned want) {
     }
     helpers_created++;
   }
+  /* New helpers get a moment (at most 2 ms) to start, so the collection
+   * that made them finds them parked rather than still being created:
+   * joining late, they would make its parallelism look poor. */
+  uint64_t deadline = os_now_ns() + 2000000;
+  while (atomic_load_explicit(&helpers_started, memory_order_acquire) < helpers_created &&
+         os_now_ns() < deadline)
+    sched_yield();
 }
 
 /* Adaptive parallelism, a measured stand-in for the thesis's predictor
@@ -359,6 +369,7 @@ unsigned parallel_set_active(unsigned want) {
 
 void parallel_after_fork_child(void) {
   helpers_created = 0;
+  atomic_store(&helpers_started, 0);
   active = 1;
   atomic_store(&phase_gate, 0);
 }
