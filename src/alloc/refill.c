@@ -61,9 +61,6 @@ struct page_header *page_acquire(size_t pages) {
       collected = true;
       continue;
     }
-    /* Free pages threads keep (AL, LPS) before new address space: in the
-     * pool they join their neighbours into spans a large object fits. */
-    if (page_stores_drain()) continue;
     if (heap_grow(collect_growth_bytes(pages << PAGE_SHIFT))) continue;
     if (heap_grow(pages << PAGE_SHIFT)) continue; /* the least that fits */
     if (page_stores_drain()) continue;           /* pages threads kept (AL, LPS) */
