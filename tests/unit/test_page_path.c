@@ -33,9 +33,52 @@ static void *allocate(void *arg) {
   return NULL;
 }
 
+/* Part 1: thread A takes fresh pages (and a reserve of them), then waits
+ * while thread B allocates.  Collections are off, so LPS's bound never
+ * allows growth (max l is 0) and B steals what it can: it must never get
+ * A's reserved fresh pages, only pages a thread emptied (none here). */
+static pthread_barrier_t reserve_taken, reserve_checked;
+
+static void *take_reserve(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 200; i++) CHECK(GC_malloc(32) != NULL, "allocation");
+  pthread_barrier_wait(&reserve_taken);
+  pthread_barrier_wait(&reserve_checked);
+  return NULL;
+}
+
+static void *allocate_beside(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 20000; i++) CHECK(GC_malloc(32) != NULL, "allocation");
+  return NULL;
+}
+
 int main(void) {
   GC_INIT();
-  /* 1. Closing waits for a thread inside; a closed gate turns refills away. */
+  /* 1. Reserved fresh pages are the owner's alone (first, on a fresh
+   * heap: later parts leave swept pages that refills would use). */
+  SGC_stats_t before;
+  SGC_get_stats(&before);
+  GC_disable();
+  pthread_barrier_init(&reserve_taken, NULL, 2);
+  pthread_barrier_init(&reserve_checked, NULL, 2);
+  pthread_t a, b;
+  CHECK(pthread_create(&a, NULL, take_reserve, NULL) == 0, "thread");
+  pthread_barrier_wait(&reserve_taken);
+  CHECK(pthread_create(&b, NULL, allocate_beside, NULL) == 0, "thread");
+  pthread_join(b, NULL);
+  pthread_barrier_wait(&reserve_checked);
+  pthread_join(a, NULL);
+  GC_enable();
+  SGC_stats_t after;
+  SGC_get_stats(&after);
+  CHECK(after.stolen_pages == before.stolen_pages,
+        "a thread stole %lu fresh pages another had reserved",
+        (unsigned long)(after.stolen_pages - before.stolen_pages));
+  CHECK(after.pages_taken > before.pages_taken + 100, "pages taken %lu -> %lu",
+        (unsigned long)before.pages_taken, (unsigned long)after.pages_taken);
+
+  /* 2. Closing waits for a thread inside; a closed gate turns refills away. */
   pthread_t holder;
   CHECK(pthread_create(&holder, NULL, hold_gate, NULL) == 0, "thread");
   while (!atomic_load(&inside)) sched_yield();
@@ -53,7 +96,7 @@ int main(void) {
   page_path_exit(self);
   pthread_join(holder, NULL);
 
-  /* 2. Two threads allocating across collections refill mostly (80% and
+  /* 3. Two threads allocating across collections refill mostly (80% and
    * more) without heap_lock: per-thread caches, LPS, refills by sweeping,
    * from their own pages, or stealing (live data is tiny here, so LPS's
    * bound stops fresh pages early). */
@@ -71,5 +114,6 @@ int main(void) {
         (unsigned long)s.page_refills);
   printf("refills: %lu without heap_lock, %lu with\n", (unsigned long)s.unlocked_refills,
          (unsigned long)s.page_refills);
+
   return unit_finish();
 }
