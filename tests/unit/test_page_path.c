@@ -1,5 +1,6 @@
-/* The page path without heap_lock (alloc/page_path.h): the gate keeps a
- * collection and a refill apart, and refills really take that path. */
+/* The page path without heap_lock (alloc/page_path.h): reserved fresh
+ * pages stay their owner's, the gate keeps a collection and a refill
+ * apart, and refills really take that path. */
 #include <pthread.h>
 #include <unistd.h>
 
