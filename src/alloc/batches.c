@@ -70,7 +70,8 @@ void batch_push_own(struct sgc_thread *t, unsigned kind, unsigned cls, void *lis
 }
 
 void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls) {
-  if (!t->batches[kind][cls]) return NULL; /* a racy peek; only thieves shrink it */
+  /* A peek without the lock (relaxed: a hint, confirmed under it). */
+  if (!__atomic_load_n(&t->batches[kind][cls], __ATOMIC_RELAXED)) return NULL;
   spin_lock(&t->batch_lock);
   void *list = stack_pop(&t->batches[kind][cls]);
   if (list && !t->batches[kind][cls]) owned_add(kind, cls, -1);
@@ -88,7 +89,7 @@ void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void *list = NULL;
   pthread_mutex_lock(&registry_lock);
   FOR_EACH_THREAD(victim) {
-    if (victim == t || !victim->batches[kind][cls]) continue;
+    if (victim == t || !__atomic_load_n(&victim->batches[kind][cls], __ATOMIC_RELAXED)) continue;
     spin_lock(&victim->batch_lock);
     list = stack_pop(&victim->batches[kind][cls]);
     if (list && !victim->batches[kind][cls]) owned_add(kind, cls, -1);

@@ -51,8 +51,9 @@ extern double page_policy_k;
 void page_policy_init(void);
 /* T's store, made on first use (heap_lock held). */
 struct page_store *page_store_of(struct sgc_thread *t);
-/* A page from T's own store, for AL and LPS (where the policy always takes
- * its own first); NULL under PS or when the store is empty.  Inside the
+/* Without touching the pool, by the policy: a page T emptied, else (LPS,
+ * growth not allowed) a page another thread emptied, else one of T's
+ * reserved fresh pages; NULL under PS or when there is none.  Inside the
  * page-path gate or under heap_lock. */
 struct page_header *small_page_take_own(struct sgc_thread *t);
 /* A free page for small objects of thread T, by the policy; NULL when the

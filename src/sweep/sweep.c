@@ -96,7 +96,9 @@ void *sweep_detach(struct page_header *page, unsigned *count, void **tail) {
 
 void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **tail) {
   struct sweep_class *sc = &sweep_classes[kind][cls];
-  if (!sc->partial) return NULL; /* a racy peek: an empty list is common */
+  /* A peek without the lock (relaxed: a hint, confirmed under it): an
+   * empty list is common. */
+  if (!__atomic_load_n(&sc->partial, __ATOMIC_RELAXED)) return NULL;
   spin_lock(&sc->lock);
   struct page_header *page = sc->partial;
   if (page) sc->partial = page->next;
@@ -110,7 +112,7 @@ void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **ta
 
 struct page_header *sweep_pop_unswept(unsigned kind, unsigned cls) {
   struct sweep_class *sc = &sweep_classes[kind][cls];
-  if (!sc->unswept) return NULL;
+  if (!__atomic_load_n(&sc->unswept, __ATOMIC_RELAXED)) return NULL; /* peek, as above */
   spin_lock(&sc->lock);
   struct page_header *page = sc->unswept;
   if (page) sc->unswept = page->next;
