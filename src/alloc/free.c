@@ -86,6 +86,16 @@ static struct page_header *checked_object(void *p, const char *caller) {
   return checked_object_in(page_of_address((uintptr_t)p), p, caller);
 }
 
+/* Pushes P, already cleared, on SELF's list of (KIND, CLS). */
+static inline void push_freed(struct sgc_thread *self, void *p, unsigned kind, unsigned cls) {
+  void **head = &self->free_lists[kind][cls];
+  *(void **)p = *head;
+  /* Link first, then publish: see the fence in alloc.c. */
+  atomic_signal_fence(memory_order_seq_cst);
+  *head = p;
+  if (unlikely(++self->freed_count[kind][cls] >= flush_objects[cls])) hand_back(self, kind, cls);
+}
+
 /* Everything but a small object of a thread-local kind freed into the
  * caller's own list from the page it freed into last. */
 SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
@@ -128,21 +138,7 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
     }
     return;
   }
-  void **head = &t->free_lists[kind][cls];
-  *(void **)p = *head;
-  atomic_signal_fence(memory_order_seq_cst);
-  *head = p;
-  if (unlikely(++t->freed_count[kind][cls] >= flush_objects[cls])) hand_back(t, kind, cls);
-}
-
-/* Pushes P, already cleared, on SELF's list of (KIND, CLS). */
-static inline void push_freed(struct sgc_thread *self, void *p, unsigned kind, unsigned cls) {
-  void **head = &self->free_lists[kind][cls];
-  *(void **)p = *head;
-  /* Link first, then publish: see the fence in alloc.c. */
-  atomic_signal_fence(memory_order_seq_cst);
-  *head = p;
-  if (unlikely(++self->freed_count[kind][cls] >= flush_objects[cls])) hand_back(self, kind, cls);
+  push_freed(t, p, kind, cls);
 }
 
 /* The fast path's objects over 4 granules: a memset call, reached by a

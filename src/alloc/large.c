@@ -43,7 +43,6 @@ void *large_allocate(size_t bytes, unsigned kind) {
     mark_bit_set(head, head->start);
   account_allocation(pages << PAGE_SHIFT);
   heap_accounting.large_allocations++;
-  t->allocated_bytes += pages << PAGE_SHIFT;
   atomic_store_explicit(&head->state, PAGE_LARGE_HEAD, memory_order_release);
   void *obj = (void *)head->start;
   /* Cleared outside heap_lock, so other threads' slow paths do not wait

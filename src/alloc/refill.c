@@ -120,6 +120,26 @@ static void *install_list(struct sgc_thread *t, unsigned kind, unsigned cls, voi
   return head;
 }
 
+/* Appends LIST..LIST_TAIL (N objects) to the list HEAD..TAIL being
+ * gathered for a refill. */
+static void gather(void **head, void **tail, unsigned *have, void *list, void *list_tail,
+                   unsigned n) {
+  if (*tail) *(void **)*tail = list;
+  else *head = list;
+  *tail = list_tail;
+  *have += n;
+}
+
+/* PAGE, just swept by T's refill: its free list (with *N and *TAIL), or
+ * NULL when it has no free object (it then leaves the sweep lists).  An
+ * emptied page becomes T's. */
+static void *claim_swept(struct sgc_thread *t, struct page_header *page, unsigned *n,
+                         void **tail) {
+  if (!page->free_count) return NULL;
+  if (page->live_objects == 0) small_page_adopt(t, page);
+  return sweep_detach(page, n, tail);
+}
+
 /* BYTES newly handed out (0 for a batch: counted when first allocated)
  * by a refill outside heap_lock, added to the shared counts in steps. */
 static void count_unlocked_refill(struct sgc_thread *t, size_t bytes) {
@@ -163,9 +183,7 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
       struct page_header *page = sweep_pop_unswept(kind, cls);
       if (page) {
         sweep_page(page);
-        if (!page->free_count) continue; /* full: it leaves the lists */
-        if (page->live_objects == 0) small_page_adopt(t, page); /* emptied: ours now */
-        list = sweep_detach(page, &n, &ptail);
+        if (!(list = claim_swept(t, page, &n, &ptail))) continue;
       } else {
         if (have) break;
         page = small_page_take_own(t);
@@ -173,15 +191,10 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
         list = page_format_small(page, kind, cls, &n, &ptail);
       }
     }
-    if (tail) *(void **)tail = list;
-    else head = list;
-    tail = ptail;
-    have += n;
+    gather(&head, &tail, &have, list, ptail, n);
   }
   if (head) {
-    size_t bytes = (size_t)have * size_class_bytes[cls];
-    t->allocated_bytes += bytes;
-    count_unlocked_refill(t, bytes);
+    count_unlocked_refill(t, (size_t)have * size_class_bytes[cls]);
     install_list(t, kind, cls, head, tail);
   }
   page_path_exit(t);
@@ -231,6 +244,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
          * stays bounded as with one shared stack (alloc/batches.c). */
         if ((batch = batch_steal(t, kind, cls)) != NULL) {
           void *first = install_batch(t, kind, cls, batch);
+          heap_accounting.page_refills++;
           pthread_mutex_unlock(&heap_lock);
           return first;
         }
@@ -256,21 +270,13 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
         have = 0;
         continue;
       }
-      if (!fresh) {
-        if (!page->free_count) continue;
-        if (page->live_objects == 0) small_page_adopt(t, page); /* emptied: ours now */
-        list = sweep_detach(page, &n, &ptail);
-      }
+      if (!fresh && !(list = claim_swept(t, page, &n, &ptail))) continue;
     }
-    if (tail) *(void **)tail = list;
-    else head = list;
-    tail = ptail;
-    have += n;
+    gather(&head, &tail, &have, list, ptail, n);
   }
   if (head) {
     heap_accounting.page_refills++;
     account_allocation(have * bytes);
-    t->allocated_bytes += have * bytes;
     /* Install under heap_lock, so no collection sees the new objects
      * outside every free list.  Objects already on the list (a finalizer
      * may have refilled it) go behind the new ones. */

@@ -18,7 +18,6 @@ struct sgc_thread {
    * §2.2.2).  Only the owner pushes and pops; the collector reads them with
    * the owner stopped. */
   void *free_lists[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-  uint64_t allocated_bytes;      /* bytes taken in refills and large objects */
   /* Objects GC_free put on each list since it was last handed back; past
    * a bound the list becomes one of its batches (alloc/free.c). */
   uint16_t freed_count[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];

@@ -110,6 +110,9 @@ int main(void) {
   SGC_stats_t s;
   SGC_get_stats(&s);
   CHECK(s.collections >= 2, "collections %lu", (unsigned long)s.collections);
+  /* LPS stole pages the other thread emptied: the stealing path ran. */
+  CHECK(s.stolen_pages > after.stolen_pages, "no page stolen (%lu)",
+        (unsigned long)s.stolen_pages);
   CHECK(s.unlocked_refills >= 4 * s.page_refills,
         "refills without heap_lock %lu, with %lu", (unsigned long)s.unlocked_refills,
         (unsigned long)s.page_refills);

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Interleaved A/B of two builds on one benchmark program: runs A and B in
+# turn RUNS times and prints each build's median of a RESULT field, so the
+# machine's drift hits both alike (what the before/after figures in the
+# commit messages and closing notes were taken with).
+#
+#   tools/ab.sh [-n RUNS] [-f FIELD] BUILD_A BUILD_B PROGRAM [ARGS...]
+#   tools/ab.sh -n 7 /tmp/base-build build bench-alloc-sgc -t 2 -m free -r 500
+#
+# FIELD is a key of the program's RESULT line (default mops; wall_s for
+# programs that report no rate).  Environment variables pass through.
+set -eu
+runs=5 field=mops
+while getopts n:f: opt; do
+  case $opt in
+  n) runs=$OPTARG ;;
+  f) field=$OPTARG ;;
+  *) echo "usage: $0 [-n RUNS] [-f FIELD] BUILD_A BUILD_B PROGRAM [ARGS...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 3 ] || { echo "usage: $0 [-n RUNS] [-f FIELD] BUILD_A BUILD_B PROGRAM [ARGS...]" >&2; exit 2; }
+a=$1 b=$2 prog=$3
+shift 3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+i=0
+while [ $i -lt "$runs" ]; do
+  for side in a b; do
+    if [ $side = a ]; then dir=$a; else dir=$b; fi
+    "$dir/bench/$prog" "$@" 2>&1 | sed -n "s/.*RESULT.* $field=\([0-9.]*\).*/\1/p" >>"$tmp/$side"
+  done
+  i=$((i + 1))
+done
+for side in a b; do
+  if [ $side = a ]; then dir=$a; else dir=$b; fi
+  printf '%s: median %s of %s runs (%s)\n' "$dir" \
+    "$(sort -n "$tmp/$side" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" \
+    "$(wc -l <"$tmp/$side" | tr -d ' ')" "$(sort -n "$tmp/$side" | tr '\n' ' ' | sed 's/ $//')"
+done
