@@ -260,9 +260,9 @@ struct page_header *small_page_take(struct sgc_thread *t) {
       account_take(t, own, p);
       return p;
     }
-    /* Exhausted: sweeping may free pages (into stores or the pool), then
-     * the heap policy collects or grows (thesis step 3). */
-    if (sweep_finish_all()) continue;
+    /* Exhausted: sweeping may free a page (into a store or the pool),
+     * then the heap policy collects or grows (thesis step 3). */
+    if (sweep_until_page_freed()) continue;
     if (!collected && collect_should_run()) {
       collect_locked(SGC_REASON_ALLOCATION);
       collected = true;

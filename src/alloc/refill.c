@@ -132,11 +132,15 @@ static void gather(void **head, void **tail, unsigned *have, void *list, void *l
 
 /* PAGE, just swept by T's refill: its free list (with *N and *TAIL), or
  * NULL when it has no free object (it then leaves the sweep lists).  An
- * emptied page becomes T's. */
+ * emptied page becomes T's, formatted afresh (the sweep left it as it
+ * was: sweep_page). */
 static void *claim_swept(struct sgc_thread *t, struct page_header *page, unsigned *n,
                          void **tail) {
   if (!page->free_count) return NULL;
-  if (page->live_objects == 0) small_page_adopt(t, page);
+  if (page->live_objects == 0) {
+    small_page_adopt(t, page);
+    return page_format_small(page, page->kind, page->size_class, n, tail);
+  }
   return sweep_detach(page, n, tail);
 }
 

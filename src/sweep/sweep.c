@@ -37,9 +37,13 @@ static void sweep_lists_reset(void) {
   atomic_store_explicit(&partial_free_bytes, 0, memory_order_relaxed);
 }
 
-/* Builds PAGE's free list from its unmarked objects.  Runs of dead objects
- * are cleared with one memset each, and a page with no mark at all is
- * cleared whole: far fewer calls than one per object. */
+/* Builds PAGE's free list from its unmarked objects; runs of dead objects
+ * are cleared with one memset each, far fewer calls than one per object.
+ * A page with no mark at all is left as it is, with live_objects 0 and no
+ * list: whoever takes it next formats it (page_format_small), so its
+ * memory is cleared once, just before use, not here and again there.  An
+ * eager sweep of a heap larger than the cache would otherwise clear every
+ * page twice, the first time long before the page is used. */
 void sweep_page(struct page_header *page) {
   size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
   char *base = (char *)page->start;
@@ -50,32 +54,30 @@ void sweep_page(struct page_header *page) {
   void *head = NULL, **link = &head;
   unsigned live = 0, free_count = 0;
   if (!any) {
-    if (clear) memset(base, 0, page->capacity * size);
-    for (unsigned i = 0; i < page->capacity; i++) {
-      *link = base + i * size;
-      link = (void **)(base + i * size);
+    page->free_head = page->free_tail = NULL;
+    page->free_count = page->capacity;
+    page->live_objects = 0;
+    page->swept_epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+    return;
+  }
+  char *run = NULL; /* first dead object of the current run */
+  for (unsigned i = 0; i < page->capacity; i++) {
+    char *obj = base + i * size;
+    if (mark_bit_test(page, (uintptr_t)obj)) {
+      live++;
+      if (run && clear) memset(run, 0, (size_t)(obj - run));
+      run = NULL;
+      continue;
     }
-    free_count = page->capacity;
-  } else {
-    char *run = NULL; /* first dead object of the current run */
-    for (unsigned i = 0; i < page->capacity; i++) {
-      char *obj = base + i * size;
-      if (mark_bit_test(page, (uintptr_t)obj)) {
-        live++;
-        if (run && clear) memset(run, 0, (size_t)(obj - run));
-        run = NULL;
-        continue;
-      }
-      if (!run) run = obj;
-      free_count++;
-    }
-    if (run && clear) memset(run, 0, (size_t)(base + page->capacity * size - run));
-    for (unsigned i = 0; i < page->capacity; i++) {
-      char *obj = base + i * size;
-      if (mark_bit_test(page, (uintptr_t)obj)) continue;
-      *link = obj;
-      link = (void **)obj;
-    }
+    if (!run) run = obj;
+    free_count++;
+  }
+  if (run && clear) memset(run, 0, (size_t)(base + page->capacity * size - run));
+  for (unsigned i = 0; i < page->capacity; i++) {
+    char *obj = base + i * size;
+    if (mark_bit_test(page, (uintptr_t)obj)) continue;
+    *link = obj;
+    link = (void **)obj;
   }
   *link = NULL;
   page->free_head = head;
@@ -121,8 +123,10 @@ struct page_header *sweep_pop_unswept(unsigned kind, unsigned cls) {
   return page;
 }
 
-bool sweep_finish_all(void) {
-  bool freed = false;
+/* Sweeps waiting pages, class by class, until STOP_AT_FREED pages became
+ * free (0: all of them); true when some page did. */
+static bool sweep_waiting(unsigned stop_at_freed) {
+  unsigned freed = 0;
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       struct sweep_class *sc = &sweep_classes[k][c];
@@ -131,7 +135,7 @@ bool sweep_finish_all(void) {
         sweep_page(page);
         if (page->live_objects == 0) {
           small_page_release(page);
-          freed = true;
+          if (++freed == stop_at_freed) return true;
         } else if (page->free_count) {
           partial_bytes_add((size_t)page->free_count * size_class_bytes[c]);
           spin_lock(&sc->lock);
@@ -141,8 +145,12 @@ bool sweep_finish_all(void) {
         }
       }
     }
-  return freed;
+  return freed != 0;
 }
+
+bool sweep_finish_all(void) { return sweep_waiting(0); }
+
+bool sweep_until_page_freed(void) { return sweep_waiting(1); }
 
 size_t sweep_free_bytes_estimate(void) {
   return atomic_load_explicit(&partial_free_bytes, memory_order_relaxed);

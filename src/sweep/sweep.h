@@ -18,6 +18,11 @@ void sweep_page(struct page_header *page);
 void *sweep_detach(struct page_header *page, unsigned *count, void **tail);
 /* Sweeps every page still waiting; true when some page became free. */
 bool sweep_finish_all(void);
+/* Sweeps waiting pages until one becomes free; false when none did.  A
+ * thread short of a page needs one, not the whole heap swept: sweeping
+ * everything touches every page long before it is used again, and on two
+ * cores moved the other thread's pages into this one's cache. */
+bool sweep_until_page_freed(void);
 /* After marking: frees unmarked large objects and queues every small page
  * for sweeping in the new epoch. */
 void sweep_after_mark(void);

@@ -54,6 +54,18 @@ static void *allocate_beside(void *arg) {
   return NULL;
 }
 
+/* Part 4's thread A: 400 pages of 32-byte objects, none kept, then
+ * alive (its store stays its own) until B has allocated. */
+static pthread_barrier_t dropped, stolen;
+
+static void *fill_and_wait(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 400 * 128; i++) CHECK(GC_malloc(32) != NULL, "allocation");
+  pthread_barrier_wait(&dropped);
+  pthread_barrier_wait(&stolen);
+  return NULL;
+}
+
 int main(void) {
   GC_INIT();
   /* 1. Reserved fresh pages are the owner's alone (first, on a fresh
@@ -110,14 +122,29 @@ int main(void) {
   SGC_stats_t s;
   SGC_get_stats(&s);
   CHECK(s.collections >= 2, "collections %lu", (unsigned long)s.collections);
-  /* LPS stole pages the other thread emptied: the stealing path ran. */
-  CHECK(s.stolen_pages > after.stolen_pages, "no page stolen (%lu)",
-        (unsigned long)s.stolen_pages);
   CHECK(s.unlocked_refills >= 4 * s.page_refills,
         "refills without heap_lock %lu, with %lu", (unsigned long)s.unlocked_refills,
         (unsigned long)s.page_refills);
   printf("refills: %lu without heap_lock, %lu with\n", (unsigned long)s.unlocked_refills,
          (unsigned long)s.page_refills);
+
+  /* 4. LPS steals pages another (live) thread emptied: A fills pages and
+   * drops them, an explicit collection sweeps them back into A's store,
+   * and B, with an empty store and the heap past LPS's bound, must take
+   * them rather than fresh ones. */
+  pthread_barrier_init(&dropped, NULL, 2);
+  pthread_barrier_init(&stolen, NULL, 2);
+  CHECK(pthread_create(&a, NULL, fill_and_wait, NULL) == 0, "thread");
+  pthread_barrier_wait(&dropped);
+  GC_gcollect();
+  SGC_get_stats(&after);
+  CHECK(pthread_create(&b, NULL, allocate_beside, NULL) == 0, "thread");
+  pthread_join(b, NULL);
+  pthread_barrier_wait(&stolen);
+  pthread_join(a, NULL);
+  SGC_get_stats(&s);
+  CHECK(s.stolen_pages > after.stolen_pages, "no page stolen (%lu)",
+        (unsigned long)s.stolen_pages);
 
   return unit_finish();
 }
