@@ -156,8 +156,18 @@ size_t sweep_free_bytes_estimate(void) {
   return atomic_load_explicit(&partial_free_bytes, memory_order_relaxed);
 }
 
+/* The unswept lists alternate direction from one collection to the next:
+ * pages are popped (and reused) in descending address order after one
+ * collection and ascending after the next, so a cycle starts with the
+ * pages the previous one used last, the ones most likely still cached.
+ * Popped in the same order every cycle, the least recently used page
+ * always came first: a miss on every page once the heap outgrows the
+ * cache. */
 void sweep_after_mark(void) {
   sweep_lists_reset();
+  static struct page_header *unswept_tail[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  memset(unswept_tail, 0, sizeof unswept_tail);
+  bool ascending = atomic_load_explicit(&gc_epoch, memory_order_relaxed) & 1;
   long live_pages = 0;
   FOR_EACH_CHUNK(c) {
     for (size_t i = 0; i < c->page_count;) {
@@ -171,8 +181,16 @@ void sweep_after_mark(void) {
         p->free_head = NULL;
         p->free_count = 0;
         struct sweep_class *sc = &sweep_classes[p->kind][p->size_class];
-        p->next = sc->unswept;
-        sc->unswept = p;
+        if (ascending) {
+          struct page_header **tail = &unswept_tail[p->kind][p->size_class];
+          p->next = NULL;
+          if (*tail) (*tail)->next = p;
+          else sc->unswept = p;
+          *tail = p;
+        } else {
+          p->next = sc->unswept;
+          sc->unswept = p;
+        }
         i++;
       } else if (state == PAGE_LARGE_HEAD) {
         size_t span = p->span_pages;
