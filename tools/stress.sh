@@ -25,6 +25,8 @@ for policy in ps al lps; do
   run SGC_PAGE_POLICY=$policy SGC_SWEEP=parallel $B/bb_oracle_stress -r $ROUNDS -t 6
   # collections very often against refills on the page path without heap_lock
   run SGC_PAGE_POLICY=$policy GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 6
+  # a collection at every second refill, the others without heap_lock
+  run SGC_PAGE_POLICY=$policy SGC_TORTURE=2 $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -t 6
 done
 run SGC_TORTURE=1 $B/bb_oracle_stress -r $((ROUNDS / 20 + 1)) -o 2000 -t 4
 run SGC_TORTURE=3 SGC_MARKERS=8 SGC_ADAPTIVE=0 SGC_SWEEP=parallel $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -t 4

@@ -161,10 +161,10 @@ static void count_unlocked_refill(struct sgc_thread *t, size_t bytes) {
  * store -- each under its own small lock -- inside the gate that keeps
  * collections out.  NULL when none of them has anything, or the gate is
  * closed: the caller takes the heap_lock path, which can also steal, take
- * fresh pages, grow the heap and collect.  Per-CPU caches and torture
- * mode always take that path. */
+ * fresh pages, grow the heap and collect.  Per-CPU caches always take
+ * that path, and so do torture mode's collecting refills. */
 static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) {
-  if (sgc_settings.torture_interval || !t->page_store) return NULL;
+  if (!t->page_store) return NULL;
   if (!page_path_enter(t)) return NULL;
   if (percpu_enabled) { /* read inside: flip mode changes it in collections */
     page_path_exit(t);
@@ -206,13 +206,18 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
 }
 
 void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
-  void *first = refill_unlocked(t, kind, cls);
-  if (first) return first;
+  /* Torture mode collects at every Nth refill; the others still take the
+   * path without heap_lock, so SGC_TORTURE=N>1 runs collections against
+   * it too. */
+  bool torture = sgc_settings.torture_interval &&
+                 ++t->slow_path_count % sgc_settings.torture_interval == 0;
+  if (!torture) {
+    void *first = refill_unlocked(t, kind, cls);
+    if (first) return first;
+  }
   pthread_mutex_lock(&heap_lock);
   page_store_of(t);
-  if (sgc_settings.torture_interval &&
-      ++t->slow_path_count % sgc_settings.torture_interval == 0)
-    collect_locked(SGC_REASON_TORTURE);
+  if (torture) collect_locked(SGC_REASON_TORTURE);
   void *head = NULL, *tail = NULL;
   unsigned have = 0, target = refill_target(cls);
   size_t bytes = size_class_bytes[cls];
