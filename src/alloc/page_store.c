@@ -315,8 +315,32 @@ void page_policy_after_mark(long live_pages) {
   if (live_pages > live_pages_max) live_pages_max = live_pages;
 }
 
+struct page_store *page_stores_all(void) {
+  return atomic_load_explicit(&all_stores, memory_order_acquire);
+}
+
+/* Another thread's page to sweep is taken only where LPS would steal a
+ * free page: its sweep may empty it, and then it is a page more for this
+ * thread exactly as a stolen one is. */
+struct page_header *page_store_steal_unswept(struct page_store *own, unsigned kind,
+                                             unsigned cls) {
+  if (page_policy != PAGE_POLICY_LPS) return NULL;
+  struct page_policy_view v = view();
+  if (heap_expansion_allowed(&v)) return NULL;
+  FOR_EACH_STORE(s) {
+    if (s == own || !atomic_load_explicit(&s->unswept.pages, memory_order_relaxed)) continue;
+    struct page_header *p = sweep_pop_store_unswept(s, kind, cls);
+    if (p) {
+      owner_bump(&own->stolen);
+      return p;
+    }
+  }
+  return NULL;
+}
+
 static void retire(struct page_store *s) {
   struct page_header *p;
+  sweep_orphan_store(s); /* its pages to sweep: anyone's now */
   while ((p = store_pop(s)) != NULL || (p = reserve_pop(s)) != NULL) page_pool_put(p, 1);
   atomic_store_explicit(&s->alive, false, memory_order_relaxed);
   /* The store itself stays: pages it owns may still be in use, and a

@@ -15,8 +15,18 @@
 #include "os/spin_lock.h"
 #include "threads/thread.h"
 
+/* Pages waiting to be swept, one list per kind and size class (sweep.c):
+ * the shared set, and under AL and LPS one set per store holding the
+ * pages its thread owns (thesis §2.2: a page a thread used goes back to
+ * it).  `tail` is used only while a collection builds the lists. */
+struct unswept_lists {
+  struct page_header *head[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  struct page_header *tail[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  _Atomic long pages; /* in all classes; written under the lock, peeked without */
+};
+
 struct page_store {
-  struct spin_lock lock;     /* the two lists and their counts */
+  struct spin_lock lock;     /* the lists and their counts */
   struct page_header *free;  /* pages threads emptied, linked through next */
   _Atomic long free_count;   /* written under lock, peeked without */
   struct page_header *reserve; /* fresh pages taken ahead; only the owner's */
@@ -31,6 +41,7 @@ struct page_store {
    * without a lock (stealing inside the page-path gate); a thread's store
    * is a retired one with no pages in use when there is one. */
   struct page_store *next_all;
+  struct unswept_lists unswept; /* its pages waiting to be swept (AL, LPS) */
 } __attribute__((aligned(64)));
 
 struct page_counters {
@@ -72,5 +83,11 @@ void page_store_retire(struct sgc_thread *t);
 void page_stores_after_fork(struct page_store *keep);
 /* Heap exhausted for a large object: every store's pages go to the pool. */
 bool page_stores_drain(void);
+/* Every store made so far, linked through next_all (never freed). */
+struct page_store *page_stores_all(void);
+/* LPS, when growth is not allowed: a page of (KIND, CLS) waiting to be
+ * swept in another thread's store, counted as stolen by OWN; else NULL. */
+struct page_header *page_store_steal_unswept(struct page_store *own, unsigned kind,
+                                             unsigned cls);
 
 #endif

@@ -184,7 +184,7 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
     void *ptail = NULL;
     void *list = sweep_take_partial(kind, cls, &n, &ptail);
     if (!list) {
-      struct page_header *page = sweep_pop_unswept(kind, cls);
+      struct page_header *page = sweep_pop_unswept(t, kind, cls);
       if (page) {
         sweep_page(page);
         if (!(list = claim_swept(t, page, &n, &ptail))) continue;
@@ -245,7 +245,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
     void *ptail = NULL;
     void *list = sweep_take_partial(kind, cls, &n, &ptail);
     if (!list) {
-      struct page_header *page = sweep_pop_unswept(kind, cls);
+      struct page_header *page = sweep_pop_unswept(t, kind, cls);
       bool fresh = false;
       if (!page) {
         if (have) break; /* enough to go on without growing the heap */

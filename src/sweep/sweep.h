@@ -8,12 +8,21 @@
 
 #include <stdbool.h>
 
+struct page_store;
+struct sgc_thread;
+
 /* A free list of (KIND, CLS) objects from a page already swept, with its
  * length and last element, or NULL. */
 void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **tail);
-/* Takes a page waiting to be swept; the caller owns it, sweeps it with
- * sweep_page and takes its list with sweep_detach. */
-struct page_header *sweep_pop_unswept(unsigned kind, unsigned cls);
+/* Takes a page waiting to be swept for thread T: one of T's own first
+ * (AL, LPS), then one no live thread owns, then (LPS, growth not allowed)
+ * another thread's.  The caller owns it, sweeps it with sweep_page and
+ * takes its list with sweep_detach. */
+struct page_header *sweep_pop_unswept(struct sgc_thread *t, unsigned kind, unsigned cls);
+/* A page of (KIND, CLS) waiting in store S, or NULL. */
+struct page_header *sweep_pop_store_unswept(struct page_store *s, unsigned kind, unsigned cls);
+/* S's thread left: its pages waiting to be swept go to the shared lists. */
+void sweep_orphan_store(struct page_store *s);
 void sweep_page(struct page_header *page);
 void *sweep_detach(struct page_header *page, unsigned *count, void **tail);
 /* Sweeps every page still waiting; true when some page became free. */
