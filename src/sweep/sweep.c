@@ -53,15 +53,19 @@ void sweep_page(struct page_header *page) {
   size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
   char *base = (char *)page->start;
   bool clear = page->kind == KIND_NORMAL;
-  uint64_t any = 0;
+  /* Only object starts are ever marked, so the bits counted are the
+   * survivors: a page with none, or with every object marked (common in
+   * old data), needs no walk over its objects. */
+  unsigned marked = 0;
   for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-    any |= atomic_load_explicit(&page->mark_bits[w], memory_order_relaxed);
+    marked += (unsigned)__builtin_popcountll(
+        atomic_load_explicit(&page->mark_bits[w], memory_order_relaxed));
   void *head = NULL, **link = &head;
   unsigned live = 0, free_count = 0;
-  if (!any) {
+  if (marked == 0 || marked == page->capacity) {
     page->free_head = page->free_tail = NULL;
-    page->free_count = page->capacity;
-    page->live_objects = 0;
+    page->free_count = page->capacity - marked;
+    page->live_objects = marked;
     page->swept_epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
     return;
   }
