@@ -233,6 +233,7 @@ void mark_drain_own(struct marker *m) {
    * view_pop's. */
   uintptr_t window_lo[PREFETCH_DEPTH], window_hi[PREFETCH_DEPTH];
   unsigned first = 0, count = 0;
+  uintptr_t prefetched_line = 0;
   size_t split = mark_config.split_bytes;
   bool share = mark_config.balance;
   bool interior = heap_interior_pointers;
@@ -261,7 +262,13 @@ void mark_drain_own(struct marker *m) {
       /* Alone (a list-shaped heap): nothing to overlap the miss with, so
        * scan it now rather than through the window's memory round trip. */
       if (count == 0 && (v.chase_lev ? !cl_has_work(m) : v.top == v.watermark)) goto scan;
-      __builtin_prefetch((const void *)lo);
+      /* Small neighbours (an array of cells allocated in a row) share a
+       * line: one prefetch for it, not one per object, or the prefetches
+       * fill the miss buffers and the loop stalls on them. */
+      if ((lo ^ prefetched_line) >= 64) {
+        __builtin_prefetch((const void *)lo);
+        prefetched_line = lo;
+      }
       unsigned slot = (first + count++) % PREFETCH_DEPTH;
       window_lo[slot] = lo;
       window_hi[slot] = hi;
