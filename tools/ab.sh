@@ -4,22 +4,28 @@
 # machine's drift hits both alike (what the before/after figures in the
 # commit messages and closing notes were taken with).
 #
-#   tools/ab.sh [-n RUNS] [-f FIELD] BUILD_A BUILD_B PROGRAM [ARGS...]
+#   tools/ab.sh [-n RUNS] [-f FIELD] [-t] BUILD_A BUILD_B PROGRAM [ARGS...]
 #   tools/ab.sh -n 7 /tmp/base-build build bench-alloc-sgc -t 2 -m free -r 500
+#   SGC_MARKERS=1 tools/ab.sh -t -f mark_ns /tmp/base-build build bench-gcbench-sgc -t 1
 #
 # FIELD is a key of the program's RESULT line (default mops; wall_s for
-# programs that report no rate).  Environment variables pass through.
+# programs that report no rate).  With -t, FIELD is instead a numeric key
+# of sgc's SGC_TRACE records, summed over the run's collections (e.g.
+# -t mark_ns: the run's total mark time; sgc builds only).  Environment
+# variables pass through.
 set -eu
-runs=5 field=mops
-while getopts n:f: opt; do
+runs=5 field=mops trace=0
+usage="usage: $0 [-n RUNS] [-f FIELD] [-t] BUILD_A BUILD_B PROGRAM [ARGS...]"
+while getopts n:f:t opt; do
   case $opt in
   n) runs=$OPTARG ;;
   f) field=$OPTARG ;;
-  *) echo "usage: $0 [-n RUNS] [-f FIELD] BUILD_A BUILD_B PROGRAM [ARGS...]" >&2; exit 2 ;;
+  t) trace=1 ;;
+  *) echo "$usage" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 3 ] || { echo "usage: $0 [-n RUNS] [-f FIELD] BUILD_A BUILD_B PROGRAM [ARGS...]" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "$usage" >&2; exit 2; }
 a=$1 b=$2 prog=$3
 shift 3
 tmp=$(mktemp -d)
@@ -28,7 +34,14 @@ i=0
 while [ $i -lt "$runs" ]; do
   for side in a b; do
     if [ $side = a ]; then dir=$a; else dir=$b; fi
-    "$dir/bench/$prog" "$@" 2>&1 | sed -n "s/.*RESULT.* $field=\([0-9.]*\).*/\1/p" >>"$tmp/$side"
+    if [ $trace = 1 ]; then
+      rm -f "$tmp/trace"
+      SGC_TRACE="$tmp/trace" "$dir/bench/$prog" "$@" >/dev/null 2>&1
+      sed -n "s/.*\"$field\":\([0-9.]*\).*/\1/p" "$tmp/trace" |
+        awk '{s += $1} END {print s + 0}' >>"$tmp/$side"
+    else
+      "$dir/bench/$prog" "$@" 2>&1 | sed -n "s/.*RESULT.* $field=\([0-9.]*\).*/\1/p" >>"$tmp/$side"
+    fi
   done
   i=$((i + 1))
 done
