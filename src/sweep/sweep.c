@@ -1,7 +1,8 @@
 /* Sweeping small pages and large objects.  Unmarked objects of scanned
- * kinds are cleared here, so free-list objects hold zeros (the allocation
- * fast path only clears the link word) and a stray pointer to a free
- * object retains nothing. */
+ * kinds on pages with survivors are cleared here, so free-list objects
+ * hold zeros (the allocation fast path only clears the link word) and a
+ * stray pointer to a free object retains nothing; a page with no survivor
+ * is cleared by its next format instead (sweep_page). */
 #include <string.h>
 
 #include "alloc/alloc.h"
@@ -14,8 +15,10 @@
 #include "os/spin_lock.h"
 #include "sweep/sweep.h"
 
-/* Per kind and size class: pages waiting to be swept in this epoch, and
- * swept pages with free objects.  Each class has its own lock, so refills
+/* Per kind and size class: pages waiting to be swept in this epoch that
+ * no live thread owns (all of them under PS; the others wait in their
+ * owner's store), and swept pages with free objects.  Each class has its
+ * own lock, so refills
  * of different classes (and the page path outside heap_lock,
  * alloc/page_path.h) do not meet; a collection rebuilds the lists with the
  * page-path gate closed and takes no lock. */

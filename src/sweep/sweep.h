@@ -1,8 +1,10 @@
 /* Lazy sweeping (thesis §3.3): after a collection every small page waits in
- * an "unswept" list of its kind and size class and is swept when a thread
- * needs objects of that class.  The list operations lock the class's own
- * lists (sweep.c); callers hold heap_lock or are inside the page-path gate
- * (alloc/page_path.h), so no collection runs meanwhile. */
+ * an "unswept" list of its kind and size class -- its owner's (in the
+ * owner's page store) under AL and LPS, a shared one under PS or when the
+ * owner has exited -- and is swept when a thread needs objects of that
+ * class.  A shared list is under its class's spin lock, a store's under
+ * the store's (sweep.c); callers hold heap_lock or are inside the
+ * page-path gate (alloc/page_path.h), so no collection runs meanwhile. */
 #ifndef SGC_SWEEP_H
 #define SGC_SWEEP_H
 
