@@ -2,7 +2,6 @@
  * large-object splitting (thesis §3.4.3, SLO). */
 #include "mark/mark.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,7 +81,6 @@ void mark_begin(void) {
     m->marked_bytes = m->marked_objects = 0;
     m->steal_attempts = m->steal_successes = 0;
     m->busy_ns = m->idle_ns = 0;
-    m->solo_switches = 0;
   }
   /* One walk over the page headers: collectable pages lose their marks;
    * uncollectable objects keep theirs (the bit means "allocated") and are
@@ -121,11 +119,10 @@ static inline bool set_mark(struct page_header *p, uintptr_t base) {
   unsigned i = mark_bit_index(p, base);
   uint64_t bit = (uint64_t)1 << (i & 63);
   _Atomic uint64_t *w = &p->mark_bits[i >> 6];
-  if (atomic_load_explicit(&mark_config.single_marker, memory_order_relaxed)) {
-    /* One marker (or one marking solo, below) and the world stopped:
-     * nobody else writes mark bits, so a plain read-modify-write does;
-     * the locked OR would serialise the dependent loads of a list-shaped
-     * heap. */
+  if (mark_config.single_marker) {
+    /* One marker and the world stopped: nobody else writes mark bits, so
+     * a plain read-modify-write does; the locked OR would serialise the
+     * dependent loads of a list-shaped heap. */
     uint64_t old = atomic_load_explicit(w, memory_order_relaxed);
     if (old & bit) return false;
     atomic_store_explicit(w, old | bit, memory_order_relaxed);
@@ -232,47 +229,6 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   return size;
 }
 
-/* Solo marking, an addition to thesis §3.4: a marker whose stack has
- * been one entry deep for a while (a list) while every other marker is
- * idle sets mark bits with plain stores, as a single marker does, by
- * setting mark_config.single_marker itself: nobody else is marking to
- * read it.  That is safe because the others hold no work (idle, and a
- * thief clears its idle flag before it takes entries and publishes
- * `bottom` after, so reading our own public part empty with acquire and
- * then every flag set means no steal from us is under way), and they can
- * get none, since only we could give some and we leave solo before
- * sharing (marker_share's unlock then publishes our plain stores and the
- * cleared flag to the thieves' lock).  Idle markers sleep meanwhile
- * (parallel.c).  A parallel collection of a list otherwise paid a locked
- * OR at every node, and the idle marker's spinning slowed the working one
- * where their vCPUs share a core. */
-enum { SOLO_AFTER = 64, SOLO_RETRY_MAX = 1 << 14 };
-
-SGC_NOINLINE static void try_solo(struct marker *m, size_t watermark) {
-  m->alone_scans = 0;
-  /* Solo needs the flag-based termination's idle flags (NSB) and the
-   * watermark stack, whose private part thieves cannot reach. */
-  if (!mark_config.nsb || !mark_config.optimistic_bits || mark_config.deque != DEQUE_WATERMARK) {
-    m->solo_after = UINT_MAX; /* never */
-    return;
-  }
-  if (atomic_load_explicit(&m->bottom, memory_order_acquire) == watermark &&
-      parallel_others_idle(m)) {
-    m->solo = true;
-    m->solo_switches++;
-    atomic_store_explicit(&mark_config.single_marker, true, memory_order_relaxed);
-    parallel_solo_begin();
-  } else if (m->solo_after < SOLO_RETRY_MAX) {
-    m->solo_after *= 2; /* the others are busy: ask less often */
-  }
-}
-
-static void leave_solo(struct marker *m) {
-  m->solo = false;
-  atomic_store_explicit(&mark_config.single_marker, false, memory_order_relaxed);
-  parallel_solo_end();
-}
-
 /* The hot loop: everything inlined, counters in locals (with
  * -fno-strict-aliasing every push could otherwise reload them). */
 void mark_drain_own(struct marker *m) {
@@ -282,9 +238,7 @@ void mark_drain_own(struct marker *m) {
   unsigned first = 0, count = 0;
   uintptr_t prefetched_line = 0;
   size_t split = mark_config.split_bytes;
-  /* A single marker has nobody to share with. */
-  bool share = mark_config.balance &&
-               !atomic_load_explicit(&mark_config.single_marker, memory_order_relaxed);
+  bool share = mark_config.balance;
   bool interior = heap_interior_pointers;
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   uintptr_t span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
@@ -293,12 +247,6 @@ void mark_drain_own(struct marker *m) {
   struct page_cache cache = {1, NULL};
   struct owner_view v;
   view_load(&v, m);
-  /* The solo bookkeeping stays in the marker, touched on the alone path
-   * only, and needs no local of its own: the loop is short of registers
-   * (one more local made a list's 1-marker loop 9% slower, five 15%). */
-  m->solo = false;
-  m->alone_scans = 0;
-  m->solo_after = SOLO_AFTER;
   for (;;) {
     uintptr_t lo, hi;
     /* Only an empty window takes back shared entries: filling it from
@@ -316,10 +264,7 @@ void mark_drain_own(struct marker *m) {
       }
       /* Alone (a list-shaped heap): nothing to overlap the miss with, so
        * scan it now rather than through the window's memory round trip. */
-      if (count == 0 && (v.chase_lev ? !cl_has_work(m) : v.top == v.watermark)) {
-        if (share && !m->solo && ++m->alone_scans >= m->solo_after) try_solo(m, v.watermark);
-        goto scan;
-      }
+      if (count == 0 && (v.chase_lev ? !cl_has_work(m) : v.top == v.watermark)) goto scan;
       /* Small neighbours (an array of cells allocated in a row) share a
        * line: one prefetch for it, not one per object, or the prefetches
        * fill the miss buffers and the loop stalls on them. */
@@ -348,13 +293,11 @@ void mark_drain_own(struct marker *m) {
      * to give (marker_share repeats the test under the lock). */
     if (share && !v.chase_lev && v.top - v.watermark >= 2 &&
         atomic_load_explicit(&m->bottom, memory_order_relaxed) == v.watermark) {
-      if (m->solo) leave_solo(m); /* before anyone can steal */
       m->top = v.top;
       marker_share(m);
       view_load(&v, m);
     }
   }
-  if (m->solo) leave_solo(m);
   m->top = v.top;
   m->marked_bytes += bytes;
   m->marked_objects += objects;

@@ -48,11 +48,6 @@ void parallel_mark_init(void);
 /* Markers (GC threads + the collector) used by the next collection. */
 unsigned parallel_markers_ready(void);
 struct marker *parallel_marker(unsigned i);
-/* Whether every marker of this phase but SELF is idle (NSB flags). */
-bool parallel_others_idle(const struct marker *self);
-/* A marker starts and ends marking solo: idle markers sleep meanwhile. */
-void parallel_solo_begin(void);
-void parallel_solo_end(void);
 void parallel_after_fork_child(void);
 void parallel_ensure_markers(unsigned want);
 unsigned parallel_markers_created(void);

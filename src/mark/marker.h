@@ -52,10 +52,6 @@ struct marker {
   uint64_t marked_bytes, marked_objects;
   uint64_t steal_attempts, steal_successes;
   uint64_t busy_ns, idle_ns;
-  uint64_t solo_switches; /* times it went solo (mark.c) */
-  /* Solo bookkeeping of the current drain (mark.c). */
-  bool solo;
-  unsigned alone_scans, solo_after;
   bool counted_idle; /* No-NSB: this marker is in the idle counter */
   /* Shared side, under lock (bottom and watermark are also read without
    * it as a hint). */
@@ -78,9 +74,7 @@ struct mark_config {
   bool optimistic_bits;     /* read the mark bit before the atomic OR */
   bool balance;             /* stealing on */
   bool nsb;                 /* flag-based termination */
-  /* This collection marks with one thread, or one marks solo (mark.c);
-   * atomic because a marker going solo sets it while others run. */
-  _Atomic bool single_marker;
+  bool single_marker;       /* this collection marks with one thread */
   enum mark_deque deque;
 };
 

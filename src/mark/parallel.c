@@ -58,27 +58,6 @@ static bool steal_from_someone(struct marker *m) {
   return false;
 }
 
-/* Odd while a marker marks solo (mark.c): the idle ones then sleep on it
- * instead of spinning, since nothing can be stolen until the solo marker
- * shares, and it ends solo (and wakes them) first.  On this VM a spinning
- * idle marker halved the working one's speed on a list (6 against 12 ms a
- * collection), its vCPU sharing a core with the other's. */
-static _Atomic uint32_t solo_seq;
-
-void parallel_solo_begin(void) { atomic_fetch_add_explicit(&solo_seq, 1, memory_order_release); }
-
-void parallel_solo_end(void) {
-  atomic_fetch_add_explicit(&solo_seq, 1, memory_order_release);
-  futex_wake_all(&solo_seq);
-}
-
-bool parallel_others_idle(const struct marker *self) {
-  for (unsigned k = 0; k < active; k++)
-    if (markers[k] != self && !atomic_load_explicit(&markers[k]->idle, memory_order_seq_cst))
-      return false;
-  return true;
-}
-
 static bool terminated_nsb(void) {
   atomic_store_explicit(&mark_detection_interrupted, 0, memory_order_seq_cst);
   for (unsigned k = 0; k < active; k++)
@@ -101,9 +80,7 @@ static bool look_for_work_nsb(struct marker *m) {
   for (;;) {
     if (steal_from_someone(m)) return true; /* marker_steal cleared idle */
     if (terminated_nsb()) return false;
-    uint32_t solo = atomic_load_explicit(&solo_seq, memory_order_acquire);
-    if (solo & 1) futex_wait(&solo_seq, solo); /* returns once it changes */
-    else backoff(&spins);
+    backoff(&spins);
   }
 }
 
@@ -324,9 +301,9 @@ void mark_drain_parallel(void) {
   parallel_set_active(adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1));
   if (active <= 1) {
     uint64_t start = os_now_ns();
-    atomic_store_explicit(&mark_config.single_marker, true, memory_order_relaxed);
+    mark_config.single_marker = true;
     mark_drain_own(mark_collector);
-    atomic_store_explicit(&mark_config.single_marker, false, memory_order_relaxed);
+    mark_config.single_marker = false;
     mark_collector->busy_ns = os_now_ns() - start;
     return;
   }

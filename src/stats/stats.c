@@ -121,10 +121,9 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
   for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 200; i++)
     n += snprintf(line + n, sizeof line - (size_t)n,
                   "%s{\"bytes\":%" PRIu64 ",\"objects\":%" PRIu64 ",\"steal_attempts\":%" PRIu64
-                  ",\"steal_successes\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
-                  ",\"solo\":%" PRIu64 "}",
+                  ",\"steal_successes\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64 "}",
                   i ? "," : "", m[i].bytes, m[i].objects, m[i].steal_attempts, m[i].steal_successes,
-                  m[i].busy_ns, m[i].idle_ns, m[i].solo);
+                  m[i].busy_ns, m[i].idle_ns);
   if (n > 0 && (size_t)n < sizeof line - 3) n += snprintf(line + n, sizeof line - (size_t)n, "]}\n");
   if (n > 0 && write(fd, line, (size_t)n) < 0) { /* tracing is best effort */ }
 }

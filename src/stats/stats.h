@@ -7,7 +7,6 @@
 /* One GC thread's share of a collection's marking (thesis Fig 3.8). */
 struct marker_record {
   uint64_t bytes, objects, steal_attempts, steal_successes, busy_ns, idle_ns;
-  uint64_t solo; /* times it marked solo (mark/mark.c) */
 };
 enum { TRACE_MAX_MARKERS = 64 };
 
