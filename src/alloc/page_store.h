@@ -22,7 +22,7 @@
 struct unswept_lists {
   struct page_header *head[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   struct page_header *tail[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-  _Atomic long pages; /* in all classes; written under the lock, peeked without */
+  _Atomic long pages; /* in all classes: a hint for skipping empty stores */
 };
 
 struct page_store {

@@ -108,17 +108,31 @@ void *sweep_detach(struct page_header *page, unsigned *count, void **tail) {
   return head;
 }
 
+/* Pops the head of *LIST under LOCK.  A peek without the lock first
+ * (relaxed: a hint, confirmed under it): an empty list is common, and a
+ * store owner's peeks stay in its cache until someone steals. */
+static struct page_header *locked_pop(struct spin_lock *lock, struct page_header **list) {
+  if (!__atomic_load_n(list, __ATOMIC_RELAXED)) return NULL;
+  spin_lock(lock);
+  struct page_header *page = *list;
+  if (page) *list = page->next;
+  spin_unlock(lock);
+  if (page) page->next = NULL;
+  return page;
+}
+
+static void locked_push(struct spin_lock *lock, struct page_header **list,
+                        struct page_header *page) {
+  spin_lock(lock);
+  page->next = *list;
+  *list = page;
+  spin_unlock(lock);
+}
+
 void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **tail) {
   struct sweep_class *sc = &sweep_classes[kind][cls];
-  /* A peek without the lock (relaxed: a hint, confirmed under it): an
-   * empty list is common. */
-  if (!__atomic_load_n(&sc->partial, __ATOMIC_RELAXED)) return NULL;
-  spin_lock(&sc->lock);
-  struct page_header *page = sc->partial;
-  if (page) sc->partial = page->next;
-  spin_unlock(&sc->lock);
+  struct page_header *page = locked_pop(&sc->lock, &sc->partial);
   if (!page) return NULL;
-  page->next = NULL;
   atomic_fetch_sub_explicit(&partial_free_bytes, (size_t)page->free_count * size_class_bytes[cls],
                             memory_order_relaxed);
   return sweep_detach(page, count, tail);
@@ -126,29 +140,12 @@ void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **ta
 
 static struct page_header *pop_shared_unswept(unsigned kind, unsigned cls) {
   struct sweep_class *sc = &sweep_classes[kind][cls];
-  if (!__atomic_load_n(&sc->unswept, __ATOMIC_RELAXED)) return NULL; /* peek, as above */
-  spin_lock(&sc->lock);
-  struct page_header *page = sc->unswept;
-  if (page) sc->unswept = page->next;
-  spin_unlock(&sc->lock);
-  if (page) page->next = NULL;
-  return page;
+  return locked_pop(&sc->lock, &sc->unswept);
 }
 
 struct page_header *sweep_pop_store_unswept(struct page_store *s, unsigned kind, unsigned cls) {
-  /* Peek without the lock (relaxed: a hint confirmed under it); the
-   * owner's own peeks stay in its cache until someone steals. */
-  if (!__atomic_load_n(&s->unswept.head[kind][cls], __ATOMIC_RELAXED)) return NULL;
-  spin_lock(&s->lock);
-  struct page_header *page = s->unswept.head[kind][cls];
-  if (page) {
-    s->unswept.head[kind][cls] = page->next;
-    atomic_store_explicit(&s->unswept.pages,
-                          atomic_load_explicit(&s->unswept.pages, memory_order_relaxed) - 1,
-                          memory_order_relaxed);
-  }
-  spin_unlock(&s->lock);
-  if (page) page->next = NULL;
+  struct page_header *page = locked_pop(&s->lock, &s->unswept.head[kind][cls]);
+  if (page) atomic_fetch_sub_explicit(&s->unswept.pages, 1, memory_order_relaxed);
   return page;
 }
 
@@ -167,49 +164,45 @@ struct page_header *sweep_pop_unswept(struct sgc_thread *t, unsigned kind, unsig
 void sweep_orphan_store(struct page_store *s) {
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
-      struct page_header *page;
-      while ((page = sweep_pop_store_unswept(s, k, c)) != NULL) {
-        struct sweep_class *sc = &sweep_classes[k][c];
-        spin_lock(&sc->lock);
-        page->next = sc->unswept;
-        sc->unswept = page;
-        spin_unlock(&sc->lock);
-      }
-    }
-}
-
-/* Any page of (KIND, CLS) still waiting: the shared list's, then each
- * store's. */
-static struct page_header *pop_any_unswept(unsigned kind, unsigned cls) {
-  struct page_header *page = pop_shared_unswept(kind, cls);
-  for (struct page_store *s = page_stores_all(); !page && s; s = s->next_all)
-    if (atomic_load_explicit(&s->unswept.pages, memory_order_relaxed))
-      page = sweep_pop_store_unswept(s, kind, cls);
-  return page;
-}
-
-/* Sweeps waiting pages, class by class, until STOP_AT_FREED pages became
- * free (0: all of them); true when some page did. */
-static bool sweep_waiting(unsigned stop_at_freed) {
-  unsigned freed = 0;
-  for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
-    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       struct sweep_class *sc = &sweep_classes[k][c];
       struct page_header *page;
-      while ((page = pop_any_unswept(k, c)) != NULL) {
-        sweep_page(page);
-        if (page->live_objects == 0) {
-          small_page_release(page);
-          if (++freed == stop_at_freed) return true;
-        } else if (page->free_count) {
-          partial_bytes_add((size_t)page->free_count * size_class_bytes[c]);
-          spin_lock(&sc->lock);
-          page->next = sc->partial;
-          sc->partial = page;
-          spin_unlock(&sc->lock);
-        }
-      }
+      while ((page = sweep_pop_store_unswept(s, k, c)) != NULL)
+        locked_push(&sc->lock, &sc->unswept, page);
     }
+}
+
+/* Sweeps PAGE, which waited in class (KIND, CLS): emptied, it goes back
+ * by the policy (true); with free objects, onto the partial list. */
+static bool sweep_waiting_page(struct page_header *page, unsigned kind, unsigned cls) {
+  sweep_page(page);
+  if (page->live_objects == 0) {
+    small_page_release(page);
+    return true;
+  }
+  if (page->free_count) {
+    struct sweep_class *sc = &sweep_classes[kind][cls];
+    partial_bytes_add((size_t)page->free_count * size_class_bytes[cls]);
+    locked_push(&sc->lock, &sc->partial, page);
+  }
+  return false;
+}
+
+/* Sweeps waiting pages until STOP_AT_FREED pages became free (0: all of
+ * them): the shared lists, then each store that has some, so a heap with
+ * thousands of threads does not cost a look at every store per class.
+ * True when some page became free. */
+static bool sweep_waiting(unsigned stop_at_freed) {
+  unsigned freed = 0;
+  struct page_store *s = NULL; /* NULL: the shared lists */
+  do {
+    if (s && !atomic_load_explicit(&s->unswept.pages, memory_order_relaxed)) continue;
+    for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+      for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
+        struct page_header *page;
+        while ((page = s ? sweep_pop_store_unswept(s, k, c) : pop_shared_unswept(k, c)) != NULL)
+          if (sweep_waiting_page(page, k, c) && ++freed == stop_at_freed) return true;
+      }
+  } while ((s = s ? s->next_all : page_stores_all()) != NULL);
   return freed != 0;
 }
 
