@@ -4,23 +4,28 @@
 # machine's drift hits both alike (what the before/after figures in the
 # commit messages and closing notes were taken with).
 #
-#   tools/ab.sh [-n RUNS] [-f FIELD] [-t] BUILD_A BUILD_B PROGRAM [ARGS...]
+#   tools/ab.sh [-n RUNS] [-f FIELD] [-t] [-a VAR=VALUE] [-b VAR=VALUE] BUILD_A BUILD_B PROGRAM [ARGS...]
 #   tools/ab.sh -n 7 /tmp/base-build build bench-alloc-sgc -t 2 -m free -r 500
 #   SGC_MARKERS=1 tools/ab.sh -t -f mark_ns /tmp/base-build build bench-gcbench-sgc -t 1
+#   tools/ab.sh -a SGC_LPS_K=1 -b SGC_LPS_K=1.5 build build bench-cky-sgc -t 2
 #
 # FIELD is a key of the program's RESULT line (default mops; wall_s for
 # programs that report no rate).  With -t, FIELD is instead a numeric key
 # of sgc's SGC_TRACE records, summed over the run's collections (e.g.
 # -t mark_ns: the run's total mark time; sgc builds only).  Environment
-# variables pass through.
+# variables pass through to both sides; -a and -b (repeatable) add
+# settings to one side only, so a build can be compared with itself under
+# two settings.
 set -eu
-runs=5 field=mops trace=0
-usage="usage: $0 [-n RUNS] [-f FIELD] [-t] BUILD_A BUILD_B PROGRAM [ARGS...]"
-while getopts n:f:t opt; do
+runs=5 field=mops trace=0 env_a= env_b=
+usage="usage: $0 [-n RUNS] [-f FIELD] [-t] [-a VAR=VALUE] [-b VAR=VALUE] BUILD_A BUILD_B PROGRAM [ARGS...]"
+while getopts n:f:ta:b: opt; do
   case $opt in
   n) runs=$OPTARG ;;
   f) field=$OPTARG ;;
   t) trace=1 ;;
+  a) env_a="$env_a $OPTARG" ;;
+  b) env_b="$env_b $OPTARG" ;;
   *) echo "$usage" >&2; exit 2 ;;
   esac
 done
@@ -33,21 +38,23 @@ trap 'rm -rf "$tmp"' EXIT
 i=0
 while [ $i -lt "$runs" ]; do
   for side in a b; do
-    if [ $side = a ]; then dir=$a; else dir=$b; fi
+    if [ $side = a ]; then dir=$a settings=$env_a; else dir=$b settings=$env_b; fi
+    # $settings is unquoted on purpose: VAR=VALUE words for env.
     if [ $trace = 1 ]; then
       rm -f "$tmp/trace"
-      SGC_TRACE="$tmp/trace" "$dir/bench/$prog" "$@" >/dev/null 2>&1
+      env $settings SGC_TRACE="$tmp/trace" "$dir/bench/$prog" "$@" >/dev/null 2>&1
       sed -n "s/.*\"$field\":\([0-9.]*\).*/\1/p" "$tmp/trace" |
         awk '{s += $1} END {print s + 0}' >>"$tmp/$side"
     else
-      "$dir/bench/$prog" "$@" 2>&1 | sed -n "s/.*RESULT.* $field=\([0-9.]*\).*/\1/p" >>"$tmp/$side"
+      env $settings "$dir/bench/$prog" "$@" 2>&1 |
+        sed -n "s/.*RESULT.* $field=\([0-9.]*\).*/\1/p" >>"$tmp/$side"
     fi
   done
   i=$((i + 1))
 done
 for side in a b; do
-  if [ $side = a ]; then dir=$a; else dir=$b; fi
-  printf '%s: median %s of %s runs (%s)\n' "$dir" \
+  if [ $side = a ]; then label="$a$env_a"; else label="$b$env_b"; fi
+  printf '%s: median %s of %s runs (%s)\n' "$label" \
     "$(sort -n "$tmp/$side" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" \
     "$(wc -l <"$tmp/$side" | tr -d ' ')" "$(sort -n "$tmp/$side" | tr '\n' ' ' | sed 's/ $//')"
 done

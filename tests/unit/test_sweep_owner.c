@@ -5,7 +5,9 @@
  * bound here), so every remote page is a stolen one.  Under PS (one
  * shared list) the other thread takes such pages freely: the same program
  * then counts remote pages that no steal explains, which shows the checks
- * can fail.  Run once per policy (SGC_PAGE_POLICY, see CMakeLists.txt). */
+ * can fail.  Part 2: pages waiting in the store of a thread that exits
+ * move to the shared lists, and another thread reuses them.  Run once per
+ * policy (SGC_PAGE_POLICY, see CMakeLists.txt). */
 #include <pthread.h>
 
 #include "alloc/page_store.h"
@@ -36,6 +38,27 @@ static void *owner(void *arg) {
 static void *other(void *arg) {
   (void)arg;
   for (int i = 0; i < PAGES / 2 * PER_PAGE; i++) CHECK(GC_malloc(32) != NULL, "allocation");
+  return NULL;
+}
+
+/* Part 2: a thread whose pages wait for the sweep in its store exits. */
+static pthread_barrier_t leaver_filled, leaver_collected;
+static long leaver_waiting; /* its store's pages waiting, seen before it exits */
+static struct page_store *leaver_store;
+
+static void *leaver(void *arg) {
+  (void)arg;
+  fill_pages();
+  leaver_store = thread_self_or_register()->page_store;
+  pthread_barrier_wait(&leaver_filled);
+  pthread_barrier_wait(&leaver_collected);
+  leaver_waiting = atomic_load(&leaver_store->unswept.pages);
+  return NULL; /* exits: its store retires */
+}
+
+static void *refill_pages(void *arg) {
+  (void)arg;
+  fill_pages();
   return NULL;
 }
 
@@ -97,5 +120,31 @@ int main(void) {
           "under PS the other thread took only %lu of the owner's pages (stolen %lu)",
           remote_other, stolen_other);
   }
+
+  /* 2. An exiting thread's pages waiting for the sweep become anyone's:
+   * they move to the shared lists, and another thread's refills reuse
+   * them instead of growing consumption. */
+  pthread_barrier_init(&leaver_filled, NULL, 2);
+  pthread_barrier_init(&leaver_collected, NULL, 2);
+  CHECK(pthread_create(&a, NULL, leaver, NULL) == 0, "thread");
+  pthread_barrier_wait(&leaver_filled);
+  collect_lazily();
+  pthread_barrier_wait(&leaver_collected);
+  pthread_join(a, NULL);
+  if (page_policy_returns_to_owner(page_policy))
+    CHECK(leaver_waiting >= PAGES / 2, "%ld of the leaver's pages waited in its store",
+          leaver_waiting);
+  CHECK(atomic_load(&leaver_store->unswept.pages) == 0,
+        "%ld pages still wait in an exited thread's store",
+        (long)atomic_load(&leaver_store->unswept.pages));
+  SGC_get_stats(&before);
+  CHECK(pthread_create(&b, NULL, refill_pages, NULL) == 0, "thread");
+  pthread_join(b, NULL);
+  SGC_get_stats(&after);
+  printf("after a thread exited: pages consumed %lu -> %lu\n",
+         (unsigned long)before.pages_consumed, (unsigned long)after.pages_consumed);
+  CHECK(after.pages_consumed <= before.pages_consumed + 16,
+        "the exited thread's pages were not reused: consumed %lu -> %lu",
+        (unsigned long)before.pages_consumed, (unsigned long)after.pages_consumed);
   return unit_finish();
 }
