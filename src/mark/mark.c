@@ -12,7 +12,8 @@ enum {
   /* Ranges are prefetched when popped and scanned this many pops later,
    * so the cache miss on an object's first line overlaps other work.
    * 16 rather than 8 since neighbours in one line share a prefetch:
-   * gcbench with one GC thread marks 11% faster (61.9 -> 54.9 ms), a wide
+   * gcbench with one GC thread marks 11% faster (SGC_MARKERS=1 tools/ab.sh
+   * -t -f mark_ns ... bench-gcbench-sgc -t 1: 61.4 -> 54.4 ms), a wide
    * heap 2%; 32 made cky mark slower. */
   PREFETCH_DEPTH = 16,
   DEFAULT_SPLIT_BYTES = 256, /* thesis §3.4.3 */
