@@ -35,7 +35,6 @@ void *large_allocate(size_t bytes, unsigned kind) {
   head->span_pages = (uint32_t)pages;
   head->head_offset = 0;
   head->object_bytes = rounded;
-  head->owner = t->tid;
   head->next = head->prev = NULL;
   for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
     atomic_store_explicit(&head->mark_bits[w], 0, memory_order_relaxed);

@@ -31,7 +31,6 @@ void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
   page->free_head = NULL;
   page->free_count = 0;
   page->next = page->prev = NULL;
-  page->owner = sgc_self ? sgc_self->tid : 0;
   for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
     atomic_store_explicit(&page->mark_bits[w], 0, memory_order_relaxed);
   /* Thread the list in address order: allocation then walks the page

@@ -48,7 +48,6 @@ struct page_header {
   uint32_t span_pages;         /* free or large head: pages in the span */
   uint32_t head_offset;        /* large tail / free tail: pages back to the head */
   uint32_t live_objects;       /* small pages: marked objects at the last sweep */
-  int32_t owner;               /* thread id that took the page last */
   size_t object_bytes;         /* large head: bytes of the object */
   uintptr_t start;             /* address of the page's first byte */
   /* One mark bit a granule, in the header: a page the marker reaches for
