@@ -15,7 +15,8 @@
 # -t mark_ns: the run's total mark time; sgc builds only).  Environment
 # variables pass through to both sides; -a and -b (repeatable) add
 # settings to one side only, so a build can be compared with itself under
-# two settings.
+# two settings.  The last line is the median over runs of B's value
+# divided by A's in the same run.
 set -eu
 runs=5 field=mops trace=0 env_a= env_b=
 usage="usage: $0 [-n RUNS] [-f FIELD] [-t] [-a VAR=VALUE] [-b VAR=VALUE] BUILD_A BUILD_B PROGRAM [ARGS...]"
@@ -58,3 +59,10 @@ for side in a b; do
     "$(sort -n "$tmp/$side" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" \
     "$(wc -l <"$tmp/$side" | tr -d ' ')" "$(sort -n "$tmp/$side" | tr '\n' ' ' | sed 's/ $//')"
 done
+# The machine drifts between a fast and a slow phase within minutes; a
+# pair (A then B, one right after the other) mostly shares its phase, so
+# the median of the pairs' B/A ratios says more than the two medians.
+printf 'B/A: median of %s paired ratios %s\n' "$(wc -l <"$tmp/a" | tr -d ' ')" \
+  "$(paste "$tmp/a" "$tmp/b" | awk '$1 > 0 {print $2 / $1}' | sort -n |
+     awk '{v[NR]=$1} END {if (NR) printf "%.3f", v[int((NR+1)/2)]}')"
+

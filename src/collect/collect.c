@@ -264,7 +264,8 @@ void collect_locked(enum SGC_gc_reason reason) {
   for (unsigned i = 0; i < share_count; i++) {
     struct marker *m = parallel_marker(i);
     shares[i] = (struct marker_record){m->marked_bytes, m->marked_objects, m->steal_attempts,
-                                       m->steal_successes, m->busy_ns, m->idle_ns};
+                                       m->steal_successes, m->busy_ns, m->idle_ns,
+                                       m->cpu_ns};
   }
   stats_record_collection(&rec, shares, share_count);
 }

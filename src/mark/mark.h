@@ -53,7 +53,10 @@ void parallel_ensure_markers(unsigned want);
 unsigned parallel_markers_created(void);
 void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all);
 unsigned parallel_set_active(unsigned want);
-/* Adapts the next collection's marker count to this one's parallelism. */
+/* Adapts the next collection's marker count to this one's parallelism
+ * (from T and the markers' busy, idle and CPU times). */
 void parallel_after_collection(const struct mark_totals *t);
+/* How many of WANT markers the next collection uses (SGC_ADAPTIVE). */
+unsigned parallel_adaptive_markers(unsigned want);
 
 #endif

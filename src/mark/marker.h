@@ -52,6 +52,9 @@ struct marker {
   uint64_t marked_bytes, marked_objects;
   uint64_t steal_attempts, steal_successes;
   uint64_t busy_ns, idle_ns;
+  /* CPU time the marker's thread got in the phase: less than busy + idle
+   * when its CPU ran something else (another process, on a shared machine). */
+  uint64_t cpu_ns;
   bool counted_idle; /* No-NSB: this marker is in the idle counter */
   /* Shared side, under lock (bottom and watermark are also read without
    * it as a hint). */

@@ -129,7 +129,7 @@ static bool look_for_work_counter(struct marker *m) {
 }
 
 static void drain_cooperative(struct marker *m) {
-  uint64_t start = os_now_ns();
+  uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
   for (;;) {
     mark_drain_own(m);
     if (!mark_config.balance || active == 1) break;
@@ -139,6 +139,7 @@ static void drain_cooperative(struct marker *m) {
     if (!more) break;
   }
   m->busy_ns = os_now_ns() - start - m->idle_ns;
+  m->cpu_ns = os_thread_cpu_ns() - cpu_start;
 }
 
 /* ---- phases: lock-free start, lazy joining ----
@@ -256,15 +257,17 @@ static unsigned adaptive_skipped; /* collections marked alone in a row */
 static unsigned adaptive_retry = ADAPTIVE_RETRY_MIN;
 static uint64_t last_live_bytes = UINT64_MAX;
 
-/* Whether the helpers were there for at least half the collector's marking
- * time.  A helper that joined late (its CPU was busy, or woke slowly) says
- * nothing about the heap's shape: gcbench had collections where the only
- * helper arrived after 60% of the work and found nothing left to steal,
- * and marking alone for the next 8 collections then cost a third of the
- * mark rate. */
+/* Whether the helpers ran for at least half the collector's marking time.
+ * A helper that joined late (woke slowly) or whose CPU ran something else
+ * says nothing about the heap's shape: gcbench had collections where the
+ * only helper arrived after 60% of the work and found nothing left to
+ * steal, and first collections where the new helper was there all along
+ * but got 70-110 us of CPU in 3.6 ms (its cpu_ns in the trace) and stole
+ * twice; marking alone for the next 8 collections then cost a third of
+ * the mark rate.  So the helpers' CPU time counts, not their wall time. */
 static bool helpers_took_part(void) {
   uint64_t collector = markers[0]->busy_ns + markers[0]->idle_ns, present = 0;
-  for (unsigned k = 1; k < active; k++) present += markers[k]->busy_ns + markers[k]->idle_ns;
+  for (unsigned k = 1; k < active; k++) present += markers[k]->cpu_ns;
   return 2 * present >= (uint64_t)(active - 1) * collector;
 }
 
@@ -287,7 +290,7 @@ void parallel_after_collection(const struct mark_totals *t) {
   }
 }
 
-static unsigned adaptive_markers(unsigned want) {
+unsigned parallel_adaptive_markers(unsigned want) {
   if (!sgc_settings.adaptive_markers) return want;
   if (adaptive_limit && want > adaptive_limit) want = adaptive_limit;
   if (last_live_bytes != UINT64_MAX) {
@@ -298,13 +301,14 @@ static unsigned adaptive_markers(unsigned want) {
 }
 
 void mark_drain_parallel(void) {
-  parallel_set_active(adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1));
+  parallel_set_active(parallel_adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1));
   if (active <= 1) {
-    uint64_t start = os_now_ns();
+    uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
     mark_config.single_marker = true;
     mark_drain_own(mark_collector);
     mark_config.single_marker = false;
     mark_collector->busy_ns = os_now_ns() - start;
+    mark_collector->cpu_ns = os_thread_cpu_ns() - cpu_start;
     return;
   }
   if (!mark_config.balance) {

@@ -58,6 +58,12 @@ uint64_t os_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t os_thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int os_gettid(void) { return (int)syscall(SYS_gettid); }
 
 /* bdwgc counts /proc/stat; a container or taskset sees fewer CPUs than

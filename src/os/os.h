@@ -19,6 +19,7 @@ void futex_wait_timeout(_Atomic uint32_t *word, uint32_t expected, uint64_t ns);
 void futex_wake_all(_Atomic uint32_t *word);
 
 uint64_t os_now_ns(void);      /* CLOCK_MONOTONIC */
+uint64_t os_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID: time this thread ran */
 unsigned os_usable_cpus(void); /* affinity mask and cgroup quota */
 int os_gettid(void);
 

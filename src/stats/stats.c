@@ -97,7 +97,7 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
 
 static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_record *m,
                         unsigned count) {
-  char line[1024 + TRACE_MAX_MARKERS * 160];
+  char line[1024 + TRACE_MAX_MARKERS * 240]; /* a marker's object is at most ~230 */
   int n = snprintf(line, sizeof line,
                    "{\"gc_no\":%" PRIu64 ",\"reason\":\"%s\",\"threads\":%d,\"markers\":%d,"
                    "\"start_ns\":%" PRIu64 ",\"pause_ns\":%" PRIu64 ",\"stop_ns\":%" PRIu64
@@ -117,13 +117,15 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    r->mark_busy_min_ns, r->pages_consumed, r->pages_used, r->pages_live,
                    r->pages_taken, r->remote_pages, r->cache_bytes);
   /* Each GC thread's share: its marked bytes and objects, steals tried and
-   * won, and busy and idle (stealing, terminating) time. */
+   * won, busy and idle (stealing, terminating) time, and the CPU time it
+   * got meanwhile. */
   for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 200; i++)
     n += snprintf(line + n, sizeof line - (size_t)n,
                   "%s{\"bytes\":%" PRIu64 ",\"objects\":%" PRIu64 ",\"steal_attempts\":%" PRIu64
-                  ",\"steal_successes\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64 "}",
+                  ",\"steal_successes\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
+                  ",\"cpu_ns\":%" PRIu64 "}",
                   i ? "," : "", m[i].bytes, m[i].objects, m[i].steal_attempts, m[i].steal_successes,
-                  m[i].busy_ns, m[i].idle_ns);
+                  m[i].busy_ns, m[i].idle_ns, m[i].cpu_ns);
   if (n > 0 && (size_t)n < sizeof line - 3) n += snprintf(line + n, sizeof line - (size_t)n, "]}\n");
   if (n > 0 && write(fd, line, (size_t)n) < 0) { /* tracing is best effort */ }
 }

@@ -6,7 +6,7 @@
 
 /* One GC thread's share of a collection's marking (thesis Fig 3.8). */
 struct marker_record {
-  uint64_t bytes, objects, steal_attempts, steal_successes, busy_ns, idle_ns;
+  uint64_t bytes, objects, steal_attempts, steal_successes, busy_ns, idle_ns, cpu_ns;
 };
 enum { TRACE_MAX_MARKERS = 64 };
 
