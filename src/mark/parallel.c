@@ -184,6 +184,25 @@ static void gate_leave(void) {
 }
 
 static _Atomic unsigned helpers_started;
+static _Atomic int phase_collector_cpu = -1; /* where the collector runs the phase */
+
+/* A helper woken onto the collector's CPU waits there while the collector
+ * marks, even with another CPU idle (the wake-up placed it by the waker),
+ * and the collection marks alone with the costs of marking in parallel:
+ * 9 of 250 collections of gcbench -t 1 had their helper on a CPU for less
+ * than half its presence.  Such a helper moves itself: its affinity
+ * without that CPU makes the kernel migrate it at once, and the old mask
+ * is restored right after, so the user's affinity settings stand. */
+static void move_off_collector_cpu(void) {
+  int cpu = atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed);
+  if (cpu < 0 || sched_getcpu() != cpu) return;
+  cpu_set_t mask, others;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0) return;
+  others = mask;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) == 0) return;
+  if (sched_setaffinity(0, sizeof others, &others) == 0) sched_setaffinity(0, sizeof mask, &mask);
+}
 
 static void *helper_main(void *arg) {
   struct marker *m = arg;
@@ -202,7 +221,10 @@ static void *helper_main(void *arg) {
     seen = epoch;
     if (!gate_join(epoch)) continue;
     atomic_fetch_add_explicit(&phase_joins, 1, memory_order_relaxed);
-    if (m->index < active) phase_work(m, phase_arg);
+    if (m->index < active) {
+      move_off_collector_cpu();
+      phase_work(m, phase_arg);
+    }
     gate_leave();
   }
   return NULL;
@@ -346,6 +368,7 @@ void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool w
   phase_work = work;
   phase_arg = arg;
   atomic_store_explicit(&phase_joins, 0, memory_order_relaxed);
+  atomic_store_explicit(&phase_collector_cpu, sched_getcpu(), memory_order_relaxed);
   uint32_t epoch = atomic_load_explicit(&phase_epoch, memory_order_relaxed) + 1;
   atomic_store_explicit(&phase_gate, ((uint64_t)epoch << 32) | GATE_OPEN, memory_order_release);
   atomic_store_explicit(&phase_epoch, epoch, memory_order_release);
