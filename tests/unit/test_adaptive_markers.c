@@ -10,7 +10,8 @@
  *   next ones mark alone, retrying every marker after 8 collections, then
  *   after 16 while retries find no parallelism.
  * - One with good parallelism keeps every marker.
- * - A heap with little live data gets one marker per 256 KiB. */
+ * - A heap with little live data gets one marker per 256 KiB; before the
+ *   first collection, the bytes allocated bound the live data. */
 #include "common.h"
 #include "mark/mark.h"
 #include "unit.h"
@@ -54,6 +55,14 @@ int main(void) {
   parallel_ensure_markers(2);
   CHECK(parallel_markers_created() == 2, "need one GC thread, have %u markers",
         parallel_markers_created());
+
+  /* No collection yet: what was allocated bounds the live data. */
+  parallel_bound_first_live(100 << 10);
+  CHECK(parallel_adaptive_markers(2) == 1, "first collection after 100 KiB: %u markers",
+        parallel_adaptive_markers(2));
+  parallel_bound_first_live(LIVE);
+  CHECK(parallel_adaptive_markers(2) == 2, "first collection after 64 MiB: %u markers",
+        parallel_adaptive_markers(2));
 
   /* Present for the whole 4 ms, 80 us on a CPU: nothing learnt. */
   CHECK(after_two(4 * MS, 20000, 80000) == 2,
