@@ -14,6 +14,7 @@
  *   first collection, the bytes allocated bound the live data. */
 #include "common.h"
 #include "mark/mark.h"
+#include "os/os.h"
 #include "unit.h"
 
 enum { MS = 1000000, LIVE = 64 << 20 };
@@ -79,6 +80,26 @@ int main(void) {
   CHECK(after_one() == 2, "no retry after 16 collections alone");
   /* A good retry restores every marker. */
   CHECK(after_two(4 * MS, 4 * MS, 4 * MS) == 2, "a good retry did not restore the markers");
+
+  /* More markers than CPUs: 3 helpers that shared the CPUs beside the
+   * collector's (at most 3) and found nothing to steal teach as much. */
+  unsigned cpus = os_usable_cpus(), room = cpus > 1 ? cpus - 1 : 1;
+  if (room > 3) room = 3;
+  parallel_ensure_markers(4);
+  parallel_set_active(4);
+  for (unsigned k = 0; k < 4; k++) {
+    struct marker *m = parallel_marker(k);
+    m->busy_ns = k ? 20000 : 4 * MS;
+    m->idle_ns = k ? 4 * MS - 20000 : 0;
+    m->cpu_ns = k ? 4 * MS * room / 3 : 4 * MS;
+  }
+  struct mark_totals crowded = {.bytes = LIVE, .markers = 4, .sum_busy_ns = 4 * MS + 60000,
+                                .max_busy_ns = 4 * MS, .min_busy_ns = 20000};
+  parallel_after_collection(&crowded);
+  CHECK(parallel_adaptive_markers(4) == 1,
+        "4 markers on %u CPUs, helpers idle but running: next uses %u markers", cpus,
+        parallel_adaptive_markers(4));
+  CHECK(after_two(4 * MS, 4 * MS, 4 * MS) == 2, "a good collection did not restore the markers");
 
   /* Little live data: one marker per 256 KiB (waking a helper would cost
    * more than it marks). */
