@@ -199,7 +199,7 @@ void collect_locked(enum SGC_gc_reason reason) {
 
   fold_unlocked_allocation();
   rec.allocated_bytes = heap_accounting.allocated_since_gc;
-  parallel_bound_first_live(heap_accounting.allocated_since_gc);
+  if (heap_accounting.gc_count == 0) parallel_bound_first_live(heap_accounting.allocated_since_gc);
   atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_relaxed);
   /* Every root goes on the collector's stack; the markers share it out
    * by stealing. */

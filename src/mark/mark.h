@@ -56,9 +56,8 @@ unsigned parallel_set_active(unsigned want);
 /* Adapts the next collection's marker count to this one's parallelism
  * (from T and the markers' busy, idle and CPU times). */
 void parallel_after_collection(const struct mark_totals *t);
-/* Before a collection: BYTES allocated since the last one, an upper bound
- * of what the first collection can find live (later ones use the last
- * collection's live data). */
+/* Before the first collection: BYTES allocated so far, an upper bound of
+ * what it can find live (later ones use the last collection's live data). */
 void parallel_bound_first_live(uint64_t bytes);
 /* How many of WANT markers the next collection uses (SGC_ADAPTIVE). */
 unsigned parallel_adaptive_markers(unsigned want);

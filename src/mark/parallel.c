@@ -194,17 +194,8 @@ static _Atomic int phase_collector_cpu = -1; /* where the collector runs the pha
  * 9 of 250 collections of gcbench -t 1 had their helper on a CPU for less
  * than half its presence.  Such a helper moves itself: its affinity
  * without that CPU makes the kernel migrate it at once, and the old mask
- * is restored right after, so the user's affinity settings stand. */
-static void move_off_collector_cpu(void) {
-  int cpu = atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed);
-  if (cpu < 0 || sched_getcpu() != cpu) return;
-  cpu_set_t mask, others;
-  if (sched_getaffinity(0, sizeof mask, &mask) != 0) return;
-  others = mask;
-  CPU_CLR(cpu, &others);
-  if (CPU_COUNT(&others) == 0) return;
-  if (sched_setaffinity(0, sizeof others, &others) == 0) sched_setaffinity(0, sizeof mask, &mask);
-}
+ * is restored right after, so the user's affinity settings stand
+ * (os_move_off_cpu). */
 
 static void *helper_main(void *arg) {
   struct marker *m = arg;
@@ -224,7 +215,7 @@ static void *helper_main(void *arg) {
     if (!gate_join(epoch)) continue;
     atomic_fetch_add_explicit(&phase_joins, 1, memory_order_relaxed);
     if (m->index < active) {
-      move_off_collector_cpu();
+      os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
       phase_work(m, phase_arg);
     }
     gate_leave();
@@ -279,13 +270,13 @@ enum {
 static unsigned adaptive_limit;   /* 0: no limit */
 static unsigned adaptive_skipped; /* collections marked alone in a row */
 static unsigned adaptive_retry = ADAPTIVE_RETRY_MIN;
+/* The last collection's live data; before the first, what was allocated
+ * so far, which bounds what it can find live (parallel_bound_first_live).
+ * Without that bound a tiny heap's first collection woke every helper
+ * (60-80 us more than its 25-40 us). */
 static uint64_t last_live_bytes = UINT64_MAX;
-/* Before the first collection has measured anything: what was allocated
- * so far, which bounds what it can find live.  Without it a tiny heap's
- * first collection woke every helper (60-80 us more than its 25-40 us). */
-static uint64_t first_live_bound = UINT64_MAX;
 
-void parallel_bound_first_live(uint64_t bytes) { first_live_bound = bytes; }
+void parallel_bound_first_live(uint64_t bytes) { last_live_bytes = bytes; }
 
 /* Whether the helpers ran for at least half the collector's marking time.
  * A helper that joined late (woke slowly) or whose CPU ran something else
@@ -329,9 +320,8 @@ void parallel_after_collection(const struct mark_totals *t) {
 unsigned parallel_adaptive_markers(unsigned want) {
   if (!sgc_settings.adaptive_markers) return want;
   if (adaptive_limit && want > adaptive_limit) want = adaptive_limit;
-  uint64_t live = last_live_bytes != UINT64_MAX ? last_live_bytes : first_live_bound;
-  if (live != UINT64_MAX) {
-    uint64_t by_size = 1 + live / LIVE_BYTES_PER_MARKER;
+  if (last_live_bytes != UINT64_MAX) {
+    uint64_t by_size = 1 + last_live_bytes / LIVE_BYTES_PER_MARKER;
     if (want > by_size) want = (unsigned)by_size;
   }
   return want;

@@ -52,16 +52,27 @@ void futex_wake_all(_Atomic uint32_t *word) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
-uint64_t os_now_ns(void) {
+static uint64_t clock_ns(clockid_t clock) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t os_thread_cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+uint64_t os_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+uint64_t os_thread_cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+bool os_move_off_cpu(int cpu) {
+  if (cpu < 0 || sched_getcpu() != cpu) return false;
+  cpu_set_t mask, others;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0) return false;
+  others = mask;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) == 0) return false;
+  /* Setting the calling thread's affinity migrates it before the call
+   * returns; the old mask back keeps the user's settings. */
+  if (sched_setaffinity(0, sizeof others, &others) != 0) return false;
+  sched_setaffinity(0, sizeof mask, &mask);
+  return true;
 }
 
 int os_gettid(void) { return (int)syscall(SYS_gettid); }

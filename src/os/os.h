@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 /* Reserve (and commit lazily) SIZE bytes aligned to ALIGN; NULL on failure. */
 void *os_reserve_aligned(size_t size, size_t align);
@@ -20,6 +21,9 @@ void futex_wake_all(_Atomic uint32_t *word);
 
 uint64_t os_now_ns(void);      /* CLOCK_MONOTONIC */
 uint64_t os_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID: time this thread ran */
+/* When the calling thread runs on CPU, moves it to another CPU of its
+ * affinity mask, leaving the mask as it was; true when it moved. */
+bool os_move_off_cpu(int cpu);
 unsigned os_usable_cpus(void); /* affinity mask and cgroup quota */
 int os_gettid(void);
 

@@ -11,7 +11,12 @@
  *   after 16 while retries find no parallelism.
  * - One with good parallelism keeps every marker.
  * - A heap with little live data gets one marker per 256 KiB; before the
- *   first collection, the bytes allocated bound the live data. */
+ *   first collection, the bytes allocated bound the live data.
+ * - A GC thread woken onto the collector's CPU moves itself off it
+ *   (os_move_off_cpu): this thread asks to leave its own CPU and must
+ *   land on another one with its affinity mask unchanged. */
+#include <sched.h>
+
 #include "common.h"
 #include "mark/mark.h"
 #include "os/os.h"
@@ -110,5 +115,19 @@ int main(void) {
   small.bytes = 600 << 10;
   parallel_after_collection(&small);
   CHECK(parallel_adaptive_markers(2) == 2, "600 KiB live: %u markers", parallel_adaptive_markers(2));
+  cpu_set_t before, after;
+  CHECK(sched_getaffinity(0, sizeof before, &before) == 0, "sched_getaffinity");
+  if (CPU_COUNT(&before) < 2) {
+    printf("one CPU allowed: the move has nowhere to go, not tested\n");
+  } else {
+    for (int i = 0; i < 5; i++) {
+      int cpu = sched_getcpu();
+      CHECK(os_move_off_cpu(cpu), "did not leave CPU %d", cpu);
+      CHECK(sched_getcpu() != cpu, "still on CPU %d after moving off it", cpu);
+      CHECK(sched_getaffinity(0, sizeof after, &after) == 0 && CPU_EQUAL(&before, &after),
+            "affinity mask changed");
+    }
+    CHECK(!os_move_off_cpu(-1), "moved for no CPU");
+  }
   return unit_finish();
 }

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Counts the parallel collections whose GC threads were starved of CPU.
+
+Runs one benchmark program RUNS times with SGC_TRACE and reads each
+collection's mark_threads: a helper counts as starved when the CPU time it
+got (cpu_ns) is under half the time it was present (busy_ns + idle_ns),
+which is what a helper woken onto the collector's CPU looks like.
+
+  tools/helper_cpu.py [-n RUNS] BUILD PROGRAM [ARGS...]
+  tools/helper_cpu.py -n 10 /tmp/build bench-gcbench-sgc -t 1
+
+Needs a build whose trace has cpu_ns (commit b178852 and later).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", "--runs", type=int, default=10)
+    ap.add_argument("build")
+    ap.add_argument("program")
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    parallel = starved = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace")
+        for _ in range(a.runs):
+            env = dict(os.environ, SGC_TRACE=trace)
+            subprocess.run([os.path.join(a.build, "bench", a.program)] + a.args, env=env,
+                           stdout=subprocess.DEVNULL, check=True)
+            with open(trace) as f:
+                for line in f:
+                    rec = json.loads(line)
+                    if rec["markers"] < 2:
+                        continue
+                    parallel += 1
+                    helpers = rec["mark_threads"][1:]
+                    if any(h["cpu_ns"] * 2 < h["busy_ns"] + h["idle_ns"] for h in helpers):
+                        starved += 1
+            os.unlink(trace)
+    print(f"{a.program} {' '.join(a.args)}: {starved} of {parallel} parallel collections "
+          f"had a helper on a CPU for under half its presence ({a.runs} runs)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
