@@ -119,7 +119,7 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
   /* Each GC thread's share: its marked bytes and objects, steals tried and
    * won, busy and idle (stealing, terminating) time, and the CPU time it
    * got meanwhile. */
-  for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 200; i++)
+  for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 240; i++)
     n += snprintf(line + n, sizeof line - (size_t)n,
                   "%s{\"bytes\":%" PRIu64 ",\"objects\":%" PRIu64 ",\"steal_attempts\":%" PRIu64
                   ",\"steal_successes\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
