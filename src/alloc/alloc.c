@@ -31,17 +31,12 @@ SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
   /* small_request_limit is MAX_SMALL_BYTES less the padding, so the
    * padded size cannot overflow on this path. */
   if (likely(t != NULL && bytes <= sgc_settings.small_request_limit)) {
-    if (percpu_enabled) {
-      /* SGC_LAB=cpu: this CPU's list, popped in an rseq sequence. */
-      void *p = percpu_pop_inline(t->rseq, kind,
-                                  size_class_for_bytes(bytes + sgc_settings.extra_bytes));
-      if (likely(p != NULL)) {
-        *(void **)p = NULL;
-        return p;
-      }
-      return allocate_slow(bytes, kind);
-    }
-    void **head = &t->free_lists[kind][size_class_for_bytes(bytes + sgc_settings.extra_bytes)];
+    unsigned cls = size_class_for_bytes(bytes + sgc_settings.extra_bytes);
+    /* The thread's own list first, whatever the cache mode: with per-CPU
+     * caches it is empty (refills install into the CPU's slot), except
+     * after SGC_LAB=flip turned them on, when this drains it.  So the
+     * per-thread path tests no mode flag. */
+    void **head = &t->free_lists[kind][cls];
     void *p = *head;
     if (likely(p != NULL)) {
       *head = *(void **)p;
@@ -52,6 +47,14 @@ SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
       atomic_signal_fence(memory_order_seq_cst);
       *(void **)p = NULL;
       return p;
+    }
+    if (percpu_enabled) {
+      /* SGC_LAB=cpu: this CPU's list, popped in an rseq sequence. */
+      p = percpu_pop_inline(t->rseq, kind, cls);
+      if (likely(p != NULL)) {
+        *(void **)p = NULL;
+        return p;
+      }
     }
   }
   return allocate_slow(bytes, kind);

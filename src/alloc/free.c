@@ -101,15 +101,16 @@ static inline void push_freed(struct sgc_thread *self, void *p, unsigned kind, u
 SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
   uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
   struct page_header *page;
-  if (self && self->free_cache_page == page_address) {
+  /* With per-CPU caches the cached page address carries FREE_CACHE_CPU,
+   * which no page address has: the fast path misses and every free comes
+   * here, to percpu_push below, so the fast path tests no mode flag. */
+  if (self && (self->free_cache_page & ~(uintptr_t)FREE_CACHE_CPU) == page_address) {
     page = checked_object_in(self->free_cache_header, p, "GC_free");
   } else {
     page = checked_object(p, "GC_free");
-    if (self) {
-      self->free_cache_page = page_address;
-      self->free_cache_header = page_of_address((uintptr_t)p);
-    }
+    if (self) self->free_cache_header = page_of_address((uintptr_t)p);
   }
+  if (self) self->free_cache_page = page_address | (percpu_enabled ? FREE_CACHE_CPU : 0);
   unsigned kind = page->kind;
   if (kind >= KIND_THREAD_LOCAL_COUNT) {
     uncollectable_free(page, p);
@@ -154,8 +155,9 @@ GC_API void GC_free(void *p) {
   uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
   /* The fast path: a small object on the page the caller freed into last
    * (a thread's first free caches no page: page address 0 is never
-   * heap, so NULL lands in free_slow too). */
-  if (likely(self && self->free_cache_page == page_address && page_address && !percpu_enabled)) {
+   * heap, so NULL lands in free_slow too; with per-CPU caches the
+   * cached address is marked and never matches). */
+  if (likely(self && self->free_cache_page == page_address && page_address)) {
     struct page_header *page = self->free_cache_header;
     unsigned kind = page->kind;
     if (likely(atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_SMALL &&

@@ -74,6 +74,10 @@ void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, u
   if (!percpu_flip) return;
   if (!percpu_enabled && thread_cache_bytes > (uint64_t)FLIP_BUFFER_BYTES * cpu_cache_count) {
     percpu_enabled = true;
+    /* GC_free's fast path pushes on the thread's list whenever its page
+     * cache hits; marked, the cache only serves free_slow, which pushes
+     * on the CPU's list. */
+    FOR_EACH_THREAD(t) t->free_cache_page |= FREE_CACHE_CPU;
     percpu_stats.flips_to_cpu++;
   } else if (percpu_enabled && cpu_cache_bytes > (uint64_t)FLIP_BUFFER_BYTES * threads) {
     percpu_enabled = false;

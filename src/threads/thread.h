@@ -13,6 +13,10 @@
 #include "heap/layout.h"
 #include "os/spin_lock.h"
 
+/* Added to sgc_thread.free_cache_page while per-CPU caches are on: no
+ * page address has its low bit set, so GC_free's fast path never hits. */
+enum { FREE_CACHE_CPU = 1 };
+
 struct sgc_thread {
   /* Thread-local free-object lists, one per kind and size class (thesis
    * §2.2.2).  Only the owner pushes and pops; the collector reads them with
@@ -22,7 +26,8 @@ struct sgc_thread {
    * a bound the list becomes one of its batches (alloc/free.c). */
   uint16_t freed_count[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   /* GC_free's last page-map lookup: header addresses never change while
-   * a chunk exists, so this cache is always valid. */
+   * a chunk exists, so this cache is always valid.  The page address has
+   * FREE_CACHE_CPU added while per-CPU caches are on (alloc/free.c). */
   uintptr_t free_cache_page;
   struct page_header *free_cache_header;
   unsigned slow_path_count;      /* for SGC_TORTURE */

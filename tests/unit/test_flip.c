@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "alloc/percpu.h"
+#include "threads/thread.h"
 #include "common.h"
 #include "unit.h"
 
@@ -26,6 +27,36 @@ int main(void) {
   percpu_flip_decide(0, (uint64_t)FLIP_BUFFER_BYTES * 3 + 1, 3);
   CHECK(!percpu_enabled, "fewer threads than the waste allows: back to per-thread");
   CHECK(percpu_stats.flips_to_cpu == 1 && percpu_stats.flips_to_thread == 1, "flip counts");
+  /* GC_free's page cache routes frees to the thread's own list without
+   * testing the mode, so a switch to per-CPU caches must mark it so it
+   * never matches: frees then reach the CPU's list. */
+  percpu_flip_decide(0, (uint64_t)FLIP_BUFFER_BYTES * 3 + 1, 3);
+  CHECK(!percpu_enabled, "back to per-thread for the cache check");
+  void *objs[4];
+  for (int i = 0; i < 4; i++) objs[i] = GC_malloc(32);
+  GC_free(objs[0]);
+  GC_free(objs[1]);
+  CHECK(sgc_self->free_cache_page != 0, "per-thread frees cache their page");
+  percpu_flip_decide(limit_cpu + 1, 0, 100);
+  CHECK(percpu_enabled && (sgc_self->free_cache_page & FREE_CACHE_CPU),
+        "the switch to per-CPU marks the cache");
+  GC_free(objs[2]);
+  CHECK(sgc_self->free_cache_page & FREE_CACHE_CPU, "per-CPU frees keep the cache marked");
+  unsigned cls = size_class_for_bytes(32);
+  bool on_thread_list = false;
+  for (void *q = sgc_self->free_lists[KIND_NORMAL][cls]; q; q = *(void **)q)
+    on_thread_list |= q == objs[2];
+  CHECK(!on_thread_list, "a per-CPU free went to the thread's own list");
+  /* The thread's own list is drained first, then the CPU's. */
+  size_t drained = 0;
+  while (sgc_self->free_lists[KIND_NORMAL][cls] && drained < 100000) {
+    void *q = GC_malloc(32);
+    CHECK(q && ((long *)q)[0] == 0, "drain allocation");
+    drained++;
+  }
+  CHECK(sgc_self->free_lists[KIND_NORMAL][cls] == NULL, "the thread's own list drains");
+  void *from_cpu = GC_malloc(32);
+  CHECK(from_cpu != NULL, "per-CPU allocation after the drain");
   /* Allocation keeps working in both modes across the switches. */
   for (int round = 0; round < 4; round++) {
     percpu_flip_decide(round & 1 ? 0 : limit_cpu + 1, round & 1 ? FLIP_BUFFER_BYTES * 9 : 0, 2);
