@@ -41,14 +41,20 @@ static struct page_header *checked_object_in(struct page_header *page, void *p,
 enum { FREE_FLUSH_BYTES = 32 << 10 };
 
 /* Clears a freed object of at most 4 granules with a few stores (a memset
- * call costs more than the clearing). */
+ * call costs more than the clearing): the first and last granule, and the
+ * middle two when there are more than two.  Stores overlap for 1 and 3
+ * granules; one branch instead of one per size. */
 static inline void clear_small_object(void *p, unsigned granules) {
-  uint64_t *w = p;
-  switch (granules) {
-  case 4: w[6] = 0; w[7] = 0; /* fall through */
-  case 3: w[4] = 0; w[5] = 0; /* fall through */
-  case 2: w[2] = 0; w[3] = 0; /* fall through */
-  default: w[0] = 0; w[1] = 0;
+  uint64_t *w = p, *last = w + 2 * (granules - 1);
+  w[0] = 0;
+  w[1] = 0;
+  last[0] = 0;
+  last[1] = 0;
+  if (granules > 2) {
+    w[2] = 0;
+    w[3] = 0;
+    w[4] = 0;
+    w[5] = 0;
   }
 }
 
