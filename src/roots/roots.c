@@ -11,6 +11,8 @@
 #include "collect/collect.h"
 #include "common.h"
 #include "mark/mark.h"
+#include "alloc/percpu.h"
+#include "heap/heap.h"
 #include "os/os.h"
 
 enum { MAX_RANGES = 4096 };
@@ -41,9 +43,18 @@ static void range_remove(struct range_set *set, uintptr_t lo, uintptr_t hi) {
   }
 }
 
+void roots_exclude_own_table(const void *table, size_t bytes) {
+  range_add(&exclusions, (uintptr_t)table, (uintptr_t)table + bytes, "excluded root ranges");
+}
+
 void roots_init(void) {
   Dl_info info;
   if (dladdr((void *)&roots_init, &info) && info.dli_fbase) own_base = (uintptr_t)info.dli_fbase;
+  roots_exclude_own_table(&static_roots, sizeof static_roots);
+  roots_exclude_own_table(&user_roots, sizeof user_roots);
+  roots_exclude_own_table(&exclusions, sizeof exclusions);
+  roots_exclude_own_table(pagemap_l1, sizeof pagemap_l1);
+  roots_exclude_own_table(cpu_caches, sizeof cpu_caches);
 }
 
 static int add_object_segments(struct dl_phdr_info *info, size_t size, void *data) {

@@ -17,6 +17,7 @@
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
+#include "roots/roots.h"
 
 enum { RING_SIZE = 1024 };
 
@@ -77,7 +78,11 @@ static void at_exit(void) {
   if (sgc_settings.print_stats) print_summary();
 }
 
-void stats_init(void) { atexit(at_exit); }
+void stats_init(void) {
+  roots_exclude_own_table(ring, sizeof ring);
+  roots_exclude_own_table(ring_markers, sizeof ring_markers);
+  atexit(at_exit);
+}
 
 void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_record *markers,
                              unsigned count) {
