@@ -38,7 +38,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 i=0
 while [ $i -lt "$runs" ]; do
-  for side in a b; do
+  # ABBA order: whichever side runs first in a pair alternates, so an
+  # effect of running first or second (an A/A of one build gave 0.78 with
+  # A always first) cancels out.
+  if [ $((i % 2)) = 0 ]; then order="a b"; else order="b a"; fi
+  for side in $order; do
     if [ $side = a ]; then dir=$a settings=$env_a; else dir=$b settings=$env_b; fi
     # $settings is unquoted on purpose: VAR=VALUE words for env.
     if [ $trace = 1 ]; then
