@@ -113,8 +113,10 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
   if (self && (self->free_cache_page & ~(uintptr_t)FREE_CACHE_CPU) == page_address) {
     page = checked_object_in(self->free_cache_header, p, "GC_free");
   } else {
+    /* The checked object starts on its own page (a large object at its
+     * head), so PAGE is that page's header: no second page-map walk. */
     page = checked_object(p, "GC_free");
-    if (self) self->free_cache_header = page_of_address((uintptr_t)p);
+    if (self) self->free_cache_header = page;
   }
   if (self) self->free_cache_page = page_address | (percpu_enabled ? FREE_CACHE_CPU : 0);
   unsigned kind = page->kind;

@@ -8,11 +8,11 @@
 #include <link.h>
 #include <string.h>
 
+#include "alloc/percpu.h"
 #include "collect/collect.h"
 #include "common.h"
-#include "mark/mark.h"
-#include "alloc/percpu.h"
 #include "heap/heap.h"
+#include "mark/mark.h"
 #include "os/os.h"
 
 enum { MAX_RANGES = 4096 };

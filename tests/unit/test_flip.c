@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "alloc/percpu.h"
-#include "threads/thread.h"
 #include "common.h"
+#include "threads/thread.h"
 #include "unit.h"
 
 int main(void) {
@@ -32,8 +32,8 @@ int main(void) {
    * never matches: frees then reach the CPU's list. */
   percpu_flip_decide(0, (uint64_t)FLIP_BUFFER_BYTES * 3 + 1, 3);
   CHECK(!percpu_enabled, "back to per-thread for the cache check");
-  void *objs[4];
-  for (int i = 0; i < 4; i++) objs[i] = GC_malloc(32);
+  void *objs[3];
+  for (int i = 0; i < 3; i++) objs[i] = GC_malloc(32);
   GC_free(objs[0]);
   GC_free(objs[1]);
   CHECK(sgc_self->free_cache_page != 0, "per-thread frees cache their page");
