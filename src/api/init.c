@@ -71,6 +71,8 @@ static void read_settings(void) {
   if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
   s->markers = (unsigned)env_long(env_first("SGC_MARKERS", "GC_MARKERS"), 0);
   s->adaptive_markers = env_long("SGC_ADAPTIVE", 1) != 0;
+  long stop_spin_us = env_long("SGC_STOP_SPIN_US", 50);
+  s->stop_spin_ns = stop_spin_us > 0 ? (uint64_t)stop_spin_us * 1000 : 0;
   const char *sweep = getenv("SGC_SWEEP");
   if (sweep && *sweep) {
     if (!strcmp(sweep, "parallel")) s->sweep_parallel = true;
@@ -97,7 +99,8 @@ static void read_settings(void) {
     s->extra_bytes = 256;
   }
   s->small_request_limit = MAX_SMALL_BYTES - s->extra_bytes;
-  if (!s->markers) s->markers = os_usable_cpus();
+  s->usable_cpus = os_usable_cpus();
+  if (!s->markers) s->markers = s->usable_cpus;
 }
 
 /* fork(): the child gets only the forking thread, so every lock is taken

@@ -26,7 +26,6 @@ static struct marker **markers;     /* [0] is the collector's */
 static unsigned helpers_created;    /* GC threads alive */
 static unsigned active;             /* markers in the current phase */
 static _Atomic uint32_t phase_epoch;
-static unsigned usable_cpus; /* os_usable_cpus() at start-up */
 static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
 static int idle_count; /* No-NSB termination, under counter_lock */
 
@@ -34,7 +33,6 @@ void parallel_mark_init(void) {
   markers = os_alloc(MAX_MARKERS * sizeof *markers);
   if (!markers) sgc_fatal("cannot allocate the marker table");
   markers[0] = mark_collector;
-  usable_cpus = os_usable_cpus();
 }
 
 unsigned parallel_markers_ready(void) { return active ? active : 1; }
@@ -293,6 +291,7 @@ void parallel_bound_first_live(uint64_t bytes) { last_live_bytes = bytes; }
 static bool helpers_took_part(void) {
   uint64_t collector = markers[0]->busy_ns + markers[0]->idle_ns, ran = 0;
   for (unsigned k = 1; k < active; k++) ran += markers[k]->cpu_ns;
+  unsigned usable_cpus = sgc_settings.usable_cpus;
   unsigned room = usable_cpus > 1 ? usable_cpus - 1 : 1; /* CPUs beside the collector's */
   if (room > active - 1) room = active - 1;
   return 2 * ran >= (uint64_t)room * collector;
