@@ -110,6 +110,26 @@ typedef struct SGC_stats {
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);
+
+/* One thread's page store (thesis §2.3: u_i and max u_i per thread).  A
+ * store outlives its thread and serves the next thread that starts once
+ * its pages are all released, so thread_id names its latest owner; its
+ * counts other than max_pages_used add up over all its owners. */
+typedef struct {
+  int thread_id;             /* OS thread id (gettid) of the latest owner */
+  int alive;                 /* that thread still runs */
+  uint64_t pages_used;       /* u_i: small-object pages it holds now */
+  uint64_t max_pages_used;   /* max u_i, since the latest owner took it */
+  uint64_t pages_taken;      /* pages handed to it */
+  uint64_t remote_pages;     /* ... that another thread consumed first */
+  uint64_t stolen_pages;     /* ... taken from another thread's store (LPS) */
+  uint64_t free_pages;       /* emptied pages waiting in it (AL, LPS) */
+} SGC_page_store_stats_t;
+
+/* Copies up to MAX stores, newest first, and returns how many exist (more
+ * than MAX means some were left out).  Under PS a store only counts: its
+ * pages go back to the shared pool. */
+GC_API size_t SGC_get_page_store_stats(SGC_page_store_stats_t *out, size_t max);
 /* Copies up to MAX of the most recent records (oldest first) and returns how
  * many were copied; sgc keeps the last 1024. */
 GC_API size_t SGC_get_gc_records(SGC_gc_record_t *out, size_t max);

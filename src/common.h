@@ -31,7 +31,7 @@ struct sgc_settings {
   bool adaptive_markers;      /* SGC_ADAPTIVE (default on) */
   uint64_t stop_spin_ns;     /* SGC_STOP_SPIN_US: watch for stop acks before sleeping */
   unsigned usable_cpus;      /* os_usable_cpus() at start-up */
-  bool print_stats;           /* SGC_STATS */
+  int print_stats;            /* SGC_STATS: 1 summary, 2 also a line per page store */
   bool print_each_gc;         /* GC_PRINT_STATS */
   int trace_fd;               /* SGC_TRACE, -1 = off */
 };

@@ -76,6 +76,7 @@ struct page_store *page_store_of(struct sgc_thread *t) {
     s->next_all = atomic_load_explicit(&all_stores, memory_order_relaxed);
     atomic_store_explicit(&all_stores, s, memory_order_release);
   }
+  atomic_store_explicit(&s->owner_tid, t->tid, memory_order_relaxed);
   atomic_store_explicit(&s->alive, true, memory_order_relaxed);
   t->page_store = s;
   return s;
@@ -177,6 +178,21 @@ void page_counters_read(struct page_counters *out) {
     out->taken += atomic_load_explicit(&s->taken, memory_order_relaxed);
     out->remote += atomic_load_explicit(&s->remote, memory_order_relaxed);
     out->stolen += atomic_load_explicit(&s->stolen, memory_order_relaxed);
+  }
+}
+
+void page_stores_visit(void (*visit)(const struct page_store_counters *, void *), void *arg) {
+  FOR_EACH_STORE(s) {
+    struct page_store_counters c = {
+        .tid = atomic_load_explicit(&s->owner_tid, memory_order_relaxed),
+        .alive = store_alive(s),
+        .used = atomic_load_explicit(&s->used, memory_order_relaxed),
+        .max_used = atomic_load_explicit(&s->max_used, memory_order_relaxed),
+        .taken = atomic_load_explicit(&s->taken, memory_order_relaxed),
+        .remote = atomic_load_explicit(&s->remote, memory_order_relaxed),
+        .stolen = atomic_load_explicit(&s->stolen, memory_order_relaxed),
+        .free = free_pages(s)};
+    visit(&c, arg);
   }
 }
 

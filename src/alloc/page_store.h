@@ -37,6 +37,7 @@ struct page_store {
   _Atomic long remote;       /* ... of which another thread consumed first */
   _Atomic long stolen;       /* ... of which taken from another thread's store */
   _Atomic bool alive;        /* its thread runs (a retired store is reused) */
+  _Atomic int owner_tid;     /* gettid() of the latest owner */
   /* Stores are never freed, so the list of all of them can be walked
    * without a lock (stealing inside the page-path gate); a thread's store
    * is a retired one with no pages in use when there is one. */
@@ -56,6 +57,14 @@ struct page_counters {
 };
 /* The counters now, heap_lock held. */
 void page_counters_read(struct page_counters *out);
+/* One store's counters (SGC_get_page_store_stats). */
+struct page_store_counters {
+  int tid;
+  bool alive;
+  long used, max_used, taken, remote, stolen, free;
+};
+/* Calls VISIT with each store's counters, newest first.  heap_lock held. */
+void page_stores_visit(void (*visit)(const struct page_store_counters *, void *), void *arg);
 extern enum page_policy page_policy;
 extern double page_policy_k;
 

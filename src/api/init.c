@@ -78,7 +78,7 @@ static void read_settings(void) {
     if (!strcmp(sweep, "parallel")) s->sweep_parallel = true;
     else if (strcmp(sweep, "lazy")) sgc_warn("SGC_SWEEP=%s unknown; using lazy", sweep);
   }
-  s->print_stats = env_long("SGC_STATS", 0) != 0;
+  s->print_stats = (int)env_long("SGC_STATS", 0);
   s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long("SGC_PRINT_STATS", 0) != 0;
   if (getenv("GC_DONT_GC")) GC_dont_gc = 1;
   const char *trace = getenv("SGC_TRACE");

@@ -38,6 +38,15 @@ static const char *reason_name(int reason) {
   }
 }
 
+static void print_store(const struct page_store_counters *c, void *arg) {
+  (void)arg;
+  fprintf(stderr,
+          "sgc: page store of thread %d (%s): u_i %ld, max u_i %ld; taken %ld, remote %ld, "
+          "stolen %ld; %ld free\n",
+          c->tid, c->alive ? "running" : "exited", c->used, c->max_used, c->taken, c->remote,
+          c->stolen, c->free);
+}
+
 static void print_summary(void) {
   SGC_stats_t s;
   SGC_get_stats(&s);
@@ -56,6 +65,11 @@ static void print_summary(void) {
           s.pages_used, s.pages_live, s.max_pages_live, s.sum_max_used, s.pages_taken,
           s.remote_pages, s.pages_taken ? (double)s.remote_pages / (double)s.pages_taken : 0.0,
           s.stolen_pages);
+  if (sgc_settings.print_stats >= 2) {
+    pthread_mutex_lock(&heap_lock);
+    page_stores_visit(print_store, NULL);
+    pthread_mutex_unlock(&heap_lock);
+  }
   uint64_t refills = s.page_refills + s.unlocked_refills;
   fprintf(stderr,
           "sgc: refills %" PRIu64 ", %" PRIu64 " without heap_lock (%.1f%%)\n",
@@ -196,6 +210,35 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   out->percpu_sidelined_bytes = percpu_stats.sidelined_bytes;
   out->lab_flips = percpu_stats.flips_to_cpu + percpu_stats.flips_to_thread;
   pthread_mutex_unlock(&heap_lock);
+}
+
+struct store_copy {
+  SGC_page_store_stats_t *out;
+  size_t max, count;
+};
+
+static void copy_store(const struct page_store_counters *c, void *arg) {
+  struct store_copy *copy = arg;
+  if (copy->count < copy->max)
+    copy->out[copy->count] = (SGC_page_store_stats_t){
+        .thread_id = c->tid,
+        .alive = c->alive,
+        .pages_used = (uint64_t)c->used,
+        .max_pages_used = (uint64_t)c->max_used,
+        .pages_taken = (uint64_t)c->taken,
+        .remote_pages = (uint64_t)c->remote,
+        .stolen_pages = (uint64_t)c->stolen,
+        .free_pages = (uint64_t)c->free};
+  copy->count++;
+}
+
+GC_API size_t SGC_get_page_store_stats(SGC_page_store_stats_t *out, size_t max) {
+  sgc_ensure_init();
+  struct store_copy copy = {out, out ? max : 0, 0};
+  pthread_mutex_lock(&heap_lock);
+  page_stores_visit(copy_store, &copy);
+  pthread_mutex_unlock(&heap_lock);
+  return copy.count;
 }
 
 GC_API size_t SGC_get_gc_records(SGC_gc_record_t *out, size_t max) {
