@@ -92,8 +92,11 @@ void mark_begin(void) {
       uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
       bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD;
       if (!in_use || p->kind < KIND_THREAD_LOCAL_COUNT) {
+        /* Stores only where a bit is set: a free page's header line then
+         * stays clean, and is not written back. */
         for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-          atomic_store_explicit(&p->mark_bits[w], 0, memory_order_relaxed);
+          if (atomic_load_explicit(&p->mark_bits[w], memory_order_relaxed))
+            atomic_store_explicit(&p->mark_bits[w], 0, memory_order_relaxed);
         continue;
       }
       if (p->kind != KIND_UNCOLLECTABLE) continue; /* atomic: nothing to scan */
