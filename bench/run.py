@@ -9,6 +9,7 @@ pyenv `python3` on PATH may not.
   /usr/bin/python3 bench/run.py --smoke           # tiny sizes, 1 run: does everything work?
   /usr/bin/python3 bench/run.py --experiment alloc --runs 5
   /usr/bin/python3 bench/run.py --report-only bench/out/20250101-120000
+  /usr/bin/python3 bench/run.py --report-only A,B,C --out bench/out/pooled   # runs pooled
   /usr/bin/python3 bench/run.py --list            # print the matrix without running it
 
 Every run is a fresh process.  Measured per run: the program's own timed
@@ -1300,6 +1301,46 @@ def parse_list(s, conv=str):
     return [conv(x) for x in s.split(",") if x] if s else None
 
 
+def merge_reports(dirs, out):
+    """One report over the runs of several (--report-only A,B,... --out OUT):
+    the medians of configurations measured in more than one invocation pool
+    all their runs, which is what a noisy machine needs for a tighter
+    figure.  The sources' metadata is listed, not merged."""
+    rows, sources = [], []
+    for d in dirs:
+        rows += read_csv(os.path.join(d, "results.csv"))
+        meta_path = os.path.join(d, "meta.json")
+        m = {}
+        if os.path.exists(meta_path):
+            with open(meta_path) as f:
+                m = json.load(f)
+        sources.append({"dir": d, "command": m.get("command"), "date": m.get("date"),
+                        "commit": m.get("machine", {}).get("git_commit")})
+    if not out:
+        out = os.path.join(REPO, "bench", "out", time.strftime("%Y%m%d-%H%M%S") + "-merged")
+    os.makedirs(out, exist_ok=True)
+    write_csv(os.path.join(out, "results.csv"), rows)
+    first = {}
+    if os.path.exists(os.path.join(dirs[0], "meta.json")):
+        with open(os.path.join(dirs[0], "meta.json")) as f:
+            first = json.load(f)
+    meta = dict(first)
+    meta["command"] = "bench/run.py --report-only " + ",".join(dirs)
+    meta["mode"] = "merged: " + "; ".join(
+        f"{s['dir']} ({s['commit']}, {s['command']})" for s in sources)
+    meta["runs"] = "pooled"
+    meta.setdefault("machine", {})
+    meta["machine"] = dict(meta["machine"],
+                           git_commit=",".join(dict.fromkeys(str(s["commit"]) for s in sources)),
+                           git_dirty=False)
+    meta["sources"] = sources
+    with open(os.path.join(out, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    write_report(out, rows, meta)
+    log(f"merged {len(rows)} runs of {len(dirs)} reports; report: {os.path.join(out, 'report.md')}")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1309,7 +1350,7 @@ def main(argv=None):
     mode.add_argument("--smoke", action="store_true", help="every program and impl, tiny sizes")
     mode.add_argument("--experiment", action="append", choices=sorted(EXPERIMENTS),
                       help="run one experiment of the matrix (repeatable)")
-    mode.add_argument("--report-only", metavar="DIR", help="regenerate DIR/report.md from DIR/results.csv")
+    mode.add_argument("--report-only", metavar="DIR[,DIR...]", help="regenerate DIR/report.md from DIR/results.csv; with several, one report over all their runs in --out")
     mode.add_argument("--list", action="store_true", help="print the matrix and exit")
     ap.add_argument("--runs", type=int, help="runs per configuration (default: headline 5, full 3, smoke 1)")
     ap.add_argument("--profile", choices=["smoke", "headline", "full"], help="size profile override")
@@ -1326,7 +1367,10 @@ def main(argv=None):
     a = ap.parse_args(argv)
 
     if a.report_only:
-        d = a.report_only
+        dirs = [d for d in a.report_only.split(",") if d]
+        if len(dirs) > 1:
+            return merge_reports(dirs, a.out)
+        d = dirs[0]
         rows = read_csv(os.path.join(d, "results.csv"))
         meta = {}
         if os.path.exists(os.path.join(d, "meta.json")):
