@@ -1306,7 +1306,7 @@ def merge_reports(dirs, out):
     the medians of configurations measured in more than one invocation pool
     all their runs, which is what a noisy machine needs for a tighter
     figure.  The sources' metadata is listed, not merged."""
-    rows, sources = [], []
+    rows, sources, metas = [], [], []
     for d in dirs:
         rows += read_csv(os.path.join(d, "results.csv"))
         meta_path = os.path.join(d, "meta.json")
@@ -1314,23 +1314,19 @@ def merge_reports(dirs, out):
         if os.path.exists(meta_path):
             with open(meta_path) as f:
                 m = json.load(f)
+        metas.append(m)
         sources.append({"dir": d, "command": m.get("command"), "date": m.get("date"),
                         "commit": m.get("machine", {}).get("git_commit")})
     if not out:
         out = os.path.join(REPO, "bench", "out", time.strftime("%Y%m%d-%H%M%S") + "-merged")
     os.makedirs(out, exist_ok=True)
     write_csv(os.path.join(out, "results.csv"), rows)
-    first = {}
-    if os.path.exists(os.path.join(dirs[0], "meta.json")):
-        with open(os.path.join(dirs[0], "meta.json")) as f:
-            first = json.load(f)
-    meta = dict(first)
+    meta = dict(metas[0])  # the machine and date of the first; commits of all
     meta["command"] = "bench/run.py --report-only " + ",".join(dirs)
     meta["mode"] = "merged: " + "; ".join(
         f"{s['dir']} ({s['commit']}, {s['command']})" for s in sources)
     meta["runs"] = "pooled"
-    meta.setdefault("machine", {})
-    meta["machine"] = dict(meta["machine"],
+    meta["machine"] = dict(meta.get("machine", {}),
                            git_commit=",".join(dict.fromkeys(str(s["commit"]) for s in sources)),
                            git_dirty=False)
     meta["sources"] = sources

@@ -50,11 +50,7 @@ static __attribute__((noinline)) void run_turn(Worker *w, long k, size_t *heap, 
   UNode *head = NULL;
   uintptr_t tag = ((uintptr_t)w->id << 48) ^ ((uintptr_t)k << 32);
   for (long i = 0; i < per_turn; i++) {
-    UNode *n = (UNode *)GC_MALLOC((size_t)objsize);
-    if (!n) {
-      fprintf(stderr, "unfair: out of memory\n");
-      exit(3);
-    }
+    UNode *n = (UNode *)bench_xmalloc((size_t)objsize);
     n->next = head;
     n->val = tag + (uintptr_t)i;
     head = n;
