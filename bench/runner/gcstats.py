@@ -1,0 +1,145 @@
+"""Reading a run's output: the program's RESULT line, sgc's SGC_TRACE (one JSON
+object per collection) and bdwgc's GC_PRINT_STATS log (see bench/run.py's
+docstring for the lines used)."""
+
+import json
+import re
+import statistics
+
+
+def parse_result_line(path):
+    res = None
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith("RESULT "):
+                    res = {}
+                    for tok in line.split()[1:]:
+                        if "=" in tok:
+                            k, v = tok.split("=", 1)
+                            res[k] = v
+    except OSError:
+        pass
+    return res
+
+
+def parse_sgc_trace(path):
+    recs = []
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    recs.append(json.loads(line))
+                except ValueError:
+                    pass  # a truncated last line after a crash
+    except OSError:
+        return None
+    summary = summarize_gcs(
+        [r.get("pause_ns", 0) / 1e9 for r in recs],
+        [r.get("mark_ns", 0) / 1e9 for r in recs],
+        [r.get("marked_bytes", 0) for r in recs],
+        [r.get("heap_bytes", 0) for r in recs],
+        [r.get("live_bytes", 0) for r in recs],
+        stop=[r.get("stop_ns", 0) / 1e9 for r in recs],
+        sweep=[r.get("sweep_ns", 0) / 1e9 for r in recs],
+        markers=max([r.get("markers", 0) for r in recs], default=None))
+    # Page-policy counters (cumulative; thesis Fig 2.5): pages consumed and
+    # the share of pages a thread got that another thread consumed first.
+    if recs and "pages_taken" in recs[-1]:
+        last = recs[-1]
+        summary["pages_consumed"] = last.get("pages_consumed")
+        taken = last.get("pages_taken") or 0
+        summary["remote_ratio"] = (last.get("remote_pages", 0) / taken) if taken else 0.0
+    # papers/001's waste: free bytes left in allocation caches at collections.
+    caches = [r["cache_bytes"] for r in recs if "cache_bytes" in r]
+    if caches:
+        summary["cache_kb"] = statistics.median(caches) / 1024
+    return summary
+
+
+_MS_NS = r"(\d+) ms (\d+) ns"
+
+
+RE_BDW_START = re.compile(r"^--> Marking for collection #(\d+)")
+
+
+RE_BDW_MARK = re.compile(r"^World-stopped marking took " + _MS_NS)
+
+
+RE_BDW_HEAP = re.compile(r"^GC #(\d+) freed (-?\d+) bytes, heap (\d+) KiB")
+
+
+RE_BDW_INUSE = re.compile(r"^In-use heap: \d+% \((\d+) KiB pointers \+ (\d+) KiB other\)")
+
+
+RE_BDW_COMPLETE = re.compile(r"^Complete collection took " + _MS_NS)
+
+
+RE_BDW_NPROC = re.compile(r"^Number of processors: (\d+)")
+
+
+def parse_bdwgc_stats(path, gc_threads):
+    pauses, marks, marked, heaps, lives = [], [], [], [], []
+    nproc = None
+    cur = None
+    try:
+        f = open(path, errors="replace")
+    except OSError:
+        return None
+    with f:
+        for line in f:
+            line = line.strip()
+            m = RE_BDW_START.match(line)
+            if m:
+                cur = {"mark": 0.0, "marked": 0, "heap": 0}
+                continue
+            m = RE_BDW_MARK.match(line)
+            if m and cur is not None:
+                cur["mark"] = int(m.group(1)) / 1e3 + int(m.group(2)) / 1e9
+                continue
+            m = RE_BDW_HEAP.match(line)
+            if m and cur is not None:
+                cur["heap"] = int(m.group(3)) * 1024
+                continue
+            m = RE_BDW_INUSE.match(line)
+            if m and cur is not None:
+                cur["marked"] = (int(m.group(1)) + int(m.group(2))) * 1024
+                continue
+            m = RE_BDW_COMPLETE.match(line)
+            if m:
+                pauses.append(int(m.group(1)) / 1e3 + int(m.group(2)) / 1e9)
+                c = cur or {"mark": 0.0, "marked": 0, "heap": 0}
+                marks.append(c["mark"])
+                marked.append(c["marked"])
+                heaps.append(c["heap"])
+                lives.append(c["marked"])
+                cur = None
+                continue
+            m = RE_BDW_NPROC.match(line)
+            if m:
+                nproc = int(m.group(1))
+    markers = gc_threads if gc_threads else (min(nproc, 16) if nproc else None)
+    return summarize_gcs(pauses, marks, marked, heaps, lives, markers=markers)
+
+
+def summarize_gcs(pauses, marks, marked, heaps, lives, stop=None, sweep=None, markers=None):
+    n = len(pauses)
+    mark_s = sum(marks)
+    mb = sum(marked)
+    return {
+        "collections": n,
+        "gc_s": sum(pauses),
+        "mark_s": mark_s,
+        "stop_s": sum(stop) if stop else None,
+        "sweep_s": sum(sweep) if sweep else None,
+        "max_pause_ms": max(pauses) * 1e3 if n else 0.0,
+        "mean_pause_ms": sum(pauses) / n * 1e3 if n else 0.0,
+        "heap_bytes": max(heaps) if heaps else None,
+        "live_bytes": max(lives) if lives else None,
+        "marked_bytes": mb,
+        "mark_mb_per_s": mb / mark_s / 1e6 if mark_s > 0 else None,
+        "markers_used": markers,
+    }

@@ -1,0 +1,275 @@
+"""What can be run: implementations, programs, sgc's run-time variants, and the
+experiments (programs x impls x threads x GC threads x variants) they expand to."""
+
+import os
+
+
+# Implementations.  kind "gc": bench-<bin>-<name>; kind "malloc": the
+# bench-<bin>-malloc binary with an optional LD_PRELOAD library.
+IMPLS = {
+    "sgc": {"kind": "gc", "suffix": "sgc", "stats": "sgc", "markers_env": "SGC_MARKERS"},
+    "bdwgc": {"kind": "gc", "suffix": "bdwgc", "stats": "bdwgc", "markers_env": "GC_MARKERS"},
+    "glibc": {"kind": "malloc", "suffix": "malloc", "preload": None},
+    "jemalloc": {"kind": "malloc", "suffix": "malloc", "preload": "libjemalloc.so.2"},
+    "tcmalloc": {"kind": "malloc", "suffix": "malloc", "preload": "libtcmalloc_minimal.so.4"},
+    "mimalloc": {"kind": "malloc", "suffix": "malloc", "preload": "libmimalloc.so.2"},
+}
+
+
+MALLOC_PEERS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
+
+
+# Debian packages that provide each peer (for the messages and headline.sh).
+PEER_PACKAGES = {
+    "bdwgc": "libgc-dev",
+    "jemalloc": "libjemalloc2",
+    "tcmalloc": "libtcmalloc-minimal4",
+    "mimalloc": "libmimalloc2.0",
+}
+
+
+# Programs: binary stem, arguments per size profile, the headline metric,
+# whether a malloc build exists, whether the program's `hash` must agree
+# across runs of the same arguments.  The thread count goes to THREAD_FLAG.
+PROGRAMS = {
+    "gcbench": {
+        "bin": "gcbench", "metric": "mops", "malloc": False, "hash": True,
+        "args": {"smoke": ["-S", "14", "-L", "12", "-M", "12", "-A", "50000"],
+                 "headline": [], "full": []},
+    },
+    "alloc-free": {
+        "bin": "alloc", "metric": "mops", "malloc": True, "hash": False,
+        "args": {"smoke": ["-m", "free", "-r", "3"],
+                 "headline": ["-m", "free", "-r", "100"],
+                 "full": ["-m", "free", "-r", "100"]},
+    },
+    # 256-byte objects: a size class past GC_free's inline clearing, and
+    # pages of 16 objects (the fresh-page order shows; see README)
+    "alloc-free-256": {
+        "bin": "alloc", "metric": "mops", "malloc": True, "hash": False,
+        "args": {"smoke": ["-m", "free", "-s", "256", "-n", "20000", "-r", "3"],
+                 "headline": ["-m", "free", "-s", "256", "-n", "20000", "-r", "100"],
+                 "full": ["-m", "free", "-s", "256", "-n", "20000", "-r", "100"]},
+    },
+    "alloc-drop": {
+        "bin": "alloc", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-m", "drop", "-r", "3"],
+                 "headline": ["-m", "drop", "-r", "100"],
+                 "full": ["-m", "drop", "-r", "100"]},
+    },
+    "unfair": {
+        "bin": "unfair", "metric": "mops", "malloc": True, "hash": False,
+        "args": {"smoke": ["-r", "2", "-k", "1024"], "headline": ["-r", "10"],
+                 "full": ["-r", "10"]},
+    },
+    "unfair-drop": {
+        "bin": "unfair", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-m", "drop", "-r", "2", "-k", "1024"],
+                 "headline": ["-m", "drop", "-r", "10"], "full": ["-m", "drop", "-r", "10"]},
+    },
+    "bh-st": {
+        "bin": "bh", "metric": "mops", "malloc": False, "hash": True,
+        "args": {"smoke": ["-m", "st", "-n", "2000", "-s", "2"],
+                 "headline": ["-m", "st", "-n", "16384", "-s", "8"],
+                 "full": ["-m", "st"]},
+    },
+    "bh-pt": {
+        "bin": "bh", "metric": "mops", "malloc": False, "hash": True,
+        "args": {"smoke": ["-m", "pt", "-n", "2000", "-s", "2"],
+                 "headline": ["-m", "pt", "-n", "16384", "-s", "8"],
+                 "full": ["-m", "pt"]},
+    },
+    "cky": {
+        "bin": "cky", "metric": "mops", "malloc": False, "hash": True,
+        "args": {"smoke": ["-n", "3"], "headline": ["-n", "50"], "full": []},
+    },
+    "cube": {
+        "bin": "cube", "metric": "mops", "malloc": False, "hash": True,
+        "args": {"smoke": ["-i", "3"], "headline": ["-i", "100"], "full": []},
+    },
+    "matmul": {
+        "bin": "matmul", "metric": "gflops", "malloc": False, "hash": True,
+        "args": {"smoke": ["-n", "100", "-r", "2"], "headline": ["-n", "500"], "full": []},
+    },
+    "mark-list": {
+        "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-s", "list", "-n", "20000", "-c", "3"],
+                 "headline": ["-s", "list"], "full": ["-s", "list"]},
+    },
+    "mark-tiny": {
+        "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-s", "tiny", "-c", "3"],
+                 "headline": ["-s", "tiny", "-c", "200"], "full": ["-s", "tiny", "-c", "200"]},
+    },
+    "mark-wide": {
+        "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-s", "wide", "-n", "20000", "-c", "3"],
+                 "headline": ["-s", "wide"], "full": ["-s", "wide"]},
+    },
+    "bursty": {
+        "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-r", "5"], "headline": ["-r", "50"], "full": []},
+    },
+}
+
+
+THREAD_FLAG = "-t"
+
+
+# sgc variants: environment settings.  Peers always run as "default".
+VARIANTS = {
+    "default": {},
+    # marking (thesis Table 3.2)
+    "simple": {"SGC_MARK_VARIANT": "simple"},
+    "noopt": {"SGC_MARK_VARIANT": "noopt"},
+    "no-slo": {"SGC_MARK_VARIANT": "no-slo"},
+    "no-nsb": {"SGC_MARK_VARIANT": "no-nsb"},
+    "opt": {"SGC_MARK_VARIANT": "opt"},
+    "chase-lev": {"SGC_MARK_VARIANT": "opt", "SGC_MARK_DEQUE": "chase-lev"},
+    # free-page policy (thesis ch. 2)
+    "ps": {"SGC_PAGE_POLICY": "ps"},
+    "al": {"SGC_PAGE_POLICY": "al"},
+    "lps1": {"SGC_PAGE_POLICY": "lps", "SGC_LPS_K": "1"},
+    "lps1.5": {"SGC_PAGE_POLICY": "lps", "SGC_LPS_K": "1.5"},
+    "lps2": {"SGC_PAGE_POLICY": "lps", "SGC_LPS_K": "2"},
+    # allocation buffers (papers/001)
+    "lab-thread": {"SGC_LAB": "thread"},
+    "lab-cpu": {"SGC_LAB": "cpu"},
+    "lab-flip": {"SGC_LAB": "flip"},
+    # sweeping
+    "sweep-lazy": {"SGC_SWEEP": "lazy"},
+    "sweep-parallel": {"SGC_SWEEP": "parallel"},
+}
+
+
+# The matrix.  Each experiment expands to programs x impls x threads x
+# gc_threads x variants (variants apply to sgc; peers run once as default).
+# threads: a list or "pow2" (1, 2, 4, ... up to the usable CPUs);
+# gc_threads: a list (None = the implementation's default), "pow2", or
+# "same" (as many GC threads as application threads, the thesis setting).
+# Add rows here.
+APPS = ["gcbench", "bh-st", "bh-pt", "cky", "cube", "matmul"]
+
+
+EXPERIMENTS = {
+    # Fig 3.5 (GC vs user time) and the sgc/bdwgc comparison
+    "apps": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": [1, 2, 4],
+             "gc_threads": [1, 2], "variants": ["default"]},
+    # Fig 3.7 / 3.9: mark speed-up per marking variant
+    "mark": {"programs": ["bh-st", "bh-pt", "cky", "cube"], "impls": ["sgc"], "threads": [2],
+             "gc_threads": [1, 2], "variants": ["simple", "noopt", "no-slo", "no-nsb", "opt"]},
+    # Table 2.1 / Fig 2.4: allocation throughput
+    "alloc": {"programs": ["alloc-free", "alloc-free-256", "alloc-drop"],
+              "impls": ["sgc", "bdwgc"] + MALLOC_PEERS, "threads": [1, 2, 4, 8],
+              "gc_threads": [None], "variants": ["ps", "al", "lps1", "lps1.5"]},
+    # Fig 2.5: memory consumption under unfair usage
+    "unfair": {"programs": ["unfair", "unfair-drop"], "impls": ["sgc", "bdwgc"] + MALLOC_PEERS,
+               "threads": [1, 2, 4, 8], "gc_threads": [None],
+               "variants": ["ps", "al", "lps1", "lps1.5", "lps2"]},
+    # Figs 2.6-2.8: applications' run time and memory per free-page policy
+    "policies": {"programs": ["matmul", "bh-pt", "cky"], "impls": ["sgc"], "threads": [1, 2],
+                 "gc_threads": [None], "variants": ["ps", "al", "lps1", "lps1.5"]},
+    # papers/001: per-CPU vs per-thread buffers with hundreds of threads
+    "bursty": {"programs": ["bursty"], "impls": ["sgc", "bdwgc"], "threads": [200, 500, 1000],
+               "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
+    # flip mode must also pick per-thread caches where they are better
+    "lab-gcbench": {"programs": ["gcbench"], "impls": ["sgc"], "threads": [1, 2],
+                    "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
+    # thesis setting: as many GC threads as application threads, 1..CPUs
+    "scaling": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": "pow2",
+                "gc_threads": "same", "variants": ["default"]},
+    # list-shaped and tiny heaps: more GC threads must never mark slower
+    # (bdwgc issues #320, #453); a wide heap for contrast
+    "markshape": {"programs": ["mark-list", "mark-tiny", "mark-wide"], "impls": ["sgc", "bdwgc"],
+                  "threads": [1], "gc_threads": [1, 2, 4], "variants": ["default"]},
+    # the thesis's watermark stack vs a Chase-Lev deque (issue 4)
+    "deque": {"programs": ["gcbench", "bh-pt", "cky", "cube"], "impls": ["sgc"], "threads": [2],
+              "gc_threads": [1, 2], "variants": ["opt", "chase-lev"]},
+    # lazy vs parallel sweep
+    "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
+              "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
+}
+
+
+FULL = ["apps", "mark", "alloc", "unfair", "bursty", "lab-gcbench", "sweep", "markshape",
+        "policies", "deque"]  # "scaling": for bigger machines
+
+
+HEADLINE = {"programs": ["gcbench", "alloc-free", "bh-st", "bh-pt", "cky", "cube", "matmul"],
+            "impls": ["sgc", "bdwgc"], "threads": [1, 2], "gc_threads": [None],
+            "variants": ["default"]}
+
+
+SMOKE = {"programs": list(PROGRAMS), "impls": list(IMPLS), "threads": [1, 2],
+         "gc_threads": [None], "variants": ["default"]}
+
+
+class Config:
+    def __init__(self, experiment, program, impl, threads, gc_threads, variant):
+        self.experiment = experiment
+        self.program = program
+        self.impl = impl
+        self.threads = threads
+        self.gc_threads = gc_threads
+        self.variant = variant
+
+    def key(self):
+        return (self.program, self.impl, self.threads, self.gc_threads, self.variant)
+
+    def label(self):
+        g = "-" if self.gc_threads is None else self.gc_threads
+        return f"{self.program} {self.impl} t={self.threads} gct={g} {self.variant}"
+
+
+def pow2_upto(n):
+    out, x = [], 1
+    while x < n:
+        out.append(x)
+        x *= 2
+    return out + [n]
+
+
+def thread_list(spec):
+    """A list, or "pow2": 1, 2, 4, ... up to the CPUs this process may use."""
+    if spec == "pow2":
+        try:
+            n = len(os.sched_getaffinity(0))
+        except AttributeError:
+            n = os.cpu_count() or 1
+        return pow2_upto(n)
+    return list(spec)
+
+
+def expand(exp_name, exp, programs=None, impls=None, threads=None, gc_threads=None):
+    out = []
+    for prog in exp["programs"]:
+        if programs and prog not in programs:
+            continue
+        for impl in exp["impls"]:
+            if impls and impl not in impls:
+                continue
+            kind = IMPLS[impl]["kind"]
+            if kind == "malloc" and not PROGRAMS[prog]["malloc"]:
+                continue
+            variants = exp["variants"] if impl == "sgc" else ["default"]
+            for t in thread_list(exp["threads"]):
+                if threads and t not in threads:
+                    continue
+                if kind != "gc":
+                    gcts = [None]
+                elif gc_threads:
+                    gcts = gc_threads
+                elif exp["gc_threads"] == "same":
+                    gcts = [t]
+                else:
+                    gcts = thread_list(exp["gc_threads"])
+                for g in gcts:
+                    for v in variants:
+                        out.append(Config(exp_name, prog, impl, t, g, v))
+    # de-duplicate (a peer appears once per (prog, threads, gct))
+    seen, uniq = set(), []
+    for c in out:
+        if c.key() not in seen:
+            seen.add(c.key())
+            uniq.append(c)
+    return uniq

@@ -1,0 +1,145 @@
+"""The report's figures (matplotlib, when it can be imported)."""
+
+from .matrix import IMPLS
+from .results import agg, group
+from .tables import alloc_series, speedup_data
+
+
+def get_plt():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+    except Exception:  # noqa: BLE001 - any import problem means "no plots"
+        return None
+
+
+def plot_gc_user(plt, rows, path):
+    """Fig 3.5: run time split into GC and user time, per program."""
+    g = group(rows)
+    cfgs = [k for k in g if k[4] == "default" and IMPLS.get(k[1], {}).get("kind") == "gc"
+            and agg(g[k], "wall_s") is not None and agg(g[k], "gc_s") is not None]
+    if not cfgs:
+        return False
+    progs = []
+    for k in cfgs:
+        if k[0] not in progs:
+            progs.append(k[0])
+    ncol = min(4, len(progs))
+    nrow = (len(progs) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(max(4, 3.4 * ncol), 3.6 * nrow), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(progs):]:
+        ax.axis("off")
+    for ax, prog in zip(flat, progs):
+        ks = sorted([k for k in cfgs if k[0] == prog],
+                    key=lambda k: (k[2], -1 if k[3] is None else k[3], k[1]))
+        labels, gcs, users = [], [], []
+        for k in ks:
+            w, gc = agg(g[k], "wall_s"), agg(g[k], "gc_s")
+            gc = min(gc, w)
+            labels.append(f"{k[1]}\nt{k[2]}" + ("" if k[3] is None else f"/g{k[3]}"))
+            gcs.append(gc)
+            users.append(w - gc)
+        x = range(len(ks))
+        ax.bar(x, users, label="User", color="#4c72b0")
+        ax.bar(x, gcs, bottom=users, label="GC", color="#dd8452")
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_title(prog)
+        ax.set_ylabel("seconds")
+    flat[0].legend(fontsize=8)
+    fig.suptitle("Run time split into user and GC (stopped) time (cf. thesis Fig. 3.5)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_speedup(plt, rows, path):
+    """Fig 3.7: mark-phase speed-up (marked bytes / mark time) vs GC threads,
+    relative to one GC thread of the same implementation and variant."""
+    data = speedup_data(rows)
+    if not data:
+        return False
+    progs = sorted({k[0] for k in data})
+    ncol = min(3, len(progs))
+    nrow = (len(progs) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 3.8 * nrow), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(progs):]:
+        ax.axis("off")
+    for ax, prog in zip(flat, progs):
+        mx = 1
+        for k in sorted(k for k in data if k[0] == prog):
+            d = data[k]
+            base = d[1][0]
+            if not base:
+                continue
+            xs = sorted(d)
+            ys = [(d[x][0] / base) if d[x][0] else float("nan") for x in xs]
+            mx = max(mx, max(xs))
+            lab = k[1] + (f" {k[3]}" if k[3] != "default" else "") + f" (t={k[2]})"
+            ax.plot(xs, ys, marker="o", label=lab)
+        ax.plot([1, mx], [1, mx], linestyle=":", color="grey", label="ideal")
+        ax.set_xticks(sorted({x for k in data if k[0] == prog for x in data[k]}))
+        ax.set_title(prog)
+        ax.set_xlabel("GC threads")
+        ax.set_ylabel("mark speed-up")
+        ax.legend(fontsize=6)
+    fig.suptitle("Mark-phase speed-up vs GC threads (cf. thesis Fig. 3.7)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_alloc(plt, rows, path, programs):
+    ss = [(p, alloc_series(rows, p)) for p in programs]
+    ss = [(p, s) for p, s in ss if s]
+    if not ss:
+        return False
+    fig, axes = plt.subplots(1, len(ss), figsize=(5.5 * len(ss), 4), squeeze=False)
+    for ax, (prog, series) in zip(axes[0], ss):
+        for label in sorted(series):
+            xs = sorted(series[label])
+            ax.plot(xs, [series[label][x] for x in xs], marker="o", label=label)
+        ax.set_xticks(sorted({t for v in series.values() for t in v}))
+        ax.set_xlabel("threads")
+        ax.set_ylabel("M allocations / s (all threads)")
+        ax.set_title(prog)
+        ax.legend(fontsize=7)
+    fig.suptitle("Allocation throughput (cf. thesis Fig. 2.4 / Table 2.1)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_unfair(plt, rows, path):
+    g = group(rows)
+    series = {}
+    for (prog, impl, t, gct, var), rs in g.items():
+        if not prog.startswith("unfair") or gct is not None:
+            continue
+        v = agg(rs, "peak_rss_kb")
+        if v is None:
+            continue
+        label = f"{prog} {impl}" + ("" if var == "default" else f" {var}")
+        series.setdefault(label, {})[t] = v / 1024
+    if not series:
+        return False
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for label in sorted(series):
+        xs = sorted(series[label])
+        ax.plot(xs, [series[label][x] for x in xs], marker="o", label=label)
+    ax.set_xticks(sorted({t for v in series.values() for t in v}))
+    ax.set_xlabel("threads")
+    ax.set_ylabel("peak RSS (MB)")
+    ax.legend(fontsize=6)
+    ax.set_title("Memory consumption, unfair benchmark (cf. thesis Fig. 2.5)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

@@ -1,0 +1,266 @@
+"""report.md from a results.csv, and one report pooling several.
+
+The report is a sequence of sections; each section function takes the runs'
+rows and returns its Markdown lines, empty when the runs have nothing for
+it (an alloc-only invocation has no pause table, a deque one no allocation
+table)."""
+
+import json
+import os
+import time
+
+from .matrix import IMPLS
+from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
+from .results import agg, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
+from .tables import (all_configs_table, alloc_series, comparison_rows, headline_table,
+                     mark_rate_rows, md_table, speedup_data)
+from .util import REPO, fmt_num, gct_label, log, median, to_float
+
+
+def section_header(meta):
+    m = meta.get("machine", {})
+    return [
+        "# sgc benchmark report\n",
+        f"- date: {meta.get('date', '?')}",
+        f"- machine: {m.get('nproc', '?')} CPUs ({m.get('nproc_usable', '?')} usable), "
+        f"{m.get('cpu', '?')}, {m.get('mem_gib', '?')} GiB, NUMA nodes: "
+        f"{m.get('numa_nodes', '?')}",
+        f"- system: {m.get('os', '?')}, kernel {m.get('kernel', '?')}, {m.get('gcc', '')}",
+        f"- load average at start: {m.get('loadavg', '?')}",
+        f"- peers: bdwgc (libgc1 {m.get('libgc', '?')}); malloc peers by LD_PRELOAD",
+        f"- sgc commit: {m.get('git_commit', '?')}"
+        + (" (with uncommitted changes)" if m.get("git_dirty") else ""),
+        f"- command: `{meta.get('command', '?')}`",
+        f"- mode: {meta.get('mode', '?')}, runs per configuration: {meta.get('runs', '?')}, "
+        f"size profile: {meta.get('profile', '?')}",
+        "",
+        "Each number is the median over the runs that passed their self-check; "
+        "'±x%' is half the (max-min) range relative to the median.  `wall s` is the "
+        "program's timed region, `GC s` the sum of stop-the-world pauses "
+        "(sgc: `pause_ns` of SGC_TRACE; bdwgc: 'Complete collection took' of "
+        "GC_PRINT_STATS), RSS the peak resident set of the process.  Ratios "
+        "compare implementations measured in this same invocation, runs interleaved.\n",
+    ]
+
+
+def section_status(rows):
+    n_ok = sum(1 for r in rows if r["status"] == "ok")
+    lines = [f"## Status\n\n{n_ok} of {len(rows)} runs passed.\n"]
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:
+        shown = {}
+        for r in bad:
+            k = (r["program"], r["impl"], r["threads"], r["gc_threads"], r["variant"], r["status"])
+            shown.setdefault(k, r)
+        lines.append(md_table(["program", "impl", "thr", "GC thr", "variant", "status", "reproduce"],
+                              [[k[0], k[1], k[2], gct_label(k[3]), k[4], k[5],
+                                f"`{r.get('command', '')}`" if r.get("command") else r.get("extra", "")]
+                               for k, r in shown.items()]))
+        lines.append("")
+    mism = hash_mismatches(rows)
+    if mism:
+        lines.append("**Result hash mismatch** (these programs must compute the same result "
+                     "for any implementation and thread count):\n")
+        for prog, args, hs in mism:
+            lines.append(f"- {prog} `{args}`: " + "; ".join(f"{h}: {', '.join(v)}" for h, v in hs.items()))
+        lines.append("")
+    elif any(r.get("hash") for r in rows):
+        lines.append("Result hashes agree across implementations and thread counts for every "
+                     "deterministic program.\n")
+    return lines
+
+
+def section_versus_bdwgc(rows):
+    comp = [c for c in comparison_rows(rows) if c[3] == "default" and c[5]]
+    if not comp:
+        return []
+    return ["## sgc vs bdwgc\n", "sgc/bdwgc < 1 means sgc is faster.\n",
+            headline_table(rows, fmt="md"), ""]
+
+
+def section_figures(rows, out_dir, plt):
+    if plt is None:
+        return ["_matplotlib is not available (run with /usr/bin/python3 and "
+                "apt-get install python3-matplotlib): no plots._\n"]
+    lines = []
+    if plot_gc_user(plt, rows, os.path.join(out_dir, "gc_user_time.png")):
+        lines.append("## Run time: user vs GC (cf. Fig. 3.5)\n")
+        lines.append("![user vs GC time](gc_user_time.png)\n")
+    if plot_speedup(plt, rows, os.path.join(out_dir, "mark_speedup.png")):
+        lines.append("## Mark-phase speed-up (cf. Fig. 3.7)\n")
+        lines.append("Speed-up = (marked bytes / mark time) relative to 1 GC thread of the "
+                     "same implementation and variant.\n")
+        lines.append("![mark speed-up](mark_speedup.png)\n")
+    return lines
+
+
+def section_speedup(rows):
+    sp = speedup_data(rows)
+    if not sp or not any(v[1][0] or v[1][1] for v in sp.values()):
+        return []
+    hdr = ["program", "impl", "thr", "variant"]
+    gts = sorted({x for d in sp.values() for x in d})
+    hdr += [f"mark speed-up g={x}" for x in gts] + [f"GC speed-up g={x}" for x in gts]
+    body = []
+    for k in sorted(sp):
+        d = sp[k]
+        b_speed, b_gc = d[1]
+        row = [k[0], k[1], k[2], k[3]]
+        row += [f"{d[x][0] / b_speed:.2f}" if x in d and d[x][0] and b_speed else "-" for x in gts]
+        row += [f"{b_gc / d[x][1]:.2f}" if x in d and d[x][1] and b_gc else "-" for x in gts]
+        if any(v != "-" for v in row[4:]):
+            body.append(row)
+    return ["### Speed-up table\n", md_table(hdr, body), ""]
+
+
+def section_mark_rate(rows):
+    rate = mark_rate_rows(rows)
+    if not rate:
+        return []
+    return ["### Mark rate against bdwgc\n",
+            "Marked bytes / mark time (median MB/s) with the same GC thread count; "
+            "sgc/bdwgc > 1 means sgc marks faster.  The two heaps differ (collection "
+            "points, heap sizes), so this compares rates, not work.\n",
+            md_table(["program", "thr", "GC thr", "sgc MB/s", "bdwgc MB/s", "sgc/bdwgc"], rate),
+            ""]
+
+
+def section_alloc(rows, out_dir, plt):
+    alloc_progs = [p for p in ("alloc-free", "alloc-free-256", "alloc-drop")
+                   if alloc_series(rows, p)]
+    if not alloc_progs:
+        return []
+    lines = ["## Allocation throughput (cf. Table 2.1)\n"]
+    for p in alloc_progs:
+        s = alloc_series(rows, p)
+        ts = sorted({t for v in s.values() for t in v})
+        lines.append(f"**{p}**: million allocations per second over all threads\n")
+        lines.append(md_table(["implementation"] + [f"{t} thr" for t in ts],
+                              [[lab] + [fmt_num(s[lab].get(t)) for t in ts] for lab in sorted(s)]))
+        lines.append("")
+    if plt is not None and plot_alloc(plt, rows, os.path.join(out_dir, "alloc_throughput.png"),
+                                      alloc_progs):
+        lines.append("![allocation throughput](alloc_throughput.png)\n")
+    return lines
+
+
+def section_unfair(rows, out_dir, plt):
+    if not any(r["program"].startswith("unfair") for r in rows):
+        return []
+    body = []
+    for (prog, impl, t, gct, var), rs in group(rows).items():
+        if not prog.startswith("unfair"):
+            continue
+        ph = median([to_float(dict(x.split("=", 1) for x in (r.get("extra") or "").split()
+                                   if "=" in x).get("peak_heap_bytes")) for r in ok_rows(rs)])
+        rss = agg(rs, "peak_rss_kb")
+        consumed = agg(rs, "pages_consumed")
+        remote = agg(rs, "remote_ratio")
+        body.append([prog, impl, var, t, fmt_num(rss / 1024) if rss else "-",
+                     fmt_num(ph / 1048576) if ph else "-",
+                     fmt_num(consumed * 4096 / 1048576) if consumed else "-",
+                     fmt_num(remote) if remote is not None else "-",
+                     fmt_num(agg(rs, "wall_s"))])
+    lines = ["## Unfair benchmark: memory (cf. Fig. 2.5)\n",
+             md_table(["program", "impl", "variant", "thr", "peak RSS MB",
+                       "peak heap MB", "small pages consumed MB (a)",
+                       "remote page ratio", "wall s"], body), ""]
+    if plt is not None and plot_unfair(plt, rows, os.path.join(out_dir, "unfair_memory.png")):
+        lines.append("![unfair memory](unfair_memory.png)\n")
+    return lines
+
+
+def section_bursty(rows):
+    if not any(r["program"] == "bursty" for r in rows):
+        return []
+    body = []
+    for (prog, impl, t, gct, var), rs in group(rows).items():
+        if prog != "bursty":
+            continue
+        rss = agg(rs, "peak_rss_kb")
+        heap = agg(rs, "heap_bytes")
+        cache = agg(rs, "cache_kb")
+        body.append([impl, var, t, fmt_num(agg(rs, "mops")), fmt_num(agg(rs, "collections")),
+                     fmt_num(cache) if cache is not None else "-",
+                     fmt_num(agg(rs, "mean_pause_ms")), fmt_num(agg(rs, "max_pause_ms")),
+                     fmt_num(heap / 1048576) if heap else "-", fmt_num(rss / 1024) if rss else "-",
+                     status_of(rs)])
+    return ["## Bursty threads (cf. papers/001, VolanoMark)\n",
+            md_table(["impl", "variant", "threads", "M allocs/s", "collections",
+                      "unused in caches KB (median per collection)",
+                      "mean pause ms", "max pause ms", "heap MB", "peak RSS MB",
+                      "status"], body), ""]
+
+
+def section_pauses(rows):
+    """Table 5.1-like: pauses and the time to stop the world."""
+    pause_rows = []
+    for (prog, impl, t, gct, var), rs in group(rows).items():
+        if IMPLS.get(impl, {}).get("kind") != "gc" or agg(rs, "collections") is None:
+            continue
+        # Time to stop the world: sgc's stop_ns (signal sent to every
+        # thread acknowledged); bdwgc's log does not give it.
+        stops = [r["stop_s"] / r["collections"] * 1e6 for r in ok_rows(rs)
+                 if r.get("stop_s") is not None and r.get("collections")]
+        pause_rows.append([prog, impl, t, gct_label(gct), var,
+                           fmt_num(agg(rs, "collections")), fmt_num(agg(rs, "mean_pause_ms")),
+                           fmt_num(agg(rs, "max_pause_ms")),
+                           fmt_num(median(stops)) if stops else "-"])
+    if not pause_rows:
+        return []
+    return ["## Pause times (cf. Table 5.1)\n",
+            "Average and worst stop-the-world pause per run (median over runs), ms, "
+            "and the mean time to stop the world per collection (from the collection's "
+            "start until every thread has acknowledged its stop signal; sgc only).\n",
+            md_table(["program", "impl", "thr", "GC thr", "variant", "collections",
+                      "mean pause ms", "max pause ms", "mean stop µs"], pause_rows), ""]
+
+
+def write_report(out_dir, rows, meta):
+    plt = get_plt()
+    lines = (section_header(meta) + section_status(rows) + section_versus_bdwgc(rows)
+             + section_figures(rows, out_dir, plt) + section_speedup(rows)
+             + section_mark_rate(rows) + section_alloc(rows, out_dir, plt)
+             + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_pauses(rows))
+    lines += ["## All configurations\n", all_configs_table(rows), "",
+              "Raw data: `results.csv` (one row per run; columns in bench/README.md); "
+              "logs of every run in `logs/`.\n"]
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+
+def merge_reports(dirs, out):
+    """One report over the runs of several (--report-only A,B,... --out OUT):
+    the medians of configurations measured in more than one invocation pool
+    all their runs, which is what a noisy machine needs for a tighter
+    figure.  The sources' metadata is listed, not merged."""
+    rows, sources, metas = [], [], []
+    for d in dirs:
+        rows += read_csv(os.path.join(d, "results.csv"))
+        meta_path = os.path.join(d, "meta.json")
+        m = {}
+        if os.path.exists(meta_path):
+            with open(meta_path) as f:
+                m = json.load(f)
+        metas.append(m)
+        sources.append({"dir": d, "command": m.get("command"), "date": m.get("date"),
+                        "commit": m.get("machine", {}).get("git_commit")})
+    if not out:
+        out = os.path.join(REPO, "bench", "out", time.strftime("%Y%m%d-%H%M%S") + "-merged")
+    os.makedirs(out, exist_ok=True)
+    write_csv(os.path.join(out, "results.csv"), rows)
+    meta = dict(metas[0])  # the machine and date of the first; commits of all
+    meta["command"] = "bench/run.py --report-only " + ",".join(dirs)
+    meta["mode"] = "merged: " + "; ".join(
+        f"{s['dir']} ({s['commit']}, {s['command']})" for s in sources)
+    meta["runs"] = "pooled"
+    meta["machine"] = dict(meta.get("machine", {}),
+                           git_commit=",".join(dict.fromkeys(str(s["commit"]) for s in sources)),
+                           git_dirty=False)
+    meta["sources"] = sources
+    with open(os.path.join(out, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    write_report(out, rows, meta)
+    log(f"merged {len(rows)} runs of {len(dirs)} reports; report: {os.path.join(out, 'report.md')}")
+    return 0

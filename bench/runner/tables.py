@@ -1,0 +1,135 @@
+"""The report's tables: sgc against bdwgc, mark speed-ups and rates,
+allocation series, and every configuration."""
+
+
+from .matrix import PROGRAMS
+from .results import agg, group, ok_rows, status_of
+from .util import fmt_num, gct_label, median, spread_pct
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(x) for x in r) + " |")
+    return "\n".join(out)
+
+
+def text_table(header, rows):
+    cols = [header] + [[str(x) for x in r] for r in rows]
+    w = [max(len(c[i]) for c in cols) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w[i]) for i, h in enumerate(header)),
+             "  ".join("-" * w[i] for i in range(len(header)))]
+    for r in cols[1:]:
+        lines.append("  ".join(x.rjust(w[i]) if i else x.ljust(w[i]) for i, x in enumerate(r)))
+    return "\n".join(lines)
+
+
+def med_spread(rs, col, digits=3):
+    vals = [r.get(col) for r in ok_rows(rs)]
+    m = median(vals)
+    if m is None:
+        return "-"
+    s = spread_pct(vals)
+    return fmt_num(m, digits) + (f" ±{s / 2:.0f}%" if s is not None else "")
+
+
+def comparison_rows(rows, a="sgc", b="bdwgc"):
+    """Per (program, threads, gc_threads, variant of a): a vs b medians."""
+    g = group(rows)
+    keys = []
+    for (prog, impl, t, gct, var) in g:
+        if impl == a and (prog, t, gct, var) not in keys:
+            keys.append((prog, t, gct, var))
+    out = []
+    for prog, t, gct, var in keys:
+        ra = g.get((prog, a, t, gct, var), [])
+        rb = g.get((prog, b, t, gct, "default"), [])
+        out.append((prog, t, gct, var, ra, rb))
+    return out
+
+
+def headline_table(rows, fmt="text"):
+    header = ["program", "thr", "GC thr", "sgc wall s", "bdwgc wall s", "sgc/bdwgc", "sgc GC s",
+              "bdwgc GC s", "sgc max pause ms", "bdwgc max pause ms", "sgc RSS MB",
+              "bdwgc RSS MB", "status"]
+    body = []
+    for prog, t, gct, var, ra, rb in comparison_rows(rows):
+        if var != "default":
+            continue
+        wa, wb = agg(ra, "wall_s"), agg(rb, "wall_s")
+        ratio = f"{wa / wb:.2f}" if wa and wb else "-"
+        rss = lambda rs: fmt_num(agg(rs, "peak_rss_kb") / 1024, 3) if agg(rs, "peak_rss_kb") else "-"
+        st = []
+        if status_of(ra) != "ok":
+            st.append("sgc: " + status_of(ra) if ra else "sgc: not run")
+        if status_of(rb) != "ok":
+            st.append("bdwgc: " + status_of(rb) if rb else "bdwgc: not run")
+        body.append([prog, t, gct_label(gct), med_spread(ra, "wall_s"), med_spread(rb, "wall_s"), ratio,
+                     fmt_num(agg(ra, "gc_s")), fmt_num(agg(rb, "gc_s")),
+                     fmt_num(agg(ra, "max_pause_ms")), fmt_num(agg(rb, "max_pause_ms")),
+                     rss(ra), rss(rb), "; ".join(st) or "ok"])
+    return (text_table if fmt == "text" else md_table)(header, body)
+
+
+def all_configs_table(rows):
+    header = ["program", "impl", "thr", "GC thr", "variant", "runs ok", "wall s (±half-range)",
+              "GC s", "mark s", "collections", "max pause ms", "mean pause ms", "peak RSS MB",
+              "heap MB", "metric", "status"]
+    body = []
+    for (prog, impl, t, gct, var), rs in group(rows).items():
+        rss = agg(rs, "peak_rss_kb")
+        heap = agg(rs, "heap_bytes")
+        mname = PROGRAMS.get(prog, {}).get("metric", "mops")
+        body.append([prog, impl, t, gct_label(gct), var,
+                     f"{len(ok_rows(rs))}/{len(rs)}", med_spread(rs, "wall_s"),
+                     fmt_num(agg(rs, "gc_s")), fmt_num(agg(rs, "mark_s")),
+                     fmt_num(agg(rs, "collections")), fmt_num(agg(rs, "max_pause_ms")),
+                     fmt_num(agg(rs, "mean_pause_ms")),
+                     fmt_num(rss / 1024) if rss else "-", fmt_num(heap / 1048576) if heap else "-",
+                     f"{fmt_num(agg(rs, 'metric'))} {mname}" if agg(rs, "metric") is not None else "-",
+                     status_of(rs)])
+    return md_table(header, body)
+
+
+def speedup_data(rows):
+    """(program, impl, threads, variant) -> {gc_threads: (mark speed, gc_s)} (medians)."""
+    g = group(rows)
+    out = {}
+    for (prog, impl, t, gct, var), rs in g.items():
+        if gct is None:
+            continue
+        speed = agg(rs, "mark_mb_per_s")
+        gcs = agg(rs, "gc_s")
+        out.setdefault((prog, impl, t, var), {})[int(gct)] = (speed, gcs)
+    return {k: v for k, v in out.items() if len(v) >= 2 and 1 in v}
+
+
+def mark_rate_rows(rows):
+    """Rows (program, threads, GC threads, sgc MB/s, bdwgc MB/s, ratio) where both
+    implementations ran the default variant with an explicit GC thread count."""
+    g = group(rows)
+    out = []
+    for (prog, impl, t, gct, var), rs in g.items():
+        if impl != "sgc" or var != "default" or gct is None:
+            continue
+        peer = g.get((prog, "bdwgc", t, gct, var))
+        s_rate = agg(rs, "mark_mb_per_s")
+        b_rate = agg(peer, "mark_mb_per_s") if peer else None
+        if s_rate and b_rate:
+            out.append([prog, t, gct, fmt_num(s_rate), fmt_num(b_rate), f"{s_rate / b_rate:.2f}"])
+    return out
+
+
+def alloc_series(rows, program):
+    """label -> {threads: median mops} for the alloc program."""
+    g = group(rows)
+    series = {}
+    for (prog, impl, t, gct, var), rs in g.items():
+        if prog != program or gct is not None:
+            continue
+        v = agg(rs, "mops")
+        if v is None:
+            continue
+        label = impl if var == "default" else f"{impl} {var}"
+        series.setdefault(label, {})[t] = v
+    return series
