@@ -30,7 +30,8 @@ PEER_PACKAGES = {
 
 # Programs: binary stem, arguments per size profile, the headline metric,
 # whether a malloc build exists, whether the program's `hash` must agree
-# across runs of the same arguments.  The thread count goes to THREAD_FLAG.
+# across runs of the same arguments, and optionally the only "impls" that
+# run it.  The thread count goes to THREAD_FLAG.
 PROGRAMS = {
     "gcbench": {
         "bin": "gcbench", "metric": "mops", "malloc": False, "hash": True,
@@ -110,7 +111,25 @@ PROGRAMS = {
         "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
         "args": {"smoke": ["-r", "5"], "headline": ["-r", "50"], "full": []},
     },
+    # The machine's own ceiling (bench/ceiling.c): loops that share nothing,
+    # built without a collector, so run with glibc only ("impls").
+    "ceiling-compute": {
+        "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
+        "args": {"smoke": ["-m", "compute", "-s", "100000"], "headline": ["-m", "compute"],
+                 "full": ["-m", "compute"]},
+    },
+    "ceiling-chase": {
+        "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
+        "args": {"smoke": ["-m", "chase", "-n", "4096", "-s", "100000"],
+                 "headline": ["-m", "chase"], "full": ["-m", "chase"]},
+    },
+    "ceiling-stream": {
+        "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
+        "args": {"smoke": ["-m", "stream", "-n", "4096", "-s", "100000"],
+                 "headline": ["-m", "stream"], "full": ["-m", "stream"]},
+    },
 }
+CEILING = ["ceiling-compute", "ceiling-chase", "ceiling-stream"]
 
 
 THREAD_FLAG = "-t"
@@ -185,6 +204,11 @@ EXPERIMENTS = {
     # the thesis's watermark stack vs a Chase-Lev deque (issue 4)
     "deque": {"programs": ["gcbench", "bh-pt", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [1, 2], "variants": ["opt", "chase-lev"]},
+    # what the machine gives threads that share nothing, for the speed-ups
+    # above; run it in the same invocation (--experiment deque --experiment
+    # ceiling) so that both see the same neighbours
+    "ceiling": {"programs": CEILING, "impls": ["glibc"], "threads": "pow2",
+                "gc_threads": [None], "variants": ["default"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
@@ -192,7 +216,7 @@ EXPERIMENTS = {
 
 
 FULL = ["apps", "mark", "alloc", "unfair", "bursty", "lab-gcbench", "sweep", "markshape",
-        "policies", "deque"]  # "scaling": for bigger machines
+        "policies", "deque", "ceiling"]  # "scaling": for bigger machines
 
 
 HEADLINE = {"programs": ["gcbench", "alloc-free", "bh-st", "bh-pt", "cky", "cube", "matmul"],
@@ -250,6 +274,8 @@ def expand(exp_name, exp, programs=None, impls=None, threads=None, gc_threads=No
                 continue
             kind = IMPLS[impl]["kind"]
             if kind == "malloc" and not PROGRAMS[prog]["malloc"]:
+                continue
+            if impl not in PROGRAMS[prog].get("impls", [impl]):
                 continue
             variants = exp["variants"] if impl == "sgc" else ["default"]
             for t in thread_list(exp["threads"]):

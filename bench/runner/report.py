@@ -9,7 +9,7 @@ import json
 import os
 import time
 
-from .matrix import IMPLS
+from .matrix import CEILING, IMPLS
 from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
 from .results import agg, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
 from .tables import (all_configs_table, alloc_series, comparison_rows, headline_table,
@@ -144,6 +144,31 @@ def section_alloc(rows, out_dir, plt):
     return lines
 
 
+def section_ceiling(rows):
+    """The machine's ceiling (bench/ceiling.c) next to the speed-ups above."""
+    body = []
+    g = group(rows)
+    for prog in CEILING:
+        series = {t: agg(rs, "mops") for (p, impl, t, gct, var), rs in g.items() if p == prog}
+        base = series.get(1)
+        if not base:
+            continue
+        for t in sorted(series):
+            if t > 1 and series[t]:
+                body.append([prog, t, fmt_num(base), fmt_num(series[t]),
+                             f"{series[t] / base:.2f}"])
+    if not body:
+        return []
+    return ["## Machine ceiling\n",
+            "Loops that share nothing and take no lock (`bench/ceiling.c`; compute: registers "
+            "only; chase: one dependent cache miss per step along a random cycle through "
+            "shared nodes (32 MiB at the default size), the access pattern of marking; "
+            "stream: sequential reads), each thread doing the work of one, run in this "
+            "invocation's rounds.  A parallel speed-up measured in the same rounds can be "
+            "expected to stay at or below these.\n",
+            md_table(["loop", "thr", "M steps/s 1 thr", "M steps/s", "speed-up"], body), ""]
+
+
 def section_unfair(rows, out_dir, plt):
     if not any(r["program"].startswith("unfair") for r in rows):
         return []
@@ -220,7 +245,7 @@ def write_report(out_dir, rows, meta):
     plt = get_plt()
     lines = (section_header(meta) + section_status(rows) + section_versus_bdwgc(rows)
              + section_figures(rows, out_dir, plt) + section_speedup(rows)
-             + section_mark_rate(rows) + section_alloc(rows, out_dir, plt)
+             + section_mark_rate(rows) + section_ceiling(rows) + section_alloc(rows, out_dir, plt)
              + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_pauses(rows))
     lines += ["## All configurations\n", all_configs_table(rows), "",
               "Raw data: `results.csv` (one row per run; columns in bench/README.md); "
