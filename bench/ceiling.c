@@ -1,30 +1,31 @@
 /*
  * ceiling: what this machine gives T threads that share no work and take no
  * lock, measured next to the collector in the same runner invocation.  A
- * parallel marker or allocator cannot scale better than these loops do on
- * the same CPUs at the same moment, so the report quotes their speed-up
- * beside the targets' (on a VM whose second vCPU is sometimes a sibling
- * hyperthread or busy with a neighbour, the ceiling is well below T).
+ * parallel marker or allocator is not expected to scale better than these
+ * loops do on the same CPUs at the same moment, so the report quotes their
+ * speed-up beside the targets' (on a VM whose second vCPU is sometimes a
+ * sibling hyperthread or busy with a neighbour, that is well below T).
  *
+ * -s steps in all are split evenly among the T threads, each working on its
+ * own part, as parallel markers split one heap:
  *   -m compute : an integer mixing loop in registers, no memory traffic;
  *   -m chase   : dependent loads along one random cycle through -n 64-byte
- *                nodes (default 512 Ki nodes = 32 MiB, larger than the
- *                caches), each thread starting at its own point of the cycle:
- *                the access pattern of marking a heap, one cache miss per
- *                step, the nodes read-only and shared like a heap is;
- *   -m stream  : sequential 8-byte reads of a shared -n-node array (memory
- *                bandwidth, the access pattern of sweeping and scanning),
- *                each thread from its own point of the array.
+ *                nodes (default 2 Mi nodes = 128 MiB, four times this
+ *                machine's L3), thread i following the i-th stretch of the
+ *                cycle, every node visited once in all: one cache and TLB
+ *                miss per step with no reuse, the access pattern of marking
+ *                a heap (so -s may not exceed -n);
+ *   -m stream  : sequential 8-byte reads, one per 64-byte node, thread i
+ *                going round and round the i-th slice of the nodes (memory
+ *                bandwidth, the access pattern of sweeping and scanning).
+ * mops = steps / wall / 1e6, and the speed-up of T threads is
+ * mops(T) / mops(1).  Built as bench-ceiling-malloc only: it allocates
+ * nothing while timed.
+ * Checks: the cycle is one cycle through every node; each chasing thread
+ * ends where the cycle's order says; compute threads agree with a
+ * recomputation; stream sums equal the closed form.
  *
- * Every thread does the same -s steps (so T threads do T times the work of
- * one); mops = all threads' steps / wall / 1e6, and the speed-up of T
- * threads is mops(T) / mops(1).  Built as bench-ceiling-malloc only: it
- * allocates nothing while timed.
- * Checks: the cycle is one cycle through every node; each thread ends
- * where the cycle's order says S steps from its start; compute threads
- * (same seed) agree; stream sums equal the closed form.
- *
- * Flags: -m mode  -t threads (1)  -n nodes  -s steps per thread
+ * Flags: -m mode  -t threads (1)  -n nodes  -s steps in all
  */
 #include "bench_common.h"
 
@@ -39,42 +40,46 @@ typedef struct node {
 
 typedef struct {
   enum mode mode;
-  long steps;
+  long steps; /* this thread's share */
   node *nodes;
-  long n;
-  long start; /* position in the cycle's order (chase) */
+  long lo, hi; /* its part: positions in the cycle's order (chase) or nodes */
   uint64_t result;
 } worker;
+
+static uint64_t compute_loop(long steps) {
+  uint64_t x = 0x243f6a8885a308d3ULL;
+  for (long i = 0; i < steps; i++) x = bench_mix(x, (uint64_t)i);
+  return x;
+}
 
 static void *run_worker(void *arg) {
   worker *w = (worker *)arg;
   if (w->mode == MODE_COMPUTE) {
-    uint64_t x = 0x243f6a8885a308d3ULL;
-    for (long i = 0; i < w->steps; i++) x = bench_mix(x, (uint64_t)i);
-    w->result = x;
+    w->result = compute_loop(w->steps);
   } else if (w->mode == MODE_CHASE) {
-    node *p = &w->nodes[w->start];
+    node *p = &w->nodes[w->lo];
     for (long i = 0; i < w->steps; i++) p = p->next;
     w->result = p->index;
   } else {
-    /* Read each node's index word: one 8-byte load per 64-byte line keeps
-     * the loop bandwidth-bound rather than bound by adds. */
+    /* One 8-byte load per 64-byte line keeps the loop bound by memory
+     * bandwidth rather than by adds. */
     uint64_t sum = 0;
-    long k = w->start;
+    long k = w->lo;
     for (long i = 0; i < w->steps; i++) {
       sum += w->nodes[k].index;
-      if (++k == w->n) k = 0;
+      if (++k == w->hi) k = w->lo;
     }
     w->result = sum;
   }
   return NULL;
 }
 
-/* The sum of the first m indices read by a stream that starts at node 0 and
- * wraps around n nodes whose index words are 0..n-1. */
-static uint64_t stream_prefix_sum(uint64_t m, uint64_t n) {
-  uint64_t laps = m / n, rest = m % n;
-  return laps * (n * (n - 1) / 2) + (rest ? rest * (rest - 1) / 2 : 0);
+/* The sum of the index words read by m steps of a stream going round the
+ * nodes [lo, hi), whose index words are their positions. */
+static uint64_t stream_sum(uint64_t lo, uint64_t hi, uint64_t m) {
+  uint64_t len = hi - lo, laps = m / len, rest = m % len;
+  uint64_t lap = len * lo + len * (len - 1) / 2;
+  return laps * lap + rest * lo + (rest ? rest * (rest - 1) / 2 : 0);
 }
 
 /* A random cycle through all n nodes: order[k] is the node visited at
@@ -114,7 +119,7 @@ static void check_cycle(const node *nodes, long n) {
 
 int main(int argc, char **argv) {
   const char *mode_name = "chase";
-  long threads = 1, n = 512 * 1024, steps = -1;
+  long threads = 1, n = 2L << 20, steps = -1;
   int opt;
   while ((opt = getopt(argc, argv, "m:t:n:s:")) != -1) {
     switch (opt) {
@@ -124,7 +129,7 @@ int main(int argc, char **argv) {
     case 's': steps = bench_arg_long("-s", optarg, 1, 1L << 40); break;
     default:
       fprintf(stderr, "usage: ceiling [-m compute|chase|stream] [-t threads] [-n nodes] "
-                      "[-s steps per thread]\n");
+                      "[-s steps in all]\n");
       return 2;
     }
   }
@@ -137,7 +142,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (steps < 0) /* about 0.2-0.4 s for one thread on a 2020s x86 core */
-    steps = mode == MODE_COMPUTE ? 100000000L : mode == MODE_CHASE ? 2000000L : 100000000L;
+    steps = mode == MODE_CHASE ? n : 100000000L;
+  if (mode == MODE_CHASE && steps > n) {
+    fprintf(stderr, "ceiling: -s %ld exceeds -n %ld: chase visits each node at most once\n",
+            steps, n);
+    return 2;
+  }
+  if (threads > n) {
+    fprintf(stderr, "ceiling: more threads (%ld) than nodes (%ld)\n", threads, n);
+    return 2;
+  }
 
   node *nodes = NULL;
   long *order = NULL;
@@ -156,10 +170,22 @@ int main(int argc, char **argv) {
     perror("calloc");
     return 3;
   }
-  for (long i = 0; i < threads; i++)
-    w[i] = (worker){mode, steps, nodes, n, i * (n / threads), 0};
-  if (mode == MODE_CHASE)
-    for (long i = 0; i < threads; i++) w[i].start = order[w[i].start];
+  /* Thread i gets steps/T steps (the first steps%T threads one more) and
+   * the i-th of T equal parts. */
+  for (long i = 0; i < threads; i++) {
+    long share = steps / threads + (i < steps % threads);
+    long lo = i * (n / threads), hi = i == threads - 1 ? n : (i + 1) * (n / threads);
+    w[i] = (worker){mode, share, nodes, lo, hi, 0};
+  }
+  if (mode == MODE_CHASE) {
+    /* stretches of the cycle: thread i starts where the previous ends */
+    long at = 0;
+    for (long i = 0; i < threads; i++) {
+      w[i].lo = order[at];
+      at += w[i].steps;
+      w[i].hi = at; /* position in the order where it must end */
+    }
+  }
 
   double start = bench_now();
   bench_run_threads((int)threads, run_worker, w, sizeof *w);
@@ -167,15 +193,10 @@ int main(int argc, char **argv) {
 
   uint64_t hash = 0;
   for (long i = 0; i < threads; i++) {
-    uint64_t want = w[0].result;
-    if (mode == MODE_CHASE) {
-      long from = i * (n / threads);
-      want = (uint64_t)order[(long)(((uint64_t)from + (uint64_t)steps) % (uint64_t)n)];
-    } else if (mode == MODE_STREAM) {
-      uint64_t from = (uint64_t)(i * (n / threads));
-      want = stream_prefix_sum(from + (uint64_t)steps, (uint64_t)n) -
-             stream_prefix_sum(from, (uint64_t)n);
-    }
+    uint64_t want;
+    if (mode == MODE_COMPUTE) want = compute_loop(w[i].steps);
+    else if (mode == MODE_CHASE) want = (uint64_t)order[w[i].hi % n];
+    else want = stream_sum((uint64_t)w[i].lo, (uint64_t)w[i].hi, (uint64_t)w[i].steps);
     if (w[i].result != want) {
       bench_fail("thread %ld: result %llu, expected %llu", i, (unsigned long long)w[i].result,
                  (unsigned long long)want);
@@ -186,8 +207,9 @@ int main(int argc, char **argv) {
   bench_result_begin("ceiling", (int)threads, wall);
   bench_kv("mode", "%s", mode_name);
   bench_kv("steps", "%ld", steps);
-  bench_kv("ns_per_step", "%.3f", wall * 1e9 / (double)steps);
-  bench_kv("mops", "%.3f", (double)steps * (double)threads / wall / 1e6);
+  bench_kv("ns_per_step", "%.3f", wall * 1e9 * (double)threads / (double)steps);
+  bench_kv("mops", "%.3f", (double)steps / wall / 1e6);
+  bench_kv("result", "%016llx", (unsigned long long)hash);
   free(w);
   free(order);
   free(nodes);
