@@ -120,7 +120,7 @@ PROGRAMS = {
     },
     "ceiling-chase": {
         "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
-        "args": {"smoke": ["-m", "chase", "-n", "4096", "-s", "100000"],
+        "args": {"smoke": ["-m", "chase", "-n", "65536"],
                  "headline": ["-m", "chase"], "full": ["-m", "chase"]},
     },
     "ceiling-stream": {
