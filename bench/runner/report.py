@@ -13,7 +13,7 @@ from .matrix import CEILING, IMPLS
 from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
 from .results import agg, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
 from .tables import (all_configs_table, alloc_series, comparison_rows, headline_table,
-                     mark_rate_rows, md_table, speedup_data)
+                     mark_rate_rows, md_table, paired_speedup, speedup_data)
 from .util import REPO, fmt_num, gct_label, log, median, to_float
 
 
@@ -100,17 +100,32 @@ def section_speedup(rows):
         return []
     hdr = ["program", "impl", "thr", "variant"]
     gts = sorted({x for d in sp.values() for x in d})
+    more = [x for x in gts if x > 1]
     hdr += [f"mark speed-up g={x}" for x in gts] + [f"GC speed-up g={x}" for x in gts]
+    hdr += [f"paired mark speed-up g={x}" for x in more] + [f"marked MB/GC g={x}" for x in gts]
     body = []
     for k in sorted(sp):
         d = sp[k]
-        b_speed, b_gc = d[1]
+        b_speed, b_gc, _ = d[1]
         row = [k[0], k[1], k[2], k[3]]
         row += [f"{d[x][0] / b_speed:.2f}" if x in d and d[x][0] and b_speed else "-" for x in gts]
         row += [f"{b_gc / d[x][1]:.2f}" if x in d and d[x][1] and b_gc else "-" for x in gts]
         if any(v != "-" for v in row[4:]):
+            paired = [paired_speedup(rows, k, x) if x in d else None for x in more]
+            row += [f"{p:.2f}" if p else "-" for p in paired]
+            row += [fmt_num(d[x][2] / 1e6) if x in d and d[x][2] else "-" for x in gts]
             body.append(row)
-    return ["### Speed-up table\n", md_table(hdr, body), ""]
+    return ["### Speed-up table\n",
+            "Mark and GC speed-up: ratios of the medians over runs.  Paired: the median over "
+            "rounds of the ratio within a round (the runner runs every configuration once "
+            "per round, so a round's g=1 and g=2 runs are minutes apart at most; a pooled "
+            "report pairs only runs of the same source).  "
+            "Marked MB/GC: the median run's marked bytes per collection.  Where it differs "
+            "between GC thread counts the runs marked different heaps (cube's collections "
+            "lock into phase with its iterations, at their start or part-way through), and "
+            "the speed-up compares unlike work: fixed costs per collection weigh more on "
+            "the smaller heap.\n",
+            md_table(hdr, body), ""]
 
 
 def section_mark_rate(rows):
@@ -261,8 +276,13 @@ def merge_reports(dirs, out):
     all their runs, which is what a noisy machine needs for a tighter
     figure.  The sources' metadata is listed, not merged."""
     rows, sources, metas = [], [], []
-    for d in dirs:
-        rows += read_csv(os.path.join(d, "results.csv"))
+    for i, d in enumerate(dirs):
+        # Runs renumbered source by source (the i-th source's run r becomes
+        # 1000 i + r), so that pairing by round stays within one source.
+        src_rows = read_csv(os.path.join(d, "results.csv"))
+        for r in src_rows:
+            r["run"] = 1000 * i + r["run"]
+        rows += src_rows
         meta_path = os.path.join(d, "meta.json")
         m = {}
         if os.path.exists(meta_path):

@@ -92,7 +92,8 @@ def all_configs_table(rows):
 
 
 def speedup_data(rows):
-    """(program, impl, threads, variant) -> {gc_threads: (mark speed, gc_s)} (medians)."""
+    """(program, impl, threads, variant) -> {gc_threads: (mark speed, gc_s,
+    marked bytes per collection)} (medians)."""
     g = group(rows)
     out = {}
     for (prog, impl, t, gct, var), rs in g.items():
@@ -100,8 +101,23 @@ def speedup_data(rows):
             continue
         speed = agg(rs, "mark_mb_per_s")
         gcs = agg(rs, "gc_s")
-        out.setdefault((prog, impl, t, var), {})[int(gct)] = (speed, gcs)
+        per_gc = median([r["marked_bytes"] / r["collections"] for r in ok_rows(rs)
+                         if r.get("marked_bytes") is not None and r.get("collections")])
+        out.setdefault((prog, impl, t, var), {})[int(gct)] = (speed, gcs, per_gc)
     return {k: v for k, v in out.items() if len(v) >= 2 and 1 in v}
+
+
+def paired_speedup(rows, key, gct, col="mark_mb_per_s"):
+    """The median over rounds of COL with GCT GC threads divided by COL with
+    one, both from the same round (run number): the machine drifts between
+    rounds, and a ratio within a round cancels the drift that a ratio of
+    medians keeps.  None without a round that has both."""
+    prog, impl, t, var = key
+    g = group(rows)
+    one = {r["run"]: r.get(col) for r in ok_rows(g.get((prog, impl, t, 1, var), []))}
+    ratios = [r[col] / one[r["run"]] for r in ok_rows(g.get((prog, impl, t, gct, var), []))
+              if r.get(col) and one.get(r["run"])]
+    return median(ratios)
 
 
 def mark_rate_rows(rows):
