@@ -9,11 +9,11 @@ import json
 import os
 import time
 
-from .matrix import CEILING, IMPLS
+from .matrix import ALLOC_PROGRAMS, CEILING, IMPLS
 from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
 from .results import agg, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
 from .tables import (all_configs_table, alloc_series, comparison_rows, headline_table,
-                     mark_rate_rows, md_table, paired_speedup, speedup_data)
+                     mark_rate_rows, md_table, paired_ratio, paired_speedup, speedup_data)
 from .util import REPO, fmt_num, gct_label, log, median, to_float
 
 
@@ -141,17 +141,23 @@ def section_mark_rate(rows):
 
 
 def section_alloc(rows, out_dir, plt):
-    alloc_progs = [p for p in ("alloc-free", "alloc-free-256", "alloc-drop")
-                   if alloc_series(rows, p)]
+    alloc_progs = [p for p in ALLOC_PROGRAMS if alloc_series(rows, p)]
     if not alloc_progs:
         return []
     lines = ["## Allocation throughput (cf. Table 2.1)\n"]
     for p in alloc_progs:
         s = alloc_series(rows, p)
+        up = alloc_series(rows, p, paired=True)
         ts = sorted({t for v in s.values() for t in v})
-        lines.append(f"**{p}**: million allocations per second over all threads\n")
-        lines.append(md_table(["implementation"] + [f"{t} thr" for t in ts],
-                              [[lab] + [fmt_num(s[lab].get(t)) for t in ts] for lab in sorted(s)]))
+        more = [t for t in ts if t > 1]
+        lines.append(f"**{p}**: million allocations per second over all threads, and the "
+                     "speed-up over 1 thread (paired: the median over rounds of the ratio "
+                     "within a round)\n")
+        lines.append(md_table(["implementation"] + [f"{t} thr" for t in ts]
+                              + [f"{t} thr / 1" for t in more],
+                              [[lab] + [fmt_num(s[lab].get(t)) for t in ts]
+                               + [f"{up[lab][t]:.2f}" if up.get(lab, {}).get(t) else "-"
+                                  for t in more] for lab in sorted(s)]))
         lines.append("")
     if plt is not None and plot_alloc(plt, rows, os.path.join(out_dir, "alloc_throughput.png"),
                                       alloc_progs):
@@ -164,14 +170,16 @@ def section_ceiling(rows):
     body = []
     g = group(rows)
     for prog in CEILING:
-        series = {t: agg(rs, "mops") for (p, impl, t, gct, var), rs in g.items() if p == prog}
-        base = series.get(1)
+        keys = {k[2]: k for k in g if k[0] == prog}
+        base = keys.get(1) and agg(g[keys[1]], "mops")
         if not base:
             continue
-        for t in sorted(series):
-            if t > 1 and series[t]:
-                body.append([prog, t, fmt_num(base), fmt_num(series[t]),
-                             f"{series[t] / base:.2f}"])
+        for t in sorted(keys):
+            speed = agg(g[keys[t]], "mops")
+            if t > 1 and speed:
+                paired = paired_ratio(rows, keys[t], keys[1], "mops")
+                body.append([prog, t, fmt_num(base), fmt_num(speed), f"{speed / base:.2f}",
+                             f"{paired:.2f}" if paired else "-"])
     if not body:
         return []
     return ["## Machine ceiling\n",
@@ -181,7 +189,8 @@ def section_ceiling(rows):
             "stream: sequential reads), each thread doing the work of one, run in this "
             "invocation's rounds.  A parallel speed-up measured in the same rounds can be "
             "expected to stay at or below these.\n",
-            md_table(["loop", "thr", "M steps/s 1 thr", "M steps/s", "speed-up"], body), ""]
+            md_table(["loop", "thr", "M steps/s 1 thr", "M steps/s", "speed-up",
+                      "paired speed-up"], body), ""]
 
 
 def section_unfair(rows, out_dir, plt):

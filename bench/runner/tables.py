@@ -107,17 +107,22 @@ def speedup_data(rows):
     return {k: v for k, v in out.items() if len(v) >= 2 and 1 in v}
 
 
-def paired_speedup(rows, key, gct, col="mark_mb_per_s"):
-    """The median over rounds of COL with GCT GC threads divided by COL with
-    one, both from the same round (run number): the machine drifts between
-    rounds, and a ratio within a round cancels the drift that a ratio of
-    medians keeps.  None without a round that has both."""
-    prog, impl, t, var = key
+def paired_ratio(rows, key, base_key, col):
+    """The median over rounds of COL in configuration KEY divided by COL in
+    BASE_KEY (group keys), both from the same round (run number): the
+    machine drifts between rounds, and a ratio within a round cancels the
+    drift that a ratio of medians keeps.  None without a round that has
+    both."""
     g = group(rows)
-    one = {r["run"]: r.get(col) for r in ok_rows(g.get((prog, impl, t, 1, var), []))}
-    ratios = [r[col] / one[r["run"]] for r in ok_rows(g.get((prog, impl, t, gct, var), []))
-              if r.get(col) and one.get(r["run"])]
-    return median(ratios)
+    base = {r["run"]: r.get(col) for r in ok_rows(g.get(base_key, []))}
+    return median([r[col] / base[r["run"]] for r in ok_rows(g.get(key, []))
+                   if r.get(col) and base.get(r["run"])])
+
+
+def paired_speedup(rows, key, gct, col="mark_mb_per_s"):
+    """GCT GC threads against one, paired by round (see paired_ratio)."""
+    prog, impl, t, var = key
+    return paired_ratio(rows, (prog, impl, t, gct, var), (prog, impl, t, 1, var), col)
 
 
 def mark_rate_rows(rows):
@@ -136,14 +141,18 @@ def mark_rate_rows(rows):
     return out
 
 
-def alloc_series(rows, program):
-    """label -> {threads: median mops} for the alloc program."""
+def alloc_series(rows, program, paired=False):
+    """label -> {threads: median mops} for the alloc program; with PAIRED,
+    label -> {threads: mops against 1 thread, paired by round}."""
     g = group(rows)
     series = {}
     for (prog, impl, t, gct, var), rs in g.items():
         if prog != program or gct is not None:
             continue
-        v = agg(rs, "mops")
+        if paired:
+            v = paired_ratio(rows, (prog, impl, t, gct, var), (prog, impl, 1, gct, var), "mops")
+        else:
+            v = agg(rs, "mops")
         if v is None:
             continue
         label = impl if var == "default" else f"{impl} {var}"
