@@ -42,7 +42,9 @@ typedef struct {
   enum mode mode;
   long steps; /* this thread's share */
   node *nodes;
-  long lo, hi; /* its part: positions in the cycle's order (chase) or nodes */
+  long lo, hi;       /* stream: its slice of the nodes */
+  long start_node;   /* chase: where its stretch of the cycle begins */
+  long end_position; /* chase: the position in the cycle's order it reaches */
   uint64_t result;
 } worker;
 
@@ -57,7 +59,7 @@ static void *run_worker(void *arg) {
   if (w->mode == MODE_COMPUTE) {
     w->result = compute_loop(w->steps);
   } else if (w->mode == MODE_CHASE) {
-    node *p = &w->nodes[w->lo];
+    node *p = &w->nodes[w->start_node];
     for (long i = 0; i < w->steps; i++) p = p->next;
     w->result = p->index;
   } else {
@@ -170,20 +172,18 @@ int main(int argc, char **argv) {
     perror("calloc");
     return 3;
   }
-  /* Thread i gets steps/T steps (the first steps%T threads one more) and
-   * the i-th of T equal parts. */
+  /* Thread i gets steps/T steps (the first steps%T threads one more):
+   * stream, the i-th of T equal slices of the nodes; chase, the stretch of
+   * the cycle that starts where thread i-1's ends. */
+  long at = 0;
   for (long i = 0; i < threads; i++) {
     long share = steps / threads + (i < steps % threads);
     long lo = i * (n / threads), hi = i == threads - 1 ? n : (i + 1) * (n / threads);
-    w[i] = (worker){mode, share, nodes, lo, hi, 0};
-  }
-  if (mode == MODE_CHASE) {
-    /* stretches of the cycle: thread i starts where the previous ends */
-    long at = 0;
-    for (long i = 0; i < threads; i++) {
-      w[i].lo = order[at];
-      at += w[i].steps;
-      w[i].hi = at; /* position in the order where it must end */
+    w[i] = (worker){.mode = mode, .steps = share, .nodes = nodes, .lo = lo, .hi = hi};
+    if (mode == MODE_CHASE) {
+      w[i].start_node = order[at];
+      at += share;
+      w[i].end_position = at;
     }
   }
 
@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
   for (long i = 0; i < threads; i++) {
     uint64_t want;
     if (mode == MODE_COMPUTE) want = compute_loop(w[i].steps);
-    else if (mode == MODE_CHASE) want = (uint64_t)order[w[i].hi % n];
+    else if (mode == MODE_CHASE) want = (uint64_t)order[w[i].end_position % n];
     else want = stream_sum((uint64_t)w[i].lo, (uint64_t)w[i].hi, (uint64_t)w[i].steps);
     if (w[i].result != want) {
       bench_fail("thread %ld: result %llu, expected %llu", i, (unsigned long long)w[i].result,
