@@ -57,6 +57,12 @@ def parse_sgc_trace(path):
     caches = [r["cache_bytes"] for r in recs if "cache_bytes" in r]
     if caches:
         summary["cache_kb"] = statistics.median(caches) / 1024
+    # Load balance of parallel marking: the share of the GC threads' time in
+    # parallel collections spent idle (stealing or detecting termination).
+    par = [r for r in recs if r.get("markers", 1) > 1 and "mark_idle_ns" in r]
+    present = sum(r["markers"] * r.get("mark_ns", 0) for r in par)
+    if present:
+        summary["mark_idle_share"] = sum(r["mark_idle_ns"] for r in par) / present
     return summary
 
 

@@ -103,6 +103,7 @@ def section_speedup(rows):
     more = [x for x in gts if x > 1]
     hdr += [f"mark speed-up g={x}" for x in gts] + [f"GC speed-up g={x}" for x in gts]
     hdr += [f"paired mark speed-up g={x}" for x in more] + [f"marked MB/GC g={x}" for x in gts]
+    hdr += [f"GC threads idle g={x}" for x in more]
     body = []
     for k in sorted(sp):
         d = sp[k]
@@ -114,6 +115,9 @@ def section_speedup(rows):
             paired = [paired_speedup(rows, k, x) if x in d else None for x in more]
             row += [f"{p:.2f}" if p else "-" for p in paired]
             row += [fmt_num(d[x][2] / 1e6) if x in d and d[x][2] else "-" for x in gts]
+            g = group(rows)
+            idle = [agg(g.get((k[0], k[1], k[2], x, k[3]), []), "mark_idle_share") for x in more]
+            row += [f"{i * 100:.1f}%" if i is not None else "-" for i in idle]
             body.append(row)
     return ["### Speed-up table\n",
             "Mark and GC speed-up: ratios of the medians over runs.  Paired: the median over "
@@ -124,7 +128,9 @@ def section_speedup(rows):
             "between GC thread counts the runs marked different heaps (cube's collections "
             "lock into phase with its iterations, at their start or part-way through), and "
             "the speed-up compares unlike work: fixed costs per collection weigh more on "
-            "the smaller heap.\n",
+            "the smaller heap.  GC threads idle: the share of the GC threads' time in "
+            "parallel collections spent stealing or detecting termination (`mark_idle_ns` "
+            "over markers x `mark_ns` in `SGC_TRACE`).\n",
             md_table(hdr, body), ""]
 
 
