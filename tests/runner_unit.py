@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Unit tests of the benchmark runner's arithmetic (bench/runner/): the
+paired ratios, the speed-up and mark-rate tables, the trace summary and
+pooled reports.  Hand-made rows and traces with known answers; no
+benchmark runs.
+
+  /usr/bin/python3 tests/runner_unit.py
+"""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+
+from runner import gcstats, report, results, tables  # noqa: E402
+
+
+def row(program, impl, threads, gc_threads, variant, run, **cols):
+    r = {c: None for c in results.CSV_COLUMNS}
+    r.update(program=program, impl=impl, threads=threads, gc_threads=gc_threads,
+             variant=variant, run=run, status="ok")
+    r.update(cols)
+    return r
+
+
+class PairedRatio(unittest.TestCase):
+    def test_pairs_by_round_not_by_median(self):
+        # Round 1 is a slow phase for both sides, rounds 2 and 3 fast ones.
+        # Within the rounds g=2 is 1.8, 1.6 and 1.7 times g=1: paired,
+        # 1.7; the ratio of the medians (320 / 200) would say 1.6.
+        rows = []
+        for run, base, ratio in ((1, 100.0, 1.8), (2, 200.0, 1.6), (3, 210.0, 1.7)):
+            rows.append(row("p", "sgc", 2, 1, "opt", run, mark_mb_per_s=base))
+            rows.append(row("p", "sgc", 2, 2, "opt", run, mark_mb_per_s=base * ratio))
+        self.assertAlmostEqual(tables.paired_speedup(rows, ("p", "sgc", 2, "opt"), 2), 1.7)
+
+    def test_unpaired_rounds_and_failed_runs_are_left_out(self):
+        rows = [row("p", "sgc", 2, 1, "opt", 1, mark_mb_per_s=100.0),
+                row("p", "sgc", 2, 2, "opt", 1, mark_mb_per_s=150.0),
+                row("p", "sgc", 2, 2, "opt", 2, mark_mb_per_s=999.0),  # no g=1 in round 2
+                row("p", "sgc", 2, 1, "opt", 3, mark_mb_per_s=100.0),
+                row("p", "sgc", 2, 2, "opt", 3, mark_mb_per_s=999.0, status="check-failed")]
+        self.assertAlmostEqual(tables.paired_speedup(rows, ("p", "sgc", 2, "opt"), 2), 1.5)
+
+    def test_none_without_a_pair(self):
+        rows = [row("p", "sgc", 2, 2, "opt", 1, mark_mb_per_s=150.0)]
+        self.assertIsNone(tables.paired_speedup(rows, ("p", "sgc", 2, "opt"), 2))
+
+    def test_alloc_series_paired_over_one_thread(self):
+        rows = []
+        for run, base in ((1, 100.0), (2, 50.0)):
+            rows.append(row("alloc-free", "mimalloc", 1, None, "default", run, mops=base))
+            rows.append(row("alloc-free", "mimalloc", 2, None, "default", run, mops=base * 1.9))
+        up = tables.alloc_series(rows, "alloc-free", paired=True)
+        self.assertAlmostEqual(up["mimalloc"][2], 1.9)
+        self.assertAlmostEqual(up["mimalloc"][1], 1.0)
+
+
+class Tables(unittest.TestCase):
+    def test_speedup_data_marked_bytes_per_collection(self):
+        rows = [row("cube", "sgc", 2, 1, "opt", 1, mark_mb_per_s=10.0, gc_s=2.0,
+                    marked_bytes=400.0, collections=4.0),
+                row("cube", "sgc", 2, 2, "opt", 1, mark_mb_per_s=15.0, gc_s=1.0,
+                    marked_bytes=100.0, collections=4.0)]
+        d = tables.speedup_data(rows)[("cube", "sgc", 2, "opt")]
+        self.assertEqual(d[1], (10.0, 2.0, 100.0))
+        self.assertEqual(d[2], (15.0, 1.0, 25.0))
+
+    def test_mark_rate_over_pauses_never_above_over_mark_time(self):
+        rows = [row("gcbench", "sgc", 2, 1, "default", 1, mark_mb_per_s=3000.0,
+                    marked_bytes=3e9, gc_s=1.5),
+                row("gcbench", "bdwgc", 2, 1, "default", 1, mark_mb_per_s=1000.0)]
+        (r,) = tables.mark_rate_rows(rows)
+        self.assertEqual(r[6], "3.00")  # sgc mark time
+        self.assertEqual(r[7], "2.00")  # 3e9 bytes / 1.5 s of pauses = 2000 MB/s
+
+
+class Trace(unittest.TestCase):
+    def test_idle_share_counts_parallel_collections_only(self):
+        recs = [
+            # alone: not counted
+            {"pause_ns": 10, "mark_ns": 1000, "markers": 1, "mark_idle_ns": 500},
+            # 2 markers x 1000 ns present, 100 ns idle
+            {"pause_ns": 10, "mark_ns": 1000, "markers": 2, "mark_idle_ns": 100},
+            # 2 x 3000 ns present, 300 idle
+            {"pause_ns": 10, "mark_ns": 3000, "markers": 2, "mark_idle_ns": 300},
+        ]
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+            for rec in recs:
+                f.write(json.dumps(rec) + "\n")
+            f.write('{"truncated":')  # a crash's last line is skipped
+        try:
+            s = gcstats.parse_sgc_trace(f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(s["collections"], 3)
+        self.assertAlmostEqual(s["mark_idle_share"], 400 / 8000)
+
+
+class Pooling(unittest.TestCase):
+    def test_merged_runs_pair_within_their_source(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            dirs = []
+            # Source 0: g=2 is 2.0x; source 1: 1.0x.  Its run numbers
+            # collide with source 0's: pairing across sources would mix
+            # them.
+            for i, factor in enumerate((2.0, 1.0)):
+                d = os.path.join(tmp, f"src{i}")
+                os.makedirs(d)
+                rs = []
+                for run in (1, 2, 3):
+                    base = 100.0 * (i + 1) * run
+                    rs.append(row("p", "sgc", 2, 1, "opt", run, mark_mb_per_s=base))
+                    rs.append(row("p", "sgc", 2, 2, "opt", run, mark_mb_per_s=base * factor))
+                results.write_csv(os.path.join(d, "results.csv"), rs)
+                dirs.append(d)
+            out = os.path.join(tmp, "pooled")
+            devnull = open(os.devnull, "w")
+            old, sys.stdout = sys.stdout, devnull
+            try:
+                report.merge_reports(dirs, out)
+            finally:
+                sys.stdout = old
+                devnull.close()
+            rows = results.read_csv(os.path.join(out, "results.csv"))
+            self.assertEqual(sorted({r["run"] for r in rows}), [1, 2, 3, 1001, 1002, 1003])
+            ratios = sorted(r2["mark_mb_per_s"] / r1["mark_mb_per_s"]
+                            for r1 in rows for r2 in rows
+                            if r1["gc_threads"] == 1 and r2["gc_threads"] == 2
+                            and r1["run"] == r2["run"])
+            self.assertEqual(ratios, [1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
+            with open(os.path.join(out, "report.md")) as f:
+                self.assertIn("Speed-up table", f.read())
+
+
+class Ceiling(unittest.TestCase):
+    def test_section_gives_speedups_of_each_loop(self):
+        rows = []
+        for run in (1, 2, 3):
+            rows.append(row("ceiling-compute", "glibc", 1, None, "default", run, mops=100.0))
+            rows.append(row("ceiling-compute", "glibc", 2, None, "default", run, mops=198.0))
+            rows.append(row("ceiling-stream", "glibc", 1, None, "default", run, mops=100.0))
+            rows.append(row("ceiling-stream", "glibc", 2, None, "default", run, mops=130.0))
+        text = "\n".join(report.section_ceiling(rows))
+        self.assertIn("| ceiling-compute | 2 | 100 | 198 | 1.98 | 1.98 |", text)
+        self.assertIn("| ceiling-stream | 2 | 100 | 130 | 1.30 | 1.30 |", text)
+        self.assertEqual(report.section_ceiling([]), [])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
