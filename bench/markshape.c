@@ -6,13 +6,16 @@
  *   -s tiny : -n (2,000) small objects, a heap far below one page pool;
  *   -s wide : an array of -n objects (a shape that does parallelise, for
  *             contrast).
+ * -H MiB first grows the heap by that much (GC_expand_hp), so that a small
+ * shape sits in a large, mostly free heap: what a collection costs then
+ * should follow the live data, not the heap's size.
  * The shape is built once, then -c (20) explicit collections run.  The
  * runner reads each collection's mark time from sgc's trace or bdwgc's
  * GC_PRINT_STATS; this program reports the mean GC_gcollect() time too.
  * Check: after the collections every node is intact (its stored index and
  * the list order, or the array contents).
  *
- * Flags: -s shape  -n objects  -c collections  -t (ignored: 1 thread)
+ * Flags: -s shape  -n objects  -c collections  -H MiB  -t (ignored: 1 thread)
  */
 #include "bench_common.h"
 
@@ -67,16 +70,18 @@ static void verify(const char *shape, long n) {
 
 int main(int argc, char **argv) {
   const char *shape = "list";
-  long n = -1, collections = 20;
+  long n = -1, collections = 20, grow_mib = 0;
   int opt;
-  while ((opt = getopt(argc, argv, "s:n:c:t:")) != -1) {
+  while ((opt = getopt(argc, argv, "s:n:c:H:t:")) != -1) {
     switch (opt) {
     case 's': shape = optarg; break;
     case 'n': n = bench_arg_long("-n", optarg, 1, 100000000); break;
     case 'c': collections = bench_arg_long("-c", optarg, 1, 100000); break;
+    case 'H': grow_mib = bench_arg_long("-H", optarg, 0, 1 << 20); break;
     case 't': break;
     default:
-      fprintf(stderr, "usage: markshape [-s list|tiny|wide] [-n objects] [-c collections]\n");
+      fprintf(stderr, "usage: markshape [-s list|tiny|wide] [-n objects] [-c collections] "
+                      "[-H MiB]\n");
       return 2;
     }
   }
@@ -86,6 +91,10 @@ int main(int argc, char **argv) {
   }
   if (n < 0) n = !strcmp(shape, "tiny") ? 2000 : 1000000;
   GC_INIT();
+  if (grow_mib && !GC_expand_hp((size_t)grow_mib << 20)) {
+    fprintf(stderr, "markshape: cannot grow the heap by %ld MiB\n", grow_mib);
+    return 3;
+  }
   build(shape, n);
   double start = bench_now();
   for (long i = 0; i < collections; i++) GC_gcollect();
@@ -95,6 +104,7 @@ int main(int argc, char **argv) {
   bench_kv("shape", "%s", shape);
   bench_kv("objects", "%ld", n);
   bench_kv("collections", "%ld", collections);
+  bench_kv("grown_mib", "%ld", grow_mib);
   bench_kv("collect_ms", "%.4f", wall * 1e3 / (double)collections);
   bench_kv("mops", "%.3f", (double)n * (double)collections / wall / 1e6);
   return bench_result_end();

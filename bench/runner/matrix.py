@@ -122,6 +122,14 @@ PROGRAMS = {
         "args": {"smoke": ["-s", "tiny", "-c", "3"],
                  "headline": ["-s", "tiny", "-c", "200"], "full": ["-s", "tiny", "-c", "200"]},
     },
+    # the tiny shape in a heap grown by 1 GiB first: a collection's cost
+    # must follow the live data, not the heap's size
+    "mark-tiny-1g": {
+        "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
+        "args": {"smoke": ["-s", "tiny", "-c", "3", "-H", "64"],
+                 "headline": ["-s", "tiny", "-c", "200", "-H", "1024"],
+                 "full": ["-s", "tiny", "-c", "200", "-H", "1024"]},
+    },
     "mark-wide": {
         "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
         "args": {"smoke": ["-s", "wide", "-n", "20000", "-c", "3"],
@@ -225,7 +233,8 @@ EXPERIMENTS = {
                 "gc_threads": "same", "variants": ["default"]},
     # list-shaped and tiny heaps: more GC threads must never mark slower
     # (bdwgc issues #320, #453); a wide heap for contrast
-    "markshape": {"programs": ["mark-list", "mark-tiny", "mark-wide"], "impls": ["sgc", "bdwgc"],
+    "markshape": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide"],
+                  "impls": ["sgc", "bdwgc"],
                   "threads": [1], "gc_threads": [1, 2, 4], "variants": ["default"]},
     # the thesis's watermark stack vs a Chase-Lev deque (issue 4)
     "deque": {"programs": ["gcbench", "bh-pt-long", "cky", "cube"], "impls": ["sgc"],

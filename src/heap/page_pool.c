@@ -80,6 +80,10 @@ void page_pool_put(struct page_header *first, size_t pages) {
     first[i].flags &= (uint8_t)~(PAGE_ZEROED | PAGE_RELEASED);
     atomic_store_explicit(&first[i].state, PAGE_FREE, memory_order_relaxed);
     first[i].next = first[i].prev = NULL;
+    /* Pages in the pool keep no marks: the start of a collection skips
+     * free spans (mark_begin), and a page leaves the pool unmarked. */
+    for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+      atomic_store_explicit(&first[i].mark_bits[w], 0, memory_order_relaxed);
   }
   /* Merge with the span after. */
   uintptr_t after = first->start + (pages << PAGE_SHIFT);
@@ -124,6 +128,9 @@ size_t page_pool_released_bytes(void) { return released_pages << PAGE_SHIFT; }
  * remapping when it is used again, and reads as zero: no memset then. */
 size_t page_pool_release(size_t min_pages) {
   size_t released = 0;
+  /* Nothing left to give back: skip the walk over every free page, which
+   * on a large, mostly free heap cost each collection 0.8 ms a GiB. */
+  if (free_pages - released_pages < min_pages) return 0;
   for (unsigned b = 0; b < EXACT_BUCKETS; b++) {
     if (b && b < min_pages) continue;
     for (struct page_header *s = buckets[b]; s; s = s->next) {

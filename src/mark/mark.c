@@ -85,11 +85,21 @@ void mark_begin(void) {
   }
   /* One walk over the page headers: collectable pages lose their marks;
    * uncollectable objects keep theirs (the bit means "allocated") and are
-   * roots, queued here. */
+   * roots, queued here.  Free spans and large objects' tail pages are
+   * stepped over whole, as the sweep does: pages in the pool carry no
+   * marks (page_pool_put clears them) and a tail's marks are never set,
+   * so the walk costs the pages in use rather than the heap (a 1 GiB heap
+   * holding a few hundred KB: 1.15 ms a collection before). */
   FOR_EACH_CHUNK(c) {
-    for (size_t i = 0; i < c->page_count; i++) {
+    for (size_t i = 0, step; i < c->page_count; i += step) {
       struct page_header *p = &c->pages[i];
       uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+      step = 1;
+      if (state == PAGE_FREE && p->span_pages && p->head_offset == 0) {
+        step = p->span_pages;
+        continue;
+      }
+      if (state == PAGE_LARGE_HEAD) step = p->span_pages ? p->span_pages : 1;
       bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD;
       if (!in_use || p->kind < KIND_THREAD_LOCAL_COUNT) {
         /* Stores only where a bit is set: a free page's header line then
