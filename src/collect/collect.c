@@ -345,10 +345,21 @@ GC_API size_t GC_get_unmapped_bytes(void) {
   pthread_mutex_unlock(&heap_lock);
   return bytes;
 }
-GC_API size_t GC_get_bytes_since_gc(void) { return allocated_since_gc_bytes(); }
+/* The caller's own refills outside heap_lock not yet added to the shared
+ * count (they are added in steps: refill.c's count_unlocked_refill), so
+ * that a thread sees at least what it allocated itself.  Other threads'
+ * pending bytes are theirs to publish. */
+static size_t own_pending_bytes(void) {
+  struct sgc_thread *self = sgc_self;
+  return self ? self->unlocked_bytes : 0;
+}
+
+GC_API size_t GC_get_bytes_since_gc(void) {
+  return allocated_since_gc_bytes() + own_pending_bytes();
+}
 GC_API size_t GC_get_total_bytes(void) {
   return heap_accounting.total_allocated +
-         atomic_load_explicit(&allocated_unlocked, memory_order_relaxed);
+         atomic_load_explicit(&allocated_unlocked, memory_order_relaxed) + own_pending_bytes();
 }
 GC_API GC_word GC_get_gc_no(void) { return heap_accounting.gc_count; }
 
