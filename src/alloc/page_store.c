@@ -226,33 +226,19 @@ struct page_header *small_page_take_own(struct sgc_thread *t) {
   return p;
 }
 
-/* AL and LPS: a thread that takes a fresh page from the pool takes more
- * into its store, so heap_lock is taken once per that many fresh pages
- * instead of once per page.  They count as consumed (a) only when used,
- * and LPS still checks its bound then.
- *
- * The batch starts at FRESH_RESERVE_MIN pages and doubles each time the
- * thread comes back for fresh pages, up to FRESH_RESERVE_MAX: a thread
- * that keeps allocating gets its pages in long contiguous runs, one that
- * allocates little holds a few.  Two threads allocating side by side from
- * a fresh heap took turns 8 pages at a time, and their pages lay
- * interleaved in 32 KiB runs: `alloc -m free -r 400` with 2 threads then
- * reached 0.91-0.92 of two single-thread processes side by side
- * (tools/threads_vs_procs.py -n 9, twice), and 0.95-0.96 with runs of 128
- * pages. */
-enum { FRESH_RESERVE_MIN = 8, FRESH_RESERVE_MAX = 128 };
+/* AL and LPS: a thread that takes a fresh page from the pool takes up to
+ * FRESH_RESERVE_PAGES - 1 more into its store, so heap_lock is taken once
+ * per that many fresh pages instead of once per page.  They count as
+ * consumed (a) only when used, and LPS still checks its bound then. */
+enum { FRESH_RESERVE_PAGES = 8 };
 
 static void reserve_fresh_pages(struct page_store *own) {
-  unsigned batch = own->reserve_batch ? own->reserve_batch : FRESH_RESERVE_MIN;
   /* Only from a pool that could give every thread as much: with
    * thousands of threads, reserves would otherwise hold the heap. */
-  size_t threads = (size_t)thread_registry_count();
-  while (batch > FRESH_RESERVE_MIN && page_pool_free_pages() < (size_t)batch * threads) batch /= 2;
-  if (page_pool_free_pages() < (size_t)batch * threads) return;
-  own->reserve_batch = batch < FRESH_RESERVE_MAX ? 2 * batch : FRESH_RESERVE_MAX;
-  struct page_header *taken[FRESH_RESERVE_MAX];
+  if (page_pool_free_pages() < (size_t)FRESH_RESERVE_PAGES * (size_t)thread_registry_count()) return;
+  struct page_header *taken[FRESH_RESERVE_PAGES];
   unsigned n = 0;
-  while (n + 1 < batch && (taken[n] = page_pool_take(1)) != NULL) n++;
+  while (n + 1 < FRESH_RESERVE_PAGES && (taken[n] = page_pool_take(1)) != NULL) n++;
   /* Pushed last page first, so the store hands them out in the order the
    * pool gave them (ascending addresses from a span): handed out
    * descending, every page was a backward jump, and `alloc -m free` with
@@ -370,7 +356,6 @@ struct page_header *page_store_steal_unswept(struct page_store *own, unsigned ki
 
 static void retire(struct page_store *s) {
   struct page_header *p;
-  s->reserve_batch = 0; /* the next owner starts small */
   sweep_orphan_store(s); /* its pages to sweep: anyone's now */
   while ((p = store_pop(s)) != NULL || (p = reserve_pop(s)) != NULL) page_pool_put(p, 1);
   atomic_store_explicit(&s->alive, false, memory_order_relaxed);

@@ -31,7 +31,6 @@ struct page_store {
   _Atomic long free_count;   /* written under lock, peeked without */
   struct page_header *reserve; /* fresh pages taken ahead; only the owner's */
   _Atomic long reserve_count;
-  unsigned reserve_batch;    /* pages the next reserve takes (under heap_lock) */
   _Atomic long used;         /* u_i: pages this thread holds now */
   _Atomic long max_used;     /* max u_i */
   _Atomic long taken;        /* pages handed to this thread */
