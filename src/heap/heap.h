@@ -67,6 +67,7 @@ struct chunk {
   size_t page_count;
   size_t descriptor_bytes;
   struct chunk *next;
+  size_t sweep_first_unit; /* scratch of the parallel sweep's plan (sweep.c) */
   struct page_header pages[];
 };
 
@@ -75,16 +76,21 @@ extern _Atomic(struct chunk **) pagemap_l1[1u << PAGEMAP_L1_BITS];
 /* Cheap range filter for the conservative pointer test. */
 extern _Atomic uintptr_t heap_lowest, heap_highest;
 
-/* Page header for any word value, or NULL when it points outside the heap.
+/* The chunk holding address A, or NULL when A is outside the heap.
  * Lock-free: chunks are published with release stores and never unmapped. */
-static inline struct page_header *page_of_address(uintptr_t a) {
+static inline struct chunk *chunk_of_address(uintptr_t a) {
   if (a >> ADDRESS_BITS) return NULL;
   struct chunk **l2 = atomic_load_explicit(
       &pagemap_l1[a >> (CHUNK_SHIFT + PAGEMAP_L2_BITS)], memory_order_acquire);
   if (!l2) return NULL;
-  struct chunk *c = atomic_load_explicit(
+  return atomic_load_explicit(
       (_Atomic(struct chunk *) *)&l2[(a >> CHUNK_SHIFT) & ((1u << PAGEMAP_L2_BITS) - 1)],
       memory_order_acquire);
+}
+
+/* Page header for any word value, or NULL when it points outside the heap. */
+static inline struct page_header *page_of_address(uintptr_t a) {
+  struct chunk *c = chunk_of_address(a);
   if (!c) return NULL;
   return &c->pages[(a - c->base) >> PAGE_SHIFT];
 }
@@ -189,6 +195,9 @@ struct page_header *page_pool_take(size_t pages);
 void page_pool_put(struct page_header *first, size_t pages);
 void page_pool_add_chunk(struct chunk *c);
 size_t page_pool_free_pages(void);
+/* Calls VISIT for every free span (its first page and length). */
+void page_pool_for_each_span(void (*visit)(struct page_header *head, size_t pages, void *arg),
+                             void *arg);
 bool page_span_is_zeroed(struct page_header *first, size_t pages);
 /* Gives free spans of at least MIN_PAGES back to the OS (their memory
  * reads as zero afterwards); returns the bytes released now. */

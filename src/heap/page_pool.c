@@ -17,6 +17,12 @@ static size_t released_pages; /* free pages whose memory the OS took back */
 
 size_t page_pool_free_pages(void) { return free_pages; }
 
+void page_pool_for_each_span(void (*visit)(struct page_header *head, size_t pages, void *arg),
+                             void *arg) {
+  for (unsigned b = 0; b < EXACT_BUCKETS; b++)
+    for (struct page_header *s = buckets[b]; s; s = s->next) visit(s, s->span_pages, arg);
+}
+
 static unsigned bucket_of(size_t pages) { return pages < EXACT_BUCKETS ? (unsigned)pages : 0; }
 
 static void span_link(struct page_header *head, size_t pages) {

@@ -307,9 +307,14 @@ static _Atomic size_t next_unit;
 static struct sweep_local *locals;
 
 static void sweep_unit(struct sweep_local *l, struct sweep_unit *u) {
-  for (size_t i = u->first; i < u->first + u->count; i++) {
+  for (size_t i = u->first, step; i < u->first + u->count; i += step) {
     struct page_header *p = &u->chunk->pages[i];
     uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+    step = 1;
+    /* Free spans and large objects' tails hold nothing to sweep. */
+    if ((state == PAGE_FREE && p->span_pages && p->head_offset == 0) ||
+        (state == PAGE_LARGE_HEAD && p->span_pages))
+      step = p->span_pages;
     if (state == PAGE_SMALL && p->kind < KIND_THREAD_LOCAL_COUNT) {
       sweep_page(p);
       p->next = NULL;
@@ -334,6 +339,30 @@ static void sweep_unit(struct sweep_local *l, struct sweep_unit *u) {
   }
 }
 
+/* Units that lie wholly inside a free span have nothing to sweep: marked
+ * empty span by span (the pool's list, not a walk over the pages), then
+ * left out.  With a 1 GiB heap holding a few hundred KB, the workers read
+ * every free page's header otherwise: 1.0 ms a collection. */
+static void empty_covered_units(struct page_header *head, size_t pages, void *arg) {
+  (void)arg;
+  struct chunk *c = chunk_of_address(head->start);
+  if (!c) return;
+  size_t from = (size_t)(head - c->pages), to = from + pages;
+  size_t k = (from + SWEEP_UNIT_PAGES - 1) / SWEEP_UNIT_PAGES; /* first unit starting in it */
+  for (; k * SWEEP_UNIT_PAGES < to; k++) {
+    struct sweep_unit *u = &units[c->sweep_first_unit + k];
+    if (u->first + u->count <= to) u->count = 0;
+  }
+}
+
+static void drop_free_units(void) {
+  page_pool_for_each_span(empty_covered_units, NULL);
+  size_t kept = 0;
+  for (size_t u = 0; u < unit_count; u++)
+    if (units[u].count) units[kept++] = units[u];
+  unit_count = kept;
+}
+
 static void sweep_worker(struct marker *m, void *arg) {
   (void)arg;
   struct sweep_local *l = &locals[m->index];
@@ -356,11 +385,13 @@ void sweep_after_mark_parallel(void) {
   }
   unit_count = 0;
   FOR_EACH_CHUNK(c) {
+    c->sweep_first_unit = unit_count;
     for (size_t first = 0; first < c->page_count; first += SWEEP_UNIT_PAGES) {
       size_t n = c->page_count - first;
       units[unit_count++] = (struct sweep_unit){c, first, n < SWEEP_UNIT_PAGES ? n : SWEEP_UNIT_PAGES};
     }
   }
+  drop_free_units();
   atomic_store_explicit(&next_unit, 0, memory_order_relaxed);
   unsigned workers = parallel_set_active(sgc_settings.markers);
   if (workers > MAX_SWEEPERS) workers = parallel_set_active(MAX_SWEEPERS);
