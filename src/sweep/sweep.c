@@ -302,7 +302,7 @@ struct sweep_local {
 } __attribute__((aligned(64)));
 
 static struct sweep_unit *units;
-static size_t unit_count;
+static size_t unit_count, units_capacity;
 static _Atomic size_t next_unit;
 static struct sweep_local *locals;
 
@@ -376,10 +376,20 @@ void sweep_after_mark_parallel(void) {
   if (!locals) locals = os_alloc(MAX_SWEEPERS * sizeof *locals);
   size_t count = 0;
   FOR_EACH_CHUNK(c) count += (c->page_count + SWEEP_UNIT_PAGES - 1) / SWEEP_UNIT_PAGES;
-  size_t bytes = count * sizeof *units;
-  units = os_alloc(bytes);
-  if (!units || !locals) {
-    os_free(units, bytes);
+  /* The plan's array is kept from one collection to the next and grown
+   * when the heap has: mapping and unmapping it each time cost a system
+   * call each, and the unmapping a TLB shootdown on every CPU running
+   * one of the program's threads. */
+  if (count > units_capacity) {
+    size_t want = count + count / 2;
+    struct sweep_unit *grown = os_alloc(want * sizeof *units);
+    if (grown) {
+      if (units) os_free(units, units_capacity * sizeof *units);
+      units = grown;
+      units_capacity = want;
+    }
+  }
+  if (!units || count > units_capacity || !locals) {
     sweep_after_mark(); /* no memory for the plan: sweep lazily */
     return;
   }
@@ -420,7 +430,5 @@ void sweep_after_mark_parallel(void) {
       large_free(p);
     }
   }
-  os_free(units, bytes);
-  units = NULL;
   page_policy_after_mark(live_pages);
 }
