@@ -34,7 +34,7 @@ class PairedRatio(unittest.TestCase):
         for run, base, ratio in ((1, 100.0, 1.8), (2, 200.0, 1.6), (3, 210.0, 1.7)):
             rows.append(row("p", "sgc", 2, 1, "opt", run, mark_mb_per_s=base))
             rows.append(row("p", "sgc", 2, 2, "opt", run, mark_mb_per_s=base * ratio))
-        self.assertAlmostEqual(tables.paired_speedup(rows, ("p", "sgc", 2, "opt"), 2), 1.7)
+        self.assertAlmostEqual(tables.paired_speedup(results.group(rows), ("p", "sgc", 2, "opt"), 2), 1.7)
 
     def test_unpaired_rounds_and_failed_runs_are_left_out(self):
         rows = [row("p", "sgc", 2, 1, "opt", 1, mark_mb_per_s=100.0),
@@ -42,11 +42,11 @@ class PairedRatio(unittest.TestCase):
                 row("p", "sgc", 2, 2, "opt", 2, mark_mb_per_s=999.0),  # no g=1 in round 2
                 row("p", "sgc", 2, 1, "opt", 3, mark_mb_per_s=100.0),
                 row("p", "sgc", 2, 2, "opt", 3, mark_mb_per_s=999.0, status="check-failed")]
-        self.assertAlmostEqual(tables.paired_speedup(rows, ("p", "sgc", 2, "opt"), 2), 1.5)
+        self.assertAlmostEqual(tables.paired_speedup(results.group(rows), ("p", "sgc", 2, "opt"), 2), 1.5)
 
     def test_none_without_a_pair(self):
         rows = [row("p", "sgc", 2, 2, "opt", 1, mark_mb_per_s=150.0)]
-        self.assertIsNone(tables.paired_speedup(rows, ("p", "sgc", 2, "opt"), 2))
+        self.assertIsNone(tables.paired_speedup(results.group(rows), ("p", "sgc", 2, "opt"), 2))
 
     def test_alloc_series_paired_over_one_thread(self):
         rows = []

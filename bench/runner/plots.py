@@ -15,6 +15,27 @@ def get_plt():
         return None
 
 
+def panels(plt, n, ncol, width, height):
+    """A figure of N panels, NCOL to a row (WIDTH x HEIGHT inches each);
+    the grid's unused cells are hidden.  Returns (figure, the N axes)."""
+    ncol = min(ncol, n)
+    nrow = (n + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(width * ncol, height * nrow), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[n:]:
+        ax.axis("off")
+    return fig, flat[:n]
+
+
+def save(plt, fig, path, title=None):
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def plot_gc_user(plt, rows, path):
     """Fig 3.5: run time split into GC and user time, per program."""
     g = group(rows)
@@ -26,13 +47,8 @@ def plot_gc_user(plt, rows, path):
     for k in cfgs:
         if k[0] not in progs:
             progs.append(k[0])
-    ncol = min(4, len(progs))
-    nrow = (len(progs) + ncol - 1) // ncol
-    fig, axes = plt.subplots(nrow, ncol, figsize=(max(4, 3.4 * ncol), 3.6 * nrow), squeeze=False)
-    flat = [ax for row in axes for ax in row]
-    for ax in flat[len(progs):]:
-        ax.axis("off")
-    for ax, prog in zip(flat, progs):
+    fig, axs = panels(plt, len(progs), 4, 3.4 if len(progs) > 1 else 4, 3.6)
+    for ax, prog in zip(axs, progs):
         ks = sorted([k for k in cfgs if k[0] == prog],
                     key=lambda k: (k[2], -1 if k[3] is None else k[3], k[1]))
         labels, gcs, users = [], [], []
@@ -49,12 +65,8 @@ def plot_gc_user(plt, rows, path):
         ax.set_xticklabels(labels, fontsize=7)
         ax.set_title(prog)
         ax.set_ylabel("seconds")
-    flat[0].legend(fontsize=8)
-    fig.suptitle("Run time split into user and GC (stopped) time (cf. thesis Fig. 3.5)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    axs[0].legend(fontsize=8)
+    return save(plt, fig, path, "Run time split into user and GC (stopped) time (cf. thesis Fig. 3.5)")
 
 
 def plot_speedup(plt, rows, path):
@@ -64,13 +76,8 @@ def plot_speedup(plt, rows, path):
     if not data:
         return False
     progs = sorted({k[0] for k in data})
-    ncol = min(3, len(progs))
-    nrow = (len(progs) + ncol - 1) // ncol
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 3.8 * nrow), squeeze=False)
-    flat = [ax for row in axes for ax in row]
-    for ax in flat[len(progs):]:
-        ax.axis("off")
-    for ax, prog in zip(flat, progs):
+    fig, axs = panels(plt, len(progs), 3, 4.6, 3.8)
+    for ax, prog in zip(axs, progs):
         mx = 1
         for k in sorted(k for k in data if k[0] == prog):
             d = data[k]
@@ -88,11 +95,7 @@ def plot_speedup(plt, rows, path):
         ax.set_xlabel("GC threads")
         ax.set_ylabel("mark speed-up")
         ax.legend(fontsize=6)
-    fig.suptitle("Mark-phase speed-up vs GC threads (cf. thesis Fig. 3.7)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return save(plt, fig, path, "Mark-phase speed-up vs GC threads (cf. thesis Fig. 3.7)")
 
 
 def plot_alloc(plt, rows, path, programs):
@@ -100,8 +103,8 @@ def plot_alloc(plt, rows, path, programs):
     ss = [(p, s) for p, s in ss if s]
     if not ss:
         return False
-    fig, axes = plt.subplots(1, len(ss), figsize=(5.5 * len(ss), 4), squeeze=False)
-    for ax, (prog, series) in zip(axes[0], ss):
+    fig, axs = panels(plt, len(ss), len(ss), 5.5, 4)
+    for ax, (prog, series) in zip(axs, ss):
         for label in sorted(series):
             xs = sorted(series[label])
             ax.plot(xs, [series[label][x] for x in xs], marker="o", label=label)
@@ -110,11 +113,7 @@ def plot_alloc(plt, rows, path, programs):
         ax.set_ylabel("M allocations / s (all threads)")
         ax.set_title(prog)
         ax.legend(fontsize=7)
-    fig.suptitle("Allocation throughput (cf. thesis Fig. 2.4 / Table 2.1)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return save(plt, fig, path, "Allocation throughput (cf. thesis Fig. 2.4 / Table 2.1)")
 
 
 def plot_unfair(plt, rows, path):
@@ -139,7 +138,4 @@ def plot_unfair(plt, rows, path):
     ax.set_ylabel("peak RSS (MB)")
     ax.legend(fontsize=6)
     ax.set_title("Memory consumption, unfair benchmark (cf. thesis Fig. 2.5)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return save(plt, fig, path)

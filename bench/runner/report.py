@@ -104,6 +104,7 @@ def section_speedup(rows):
     hdr += [f"mark speed-up g={x}" for x in gts] + [f"GC speed-up g={x}" for x in gts]
     hdr += [f"paired mark speed-up g={x}" for x in more] + [f"marked MB/GC g={x}" for x in gts]
     hdr += [f"GC threads idle g={x}" for x in more]
+    g = group(rows)
     body = []
     for k in sorted(sp):
         d = sp[k]
@@ -112,10 +113,9 @@ def section_speedup(rows):
         row += [f"{d[x][0] / b_speed:.2f}" if x in d and d[x][0] and b_speed else "-" for x in gts]
         row += [f"{b_gc / d[x][1]:.2f}" if x in d and d[x][1] and b_gc else "-" for x in gts]
         if any(v != "-" for v in row[4:]):
-            paired = [paired_speedup(rows, k, x) if x in d else None for x in more]
+            paired = [paired_speedup(g, k, x) if x in d else None for x in more]
             row += [f"{p:.2f}" if p else "-" for p in paired]
             row += [fmt_num(d[x][2] / 1e6) if x in d and d[x][2] else "-" for x in gts]
-            g = group(rows)
             idle = [agg(g.get((k[0], k[1], k[2], x, k[3]), []), "mark_idle_share") for x in more]
             row += [f"{i * 100:.1f}%" if i is not None else "-" for i in idle]
             body.append(row)
@@ -188,7 +188,7 @@ def section_ceiling(rows):
         for t in sorted(keys):
             speed = agg(g[keys[t]], "mops")
             if t > 1 and speed:
-                paired = paired_ratio(rows, keys[t], keys[1], "mops")
+                paired = paired_ratio(g, keys[t], keys[1], "mops")
                 body.append([prog, t, fmt_num(base), fmt_num(speed), f"{speed / base:.2f}",
                              f"{paired:.2f}" if paired else "-"])
     if not body:

@@ -107,22 +107,21 @@ def speedup_data(rows):
     return {k: v for k, v in out.items() if len(v) >= 2 and 1 in v}
 
 
-def paired_ratio(rows, key, base_key, col):
+def paired_ratio(g, key, base_key, col):
     """The median over rounds of COL in configuration KEY divided by COL in
-    BASE_KEY (group keys), both from the same round (run number): the
-    machine drifts between rounds, and a ratio within a round cancels the
-    drift that a ratio of medians keeps.  None without a round that has
-    both."""
-    g = group(rows)
+    BASE_KEY (keys of G, the rows grouped by group()), both from the same
+    round (run number): the machine drifts between rounds, and a ratio
+    within a round cancels the drift that a ratio of medians keeps.  None
+    without a round that has both."""
     base = {r["run"]: r.get(col) for r in ok_rows(g.get(base_key, []))}
     return median([r[col] / base[r["run"]] for r in ok_rows(g.get(key, []))
                    if r.get(col) and base.get(r["run"])])
 
 
-def paired_speedup(rows, key, gct, col="mark_mb_per_s"):
+def paired_speedup(g, key, gct, col="mark_mb_per_s"):
     """GCT GC threads against one, paired by round (see paired_ratio)."""
     prog, impl, t, var = key
-    return paired_ratio(rows, (prog, impl, t, gct, var), (prog, impl, t, 1, var), col)
+    return paired_ratio(g, (prog, impl, t, gct, var), (prog, impl, t, 1, var), col)
 
 
 def mark_rate_rows(rows):
@@ -160,7 +159,7 @@ def alloc_series(rows, program, paired=False):
         if prog != program or gct is not None:
             continue
         if paired:
-            v = paired_ratio(rows, (prog, impl, t, gct, var), (prog, impl, 1, gct, var), "mops")
+            v = paired_ratio(g, (prog, impl, t, gct, var), (prog, impl, 1, gct, var), "mops")
         else:
             v = agg(rs, "mops")
         if v is None:

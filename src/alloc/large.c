@@ -58,8 +58,5 @@ void *large_allocate(size_t bytes, unsigned kind) {
 
 /* heap_lock held. */
 void large_free(struct page_header *head) {
-  size_t pages = head->span_pages;
-  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-    atomic_store_explicit(&head->mark_bits[w], 0, memory_order_relaxed);
-  page_pool_put(head, pages);
+  page_pool_put(head, head->span_pages); /* which clears the marks */
 }

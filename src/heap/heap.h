@@ -195,9 +195,21 @@ struct page_header *page_pool_take(size_t pages);
 void page_pool_put(struct page_header *first, size_t pages);
 void page_pool_add_chunk(struct chunk *c);
 size_t page_pool_free_pages(void);
+bool page_pool_is_span_head(const struct page_header *p);
 /* Calls VISIT for every free span (its first page and length). */
 void page_pool_for_each_span(void (*visit)(struct page_header *head, size_t pages, void *arg),
                              void *arg);
+/* How far a walk over a chunk's page headers steps from P, whose state is
+ * STATE: a free span or a large object as a whole, any other page alone.
+ * Collections walk this way (mark_begin, the sweeps), so their cost
+ * follows the pages in use rather than the heap's size.  Heap lock held
+ * or the world stopped (the free-span test reads the pool). */
+static inline size_t page_walk_step(const struct page_header *p, uint8_t state) {
+  if (state == PAGE_LARGE_HEAD && p->span_pages) return p->span_pages;
+  if (state == PAGE_FREE && page_pool_is_span_head(p)) return p->span_pages;
+  return 1;
+}
+
 bool page_span_is_zeroed(struct page_header *first, size_t pages);
 /* Gives free spans of at least MIN_PAGES back to the OS (their memory
  * reads as zero afterwards); returns the bytes released now. */

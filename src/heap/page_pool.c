@@ -25,6 +25,14 @@ void page_pool_for_each_span(void (*visit)(struct page_header *head, size_t page
 
 static unsigned bucket_of(size_t pages) { return pages < EXACT_BUCKETS ? (unsigned)pages : 0; }
 
+/* A span head is on its bucket's list: inner pages of a span may keep a
+ * stale span_pages from before a merge, so the fields alone do not say. */
+bool page_pool_is_span_head(const struct page_header *p) {
+  return atomic_load_explicit(&p->state, memory_order_relaxed) == PAGE_FREE && p->span_pages &&
+         p->head_offset == 0 &&
+         (p->next || p->prev || buckets[bucket_of(p->span_pages)] == p);
+}
+
 static void span_link(struct page_header *head, size_t pages) {
   head->span_pages = (uint32_t)pages;
   head->head_offset = 0;
@@ -94,9 +102,7 @@ void page_pool_put(struct page_header *first, size_t pages) {
   /* Merge with the span after. */
   uintptr_t after = first->start + (pages << PAGE_SHIFT);
   struct page_header *next = page_of_address(after);
-  if (next && next == first + pages && next->span_pages && next->head_offset == 0 &&
-      atomic_load_explicit(&next->state, memory_order_relaxed) == PAGE_FREE &&
-      (next->next || next->prev || buckets[bucket_of(next->span_pages)] == next)) {
+  if (next && next == first + pages && page_pool_is_span_head(next)) {
     size_t n = next->span_pages;
     span_unlink(next);
     next->span_pages = 0;
@@ -108,8 +114,7 @@ void page_pool_put(struct page_header *first, size_t pages) {
     if (prev && prev == first - 1 &&
         atomic_load_explicit(&prev->state, memory_order_relaxed) == PAGE_FREE) {
       struct page_header *head = prev - prev->head_offset;
-      if (head->span_pages && head->span_pages == (size_t)(prev - head) + 1 &&
-          (head->next || head->prev || buckets[bucket_of(head->span_pages)] == head)) {
+      if (page_pool_is_span_head(head) && head->span_pages == (size_t)(prev - head) + 1) {
         size_t n = head->span_pages;
         span_unlink(head);
         first->span_pages = 0;

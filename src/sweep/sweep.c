@@ -243,9 +243,10 @@ void sweep_after_mark(void) {
   bool to_owner = page_policy_returns_to_owner(page_policy);
   long live_pages = 0;
   FOR_EACH_CHUNK(c) {
-    for (size_t i = 0; i < c->page_count;) {
+    for (size_t i = 0, step; i < c->page_count; i += step) {
       struct page_header *p = &c->pages[i];
       uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+      step = page_walk_step(p, state); /* before large_free merges the span */
       if (state == PAGE_SMALL && p->kind < KIND_THREAD_LOCAL_COUNT) {
         uint64_t any = 0;
         for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
@@ -263,15 +264,9 @@ void sweep_after_mark(void) {
         } else {
           queue_unswept(&sweep_classes[k][cl].unswept, &shared_tail[k][cl], p, ascending);
         }
-        i++;
-      } else if (state == PAGE_LARGE_HEAD) {
-        size_t span = p->span_pages;
-        if (p->kind < KIND_THREAD_LOCAL_COUNT && !mark_bit_test(p, p->start)) large_free(p);
-        i += span;
-      } else if (state == PAGE_FREE && p->span_pages && p->head_offset == 0) {
-        i += p->span_pages;
-      } else {
-        i++;
+      } else if (state == PAGE_LARGE_HEAD && p->kind < KIND_THREAD_LOCAL_COUNT &&
+                 !mark_bit_test(p, p->start)) {
+        large_free(p);
       }
     }
   }
@@ -310,11 +305,7 @@ static void sweep_unit(struct sweep_local *l, struct sweep_unit *u) {
   for (size_t i = u->first, step; i < u->first + u->count; i += step) {
     struct page_header *p = &u->chunk->pages[i];
     uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
-    step = 1;
-    /* Free spans and large objects' tails hold nothing to sweep. */
-    if ((state == PAGE_FREE && p->span_pages && p->head_offset == 0) ||
-        (state == PAGE_LARGE_HEAD && p->span_pages))
-      step = p->span_pages;
+    step = page_walk_step(p, state); /* free spans, large tails: nothing to sweep */
     if (state == PAGE_SMALL && p->kind < KIND_THREAD_LOCAL_COUNT) {
       sweep_page(p);
       p->next = NULL;
