@@ -104,10 +104,14 @@ int main(int argc, char **argv) {
   double wall = bench_now() - t0;
 
   double first = ws[0].t_start, last = ws[0].t_end;
+  double slowest = 0, fastest = 0;
   uint64_t total = 0;
   for (int i = 0; i < threads; i++) {
+    double took = ws[i].t_end - ws[i].t_start;
     if (ws[i].t_start < first) first = ws[i].t_start;
     if (ws[i].t_end > last) last = ws[i].t_end;
+    if (i == 0 || took > slowest) slowest = took;
+    if (i == 0 || took < fastest) fastest = took;
     total += ws[i].sum;
   }
   /* Known answer: sum over threads, rounds and indices of the stored tags. */
@@ -127,6 +131,9 @@ int main(int argc, char **argv) {
   bench_kv("allocs", "%.0f", allocs);
   bench_kv("alloc_s", "%.6f", par);
   bench_kv("mops", "%.3f", allocs / par / 1e6);
+  /* Every thread does the same work, so this is 1 on a fair machine; the
+   * rate above waits for the slowest thread. */
+  bench_kv("spread", "%.3f", fastest > 0 ? slowest / fastest : 1.0);
   free(ws);
   return bench_result_end();
 }

@@ -16,6 +16,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from runner import gcstats, report, results, tables  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import threads_vs_procs  # noqa: E402
+
 
 def row(program, impl, threads, gc_threads, variant, run, **cols):
     r = {c: None for c in results.CSV_COLUMNS}
@@ -147,6 +150,17 @@ class Ceiling(unittest.TestCase):
         self.assertIn("| ceiling-compute | 2 | 100 | 198 | 1.98 | 1.98 |", text)
         self.assertIn("| ceiling-stream | 2 | 100 | 130 | 1.30 | 1.30 |", text)
         self.assertEqual(report.section_ceiling([]), [])
+
+
+class ThreadsVsProcesses(unittest.TestCase):
+    def test_span_waits_for_the_slowest_process(self):
+        # Two processes did 100 M allocations each, one in 1 s, one in 2 s:
+        # together 200 M in 2 s, 100 M/s, not the 150 M/s their rates sum to.
+        self.assertAlmostEqual(threads_vs_procs.combine_processes([100.0, 50.0], [1.0, 2.0]), 100.0)
+        self.assertAlmostEqual(threads_vs_procs.combine_processes([100.0, 50.0]), 150.0)
+
+    def test_span_equals_the_sum_when_fair(self):
+        self.assertAlmostEqual(threads_vs_procs.combine_processes([80.0, 80.0], [1.5, 1.5]), 160.0)
 
 
 if __name__ == "__main__":
