@@ -98,6 +98,16 @@ def plot_speedup(plt, rows, path):
     return save(plt, fig, path, "Mark-phase speed-up vs GC threads (cf. thesis Fig. 3.7)")
 
 
+def plot_lines(ax, series):
+    """One line per label of SERIES ({label: {threads: value}}) against
+    the thread counts."""
+    for label in sorted(series):
+        xs = sorted(series[label])
+        ax.plot(xs, [series[label][x] for x in xs], marker="o", label=label)
+    ax.set_xticks(sorted({t for v in series.values() for t in v}))
+    ax.set_xlabel("threads")
+
+
 def plot_alloc(plt, rows, path, programs):
     ss = [(p, alloc_series(rows, p)) for p in programs]
     ss = [(p, s) for p, s in ss if s]
@@ -105,11 +115,7 @@ def plot_alloc(plt, rows, path, programs):
         return False
     fig, axs = panels(plt, len(ss), len(ss), 5.5, 4)
     for ax, (prog, series) in zip(axs, ss):
-        for label in sorted(series):
-            xs = sorted(series[label])
-            ax.plot(xs, [series[label][x] for x in xs], marker="o", label=label)
-        ax.set_xticks(sorted({t for v in series.values() for t in v}))
-        ax.set_xlabel("threads")
+        plot_lines(ax, series)
         ax.set_ylabel("M allocations / s (all threads)")
         ax.set_title(prog)
         ax.legend(fontsize=7)
@@ -130,11 +136,7 @@ def plot_unfair(plt, rows, path):
     if not series:
         return False
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for label in sorted(series):
-        xs = sorted(series[label])
-        ax.plot(xs, [series[label][x] for x in xs], marker="o", label=label)
-    ax.set_xticks(sorted({t for v in series.values() for t in v}))
-    ax.set_xlabel("threads")
+    plot_lines(ax, series)
     ax.set_ylabel("peak RSS (MB)")
     ax.legend(fontsize=6)
     ax.set_title("Memory consumption, unfair benchmark (cf. thesis Fig. 2.5)")
