@@ -162,6 +162,17 @@ class ThreadsVsProcesses(unittest.TestCase):
     def test_span_equals_the_sum_when_fair(self):
         self.assertAlmostEqual(threads_vs_procs.combine_processes([80.0, 80.0], [1.5, 1.5]), 160.0)
 
+    def test_every_side_goes_first_equally(self):
+        sides = ["threads", "processes", "alone"]
+        orders = [threads_vs_procs.round_order(r, sides) for r in range(6)]
+        for order in orders:
+            self.assertEqual(sorted(order), sorted(sides))
+        firsts = [order[0] for order in orders]
+        self.assertEqual({s: firsts.count(s) for s in sides}, {s: 2 for s in sides})
+        # Two sides alternate, as the tool always did.
+        self.assertEqual(threads_vs_procs.round_order(1, ["threads", "processes"]),
+                         ["processes", "threads"])
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

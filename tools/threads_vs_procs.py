@@ -10,7 +10,7 @@ so the ratio cancels the drift that makes separate speed-up measurements
 noisy here; what it leaves is the cost of sharing an address space and
 the allocator's shared state: 1.00 when threads share nothing they touch.
 
-  tools/threads_vs_procs.py [-n ROUNDS] [-t T] [-f FIELD] [-e VAR=VALUE] BUILD PROGRAM [ARGS...]
+  tools/threads_vs_procs.py [-n ROUNDS] [-t T] [-f FIELD] [-s TIMEFIELD] [-a] [-e VAR=VALUE] BUILD PROGRAM [ARGS...]
   tools/threads_vs_procs.py -n 9 /tmp/build bench-alloc-sgc -m free -r 400
   tools/threads_vs_procs.py -n 9 -e LD_PRELOAD=/lib/x86_64-linux-gnu/libmimalloc.so.2 \\
       /tmp/build bench-alloc-malloc -m free -r 400
@@ -24,6 +24,12 @@ credits a process that finished early with its own short time, while the
 threads' rate waits for the slowest thread; on this VM one CPU often runs
 a program up to a quarter slower than the other, so the sum overstates
 what the processes achieved together.
+
+With -a each round also runs one copy with -t 1 alone, and the report adds
+both sides' speed-ups over it (paired within the round): the processes'
+is what the machine gives this program with nothing shared, the ceiling
+for the threads' (gcbench's 2-client time target of 1.3x one client is a
+speed-up of 2 / 1.3 = 1.54).  The sides take turns going first.
 """
 import argparse
 import os
@@ -48,6 +54,13 @@ def combine_processes(rates, times=None):
     return sum(r * t for r, t in zip(rates, times)) / max(times)
 
 
+def round_order(round_no, sides):
+    """The order SIDES run in round ROUND_NO: rotated one place a round, so
+    that over len(SIDES) rounds each side runs first once."""
+    k = round_no % len(sides)
+    return sides[k:] + sides[:k]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", "--rounds", type=int, default=9)
@@ -56,6 +69,8 @@ def main():
     ap.add_argument("-s", "--span", metavar="TIMEFIELD",
                     help="combine the processes as work over the longest TIMEFIELD")
     ap.add_argument("-e", "--env", action="append", default=[], help="VAR=VALUE for every run")
+    ap.add_argument("-a", "--alone", action="store_true",
+                    help="also run one copy alone each round; report speed-ups over it")
     ap.add_argument("build")
     ap.add_argument("program")
     ap.add_argument("args", nargs=argparse.REMAINDER)
@@ -83,25 +98,39 @@ def main():
         times = [field_of(o, a.span) for o in outs] if a.span else None
         return combine_processes(rates, times)
 
-    ratios, tv, pv = [], [], []
+    def alone():
+        r = subprocess.run(cmd + ["-t", "1"], env=env, capture_output=True, text=True)
+        if r.returncode:
+            sys.exit(f"threads_vs_procs: {' '.join(cmd)} -t 1 exited {r.returncode}:\n" + r.stderr)
+        return field_of(r.stdout, a.field)
+
+    runs = {"threads": threads, "processes": procs}
+    if a.alone:
+        runs["alone"] = alone
+    values = {side: [] for side in runs}
     for r in range(a.rounds):
-        if r % 2:
-            p = procs()
-            t = threads()
-        else:
-            t = threads()
-            p = procs()
-        tv.append(t)
-        pv.append(p)
-        ratios.append(t / p)
-    print(f"{a.threads} threads: median {a.field} {statistics.median(tv):.1f}  "
-          f"({' '.join(f'{x:.0f}' for x in tv)})")
+        got = {side: runs[side]() for side in round_order(r, list(runs))}
+        for side in runs:
+            values[side].append(got[side])
+    tv, pv = values["threads"], values["processes"]
+    ratios = [t / p for t, p in zip(tv, pv)]
+
+    def listing(xs, fmt="{:.0f}"):
+        return " ".join(fmt.format(x) for x in xs)
+
+    print(f"{a.threads} threads: median {a.field} {statistics.median(tv):.1f}  ({listing(tv)})")
     combined = f"work / longest {a.span}" if a.span else "summed"
     print(f"{a.threads} processes: median {combined} {a.field} {statistics.median(pv):.1f}  "
-          f"({' '.join(f'{x:.0f}' for x in pv)})")
+          f"({listing(pv)})")
     print(f"threads / processes: median of {a.rounds} paired ratios {statistics.median(ratios):.3f}"
-          f"  ({' '.join(f'{x:.2f}' for x in ratios)})")
-
+          f"  ({listing(ratios, '{:.2f}')})")
+    if a.alone:
+        one = values["alone"]
+        print(f"1 alone: median {a.field} {statistics.median(one):.1f}  ({listing(one)})")
+        for side, xs in (("threads", tv), ("processes", pv)):
+            up = [x / o for x, o in zip(xs, one)]
+            print(f"{a.threads} {side} over 1 alone: median of {a.rounds} paired speed-ups "
+                  f"{statistics.median(up):.3f}  ({listing(up, '{:.2f}')})")
 
 if __name__ == "__main__":
     main()
