@@ -107,6 +107,9 @@ typedef struct SGC_stats {
   uint64_t percpu_reopened;  /* ... aborted by the kernel and restarted */
   uint64_t percpu_sidelined_bytes; /* bytes of refill lists sidelined so far */
   uint64_t lab_flips;
+  /* Refills that took a batch of objects another thread freed (GC_free)
+   * before the heap would give fresh pages (alloc/batches.c). */
+  uint64_t stolen_batches;
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);

@@ -253,6 +253,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
         if ((batch = batch_steal(t, kind, cls)) != NULL) {
           void *first = install_batch(t, kind, cls, batch);
           heap_accounting.page_refills++;
+          heap_accounting.stolen_batches++;
           pthread_mutex_unlock(&heap_lock);
           return first;
         }

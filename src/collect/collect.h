@@ -28,6 +28,7 @@ struct heap_accounting {
   size_t root_bytes;         /* static roots at the last collection */
   uint64_t gc_count;
   uint64_t page_refills;      /* free-list refills that took heap_lock */
+  uint64_t stolen_batches;    /* ... that took another thread's freed objects */
   uint64_t large_allocations;
   int disable_count;         /* GC_disable nesting */
   bool collecting;

@@ -72,8 +72,10 @@ static void print_summary(void) {
   }
   uint64_t refills = s.page_refills + s.unlocked_refills;
   fprintf(stderr,
-          "sgc: refills %" PRIu64 ", %" PRIu64 " without heap_lock (%.1f%%)\n",
-          refills, s.unlocked_refills, refills ? 100.0 * (double)s.unlocked_refills / (double)refills : 0.0);
+          "sgc: refills %" PRIu64 ", %" PRIu64 " without heap_lock (%.1f%%); %" PRIu64
+          " took a batch another thread freed\n",
+          refills, s.unlocked_refills, refills ? 100.0 * (double)s.unlocked_refills / (double)refills : 0.0,
+          s.stolen_batches);
   if (percpu_fell_back)
     fprintf(stderr, "sgc: per-CPU caches requested, but rseq is unavailable: per-thread caches\n");
   if (cpu_cache_count)
@@ -187,6 +189,7 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   out->total_allocated_bytes = GC_get_total_bytes();
   pthread_mutex_lock(&heap_lock);
   out->page_refills = heap_accounting.page_refills;
+  out->stolen_batches = heap_accounting.stolen_batches;
   out->unlocked_refills = atomic_load_explicit(&refills_unlocked, memory_order_relaxed);
   out->large_allocations = heap_accounting.large_allocations;
   out->page_policy = (int)page_policy;
