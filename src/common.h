@@ -45,6 +45,9 @@ void *sgc_out_of_memory(size_t bytes) SGC_INTERNAL;
 
 /* Lazy start-up for callers that arrive before the constructor ran. */
 void sgc_ensure_init(void) SGC_INTERNAL;
+/* Preloaded beside libgc: fails (or warns) when an import would bind to
+ * bdwgc (api/preload_check.c). */
+void preload_check(void) SGC_INTERNAL;
 extern _Atomic int sgc_initialised SGC_INTERNAL;
 
 #define SGC_ASSERT(cond)                                                       \

@@ -159,6 +159,7 @@ void sgc_ensure_init(void) {
 
 __attribute__((constructor)) static void sgc_constructor(void) {
   sgc_ensure_init();
+  preload_check();
   /* Registers the main thread (the constructor runs on it at start-up). */
   if (os_gettid() == getpid()) thread_self_or_register();
 }

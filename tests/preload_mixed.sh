@@ -1,0 +1,65 @@
+#!/bin/sh
+# preload_mixed.sh CC LIBSGC
+#
+# sgc preloaded in place of libgc.so.1 must never let a program run two
+# collectors: a program that imports a GC_ function sgc does not provide
+# (here GC_new_free_list, imported but never called) would bind it to
+# bdwgc's.  Requires: start-up fails with a message naming the function;
+# SGC_PRELOAD_CHECK=warn only warns and the program runs; a program whose
+# imports sgc all provides runs silently on sgc (its SGC_STATS summary
+# appears).  The programs are compiled against bdwgc's gc.h and -lgc.
+#
+# Exit 77 (ctest SKIP_RETURN_CODE) if bdwgc's development files are missing.
+set -u
+CC=${1:?usage: preload_mixed.sh CC /path/to/libsgc.so}
+LIB=${2:?usage: preload_mixed.sh CC /path/to/libsgc.so}
+case "$LIB" in /*) ;; *) LIB="$(pwd)/$LIB" ;; esac
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/preload.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+fail() { echo "FAIL [preload_mixed] $*"; exit 1; }
+
+cat >"$TMP/mixed.c" <<'C'
+#include <gc.h>
+#include <gc/gc_mark.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  GC_INIT();
+  void *p = GC_MALLOC(32);
+  if (argc > 5) GC_new_free_list(); /* imported, never called */
+  printf("ran %d\n", p != NULL);
+  return 0;
+}
+C
+cat >"$TMP/plain.c" <<'C'
+#include <gc.h>
+#include <stdio.h>
+int main(void) {
+  GC_INIT();
+  void *p = GC_MALLOC(32);
+  GC_gcollect();
+  printf("ran %d\n", p != NULL);
+  return 0;
+}
+C
+for prog in mixed plain; do
+  if ! "$CC" -O2 "$TMP/$prog.c" -o "$TMP/$prog" -lgc 2>"$TMP/cc.err"; then
+    echo "[preload_mixed] SKIP: cannot build against bdwgc: $(head -1 "$TMP/cc.err")"
+    exit 77
+  fi
+done
+"$TMP/mixed" >/dev/null 2>&1 || fail "the program does not run with bdwgc alone"
+
+LD_PRELOAD="$LIB" "$TMP/mixed" >"$TMP/out" 2>"$TMP/err" && fail "mixed program ran: $(cat "$TMP/err")"
+grep -q "sgc: fatal: .*GC_new_free_list" "$TMP/err" || fail "no fatal message naming GC_new_free_list: $(cat "$TMP/err")"
+grep -q "ran" "$TMP/out" && fail "mixed program's main ran before the check"
+
+SGC_PRELOAD_CHECK=warn LD_PRELOAD="$LIB" "$TMP/mixed" >"$TMP/out" 2>"$TMP/err" ||
+  fail "SGC_PRELOAD_CHECK=warn: exit $?: $(cat "$TMP/err")"
+grep -q "sgc: warning: .*GC_new_free_list" "$TMP/err" || fail "no warning with SGC_PRELOAD_CHECK=warn"
+grep -q "ran 1" "$TMP/out" || fail "SGC_PRELOAD_CHECK=warn: the program did not run"
+
+SGC_STATS=1 LD_PRELOAD="$LIB" "$TMP/plain" >"$TMP/out" 2>"$TMP/err" || fail "plain program: exit $?: $(cat "$TMP/err")"
+grep -q "ran 1" "$TMP/out" || fail "plain program did not run"
+grep -q "warning\|fatal" "$TMP/err" && fail "plain program warned: $(cat "$TMP/err")"
+grep -q "^sgc: 1 collections" "$TMP/err" || fail "plain program did not run on sgc: $(cat "$TMP/err")"
+echo "[preload_mixed] ok: an import bound to bdwgc stops start-up; warn mode runs; a clean program runs on sgc"
