@@ -186,6 +186,14 @@ GC_API void GC_ignore_warn_proc(char *, GC_word);
 typedef void *(*GC_oom_func)(size_t bytes_requested);
 GC_API void GC_set_oom_fn(GC_oom_func);
 GC_API GC_oom_func GC_get_oom_fn(void);
+/* Called with the message of a fatal error (a bad GC_free, ...) in place
+ * of printing it; the process then aborts. */
+typedef void (*GC_abort_func)(const char *msg);
+GC_API void GC_set_abort_func(GC_abort_func);
+GC_API GC_abort_func GC_get_abort_func(void);
+GC_API void GC_printf(const char *format, ...);     /* to stdout */
+GC_API void GC_err_printf(const char *format, ...); /* to stderr */
+GC_API void GC_log_printf(const char *format, ...); /* to stderr */
 
 /* ---- threads ---------------------------------------------------------- */
 struct GC_stack_base {
@@ -242,6 +250,112 @@ GC_API void GC_debug_free(void *);
 GC_API char *GC_debug_strdup(const char *, const char *file, int line);
 GC_API void GC_debug_register_finalizer(void *, GC_finalization_proc, void *,
                                         GC_finalization_proc *, void **);
+
+GC_API void *GC_debug_malloc_ignore_off_page(size_t, const char *file, int line);
+GC_API void *GC_debug_malloc_atomic_ignore_off_page(size_t, const char *file, int line);
+GC_API void *GC_debug_malloc_atomic_uncollectable(size_t, const char *file, int line);
+GC_API void *GC_debug_malloc_stubborn(size_t, const char *file, int line);
+GC_API void GC_debug_change_stubborn(const void *);
+GC_API void GC_debug_end_stubborn_change(const void *);
+GC_API void GC_debug_ptr_store_and_dirty(void *, const void *);
+GC_API void *GC_debug_malloc_replacement(size_t);
+GC_API void *GC_debug_realloc_replacement(void *, size_t);
+GC_API char *GC_debug_strndup(const char *, size_t, const char *file, int line);
+GC_API void GC_debug_register_displacement(size_t);
+GC_API void GC_debug_register_finalizer_ignore_self(void *, GC_finalization_proc, void *,
+                                                    GC_finalization_proc *, void **);
+GC_API void GC_debug_register_finalizer_no_order(void *, GC_finalization_proc, void *,
+                                                 GC_finalization_proc *, void **);
+GC_API void GC_debug_register_finalizer_unreachable(void *, GC_finalization_proc, void *,
+                                                    GC_finalization_proc *, void **);
+/* bdwgc's pointer-arithmetic checks: sgc keeps no debugging headers, so
+ * these answer as for a correct program (GC_same_obj still checks). */
+GC_API size_t GC_get_debug_header_size(void);
+GC_API void *GC_same_obj(void *, void *);
+GC_API void *GC_pre_incr(void **, ptrdiff_t);
+GC_API void *GC_post_incr(void **, ptrdiff_t);
+GC_API void *GC_is_visible(void *);
+GC_API void *GC_is_valid_displacement(void *);
+GC_API void GC_noop1(GC_word);
+
+/* ---- more of bdwgc's calls (api/compat_alloc.c, api/compat_hooks.c) ---- */
+/* A list of objects linked through their first words, for GC_NEXT. */
+GC_API void *GC_malloc_many(size_t);
+#define GC_NEXT(p) (*(void **)(p))
+/* Stubborn objects and dirty bits: sgc has no incremental mode, so these
+ * are ordinary objects and plain stores. */
+GC_API void *GC_malloc_stubborn(size_t);
+GC_API void GC_change_stubborn(const void *);
+GC_API void GC_end_stubborn_change(const void *);
+GC_API void GC_ptr_store_and_dirty(void *, const void *);
+/* A collection if one is due; returns 0 (no increments are left). */
+GC_API int GC_collect_a_little(void);
+GC_API size_t GC_get_memory_use(void);
+GC_API size_t GC_get_obtained_from_os_bytes(void);
+GC_API unsigned long GC_get_full_gc_total_time(void); /* ms of pauses */
+GC_API void GC_dump(void);
+GC_API void GC_dump_named(const char *);
+GC_API void *GC_dlopen(const char *, int);
+
+/* Callbacks run with sgc's heap lock held, most with the world stopped:
+ * they must not allocate (bdwgc's rule too). */
+typedef enum {
+  GC_EVENT_START,
+  GC_EVENT_MARK_START,
+  GC_EVENT_MARK_END,
+  GC_EVENT_RECLAIM_START,
+  GC_EVENT_RECLAIM_END,
+  GC_EVENT_END,
+  GC_EVENT_PRE_STOP_WORLD,
+  GC_EVENT_POST_STOP_WORLD,
+  GC_EVENT_PRE_START_WORLD,
+  GC_EVENT_POST_START_WORLD,
+  GC_EVENT_THREAD_SUSPENDED,   /* not reported by sgc */
+  GC_EVENT_THREAD_UNSUSPENDED
+} GC_EventType;
+typedef void (*GC_on_collection_event_proc)(GC_EventType);
+GC_API void GC_set_on_collection_event(GC_on_collection_event_proc);
+GC_API GC_on_collection_event_proc GC_get_on_collection_event(void);
+typedef void (*GC_on_heap_resize_proc)(GC_word new_size);
+GC_API void GC_set_on_heap_resize(GC_on_heap_resize_proc);
+GC_API GC_on_heap_resize_proc GC_get_on_heap_resize(void);
+
+/* Honoured: collections only when asked for; GC_gcollect also returning
+ * free memory to the OS; skipping shared libraries' data as roots. */
+GC_API void GC_set_disable_automatic_collection(int);
+GC_API int GC_get_disable_automatic_collection(void);
+GC_API void GC_set_force_unmap_on_gcollect(int);
+GC_API int GC_get_force_unmap_on_gcollect(void);
+GC_API void GC_set_no_dls(int);
+GC_API int GC_get_no_dls(void);
+/* Kept and read back, without effect: bdwgc's incremental, generational
+ * and leak-finding modes, retries and interruptible collections. */
+GC_API void GC_set_stop_func(GC_stop_func);
+GC_API GC_stop_func GC_get_stop_func(void);
+GC_API void GC_set_dont_expand(int);
+GC_API int GC_get_dont_expand(void);
+GC_API void GC_set_dont_precollect(int);
+GC_API int GC_get_dont_precollect(void);
+GC_API void GC_set_max_retries(GC_word);
+GC_API GC_word GC_get_max_retries(void);
+GC_API void GC_set_full_freq(int);
+GC_API int GC_get_full_freq(void);
+GC_API void GC_set_time_limit(unsigned long);
+GC_API unsigned long GC_get_time_limit(void);
+GC_API void GC_set_non_gc_bytes(GC_word);
+GC_API GC_word GC_get_non_gc_bytes(void);
+GC_API void GC_set_find_leak(int); /* warns when switched on */
+GC_API int GC_get_find_leak(void);
+GC_API void GC_set_handle_fork(int); /* sgc always handles fork */
+GC_API void GC_set_rate(int);
+GC_API int GC_get_rate(void);
+GC_API void GC_set_max_prior_attempts(int);
+GC_API int GC_get_max_prior_attempts(void);
+GC_API void GC_set_min_bytes_allocd(size_t);
+GC_API size_t GC_get_min_bytes_allocd(void);
+GC_API void GC_set_allocd_bytes_per_finalizer(GC_word);
+GC_API GC_word GC_get_allocd_bytes_per_finalizer(void);
+GC_API void GC_deinit(void); /* sgc keeps running; nothing to release */
 
 /* ---- the usual macros ------------------------------------------------- */
 #ifdef GC_DEBUG

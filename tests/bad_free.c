@@ -25,6 +25,11 @@
 
 static int static_var[16];
 
+static void client_abort(const char *msg)
+{
+    fprintf(stderr, "client abort: %s\n", msg);
+}
+
 static int run_case(const char *mode)
 {
     GC_INIT();
@@ -48,6 +53,12 @@ static int run_case(const char *mode)
         GC_free(m);
     } else if (!strcmp(mode, "static")) {
         GC_free(static_var);
+    } else if (!strcmp(mode, "abortfn")) {
+        /* GC_set_abort_func: the client's function gets the message in
+         * place of sgc's own line, and the program still stops. */
+        GC_set_abort_func(client_abort);
+        CHECK(GC_get_abort_func() == client_abort);
+        GC_free(malloc(64));
     } else if (!strcmp(mode, "wild")) {
         GC_free((void *)(uintptr_t)0x123456789a0ULL);
     } else {
@@ -125,6 +136,11 @@ int main(int argc, char **argv)
               "GC_free(%s address): stderr does not mention GC_free: %s",
               modes[i], buf);
     }
+    st = spawn(self, "abortfn", buf, sizeof buf);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+          "with an abort function: status 0x%x, stderr: %s", st, buf);
+    CHECK(strstr(buf, "client abort: GC_free") != NULL && !strstr(buf, "sgc: fatal"),
+          "the abort function did not replace the message: %s", buf);
     t_note("PASS");
     return 0;
 }

@@ -18,6 +18,7 @@ static void *default_oom(size_t bytes) {
 }
 
 static _Atomic(GC_warn_proc) warn_proc = default_warn;
+static _Atomic(GC_abort_func) abort_func; /* NULL: print to stderr */
 static _Atomic(GC_oom_func) oom_fn = default_oom;
 
 GC_API void GC_set_warn_proc(GC_warn_proc p) { atomic_store(&warn_proc, p ? p : default_warn); }
@@ -25,6 +26,8 @@ GC_API GC_warn_proc GC_get_warn_proc(void) { return atomic_load(&warn_proc); }
 GC_API void GC_ignore_warn_proc(char *msg, GC_word arg) { (void)msg; (void)arg; }
 GC_API void GC_set_oom_fn(GC_oom_func f) { atomic_store(&oom_fn, f ? f : default_oom); }
 GC_API GC_oom_func GC_get_oom_fn(void) { return atomic_load(&oom_fn); }
+GC_API void GC_set_abort_func(GC_abort_func f) { atomic_store(&abort_func, f); }
+GC_API GC_abort_func GC_get_abort_func(void) { return atomic_load(&abort_func); }
 
 void sgc_warn(const char *fmt, ...) {
   char msg[512];
@@ -41,7 +44,11 @@ void sgc_fatal(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "sgc: fatal: %s\n", msg);
+  /* bdwgc's rule: a client's abort function replaces the message, then
+   * the process aborts all the same. */
+  GC_abort_func f = atomic_load(&abort_func);
+  if (f) f(msg);
+  else fprintf(stderr, "sgc: fatal: %s\n", msg);
   abort();
 }
 

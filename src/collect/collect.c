@@ -19,6 +19,7 @@
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
 #include "collect/collect.h"
+#include "collect/events.h"
 #include "collect/finalize.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -92,7 +93,9 @@ static void fold_unlocked_allocation(void) {
 }
 
 bool collect_should_run(void) {
-  if (GC_dont_gc || heap_accounting.disable_count || heap_accounting.collecting) return false;
+  if (GC_dont_gc || heap_accounting.disable_count || heap_accounting.collecting ||
+      collect_automatic_disabled())
+    return false;
   return allocated_since_gc_bytes() >= collect_threshold();
 }
 
@@ -181,6 +184,8 @@ void collect_locked(enum SGC_gc_reason reason) {
   memset(&rec, 0, sizeof rec);
   rec.reason = reason;
   rec.markers = 1;
+  collection_event(EVENT_START);
+  collection_start_callback();
 
   roots_snapshot_static();
   parallel_ensure_markers(sgc_settings.markers);
@@ -194,7 +199,9 @@ void collect_locked(enum SGC_gc_reason reason) {
   pthread_mutex_lock(&meta_lock);
   uint64_t t0 = os_now_ns();
   rec.start_ns = t0;
+  collection_event(EVENT_PRE_STOP_WORLD);
   rec.threads = stop_world() + 1;
+  collection_event(EVENT_POST_STOP_WORLD);
   uint64_t t1 = os_now_ns();
 
   fold_unlocked_allocation();
@@ -203,9 +210,11 @@ void collect_locked(enum SGC_gc_reason reason) {
   atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_relaxed);
   /* Every root goes on the collector's stack; the markers share it out
    * by stealing. */
+  collection_event(EVENT_MARK_START);
   mark_begin();
   mark_thread_free_lists();
   heap_accounting.root_bytes = roots_push_all();
+  collection_push_other_roots();
   finalize_push_roots();
   push_thread_roots(self);
   push_own_stack_and_mark(self);
@@ -213,22 +222,27 @@ void collect_locked(enum SGC_gc_reason reason) {
   parallel_after_collection(&totals);
   finalize_after_mark();
   struct mark_totals after_finalize = mark_collect_totals();
+  collection_event(EVENT_MARK_END);
   /* Batches of freed objects go back to their pages by sweeping; dropped
    * here, with every thread stopped and registry_lock held, because they
    * hang off the thread records (alloc/batches.c). */
   batches_drop_all();
   uint64_t t2 = os_now_ns();
+  collection_event(EVENT_PRE_START_WORLD);
   start_world();
+  collection_event(EVENT_POST_START_WORLD);
   uint64_t t3 = os_now_ns();
   pthread_mutex_unlock(&meta_lock);
   pthread_mutex_unlock(&registry_lock);
 
+  collection_event(EVENT_RECLAIM_START);
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
   /* More than a quarter of the heap lying in free spans: give the long
    * ones (64 pages and more) back to the OS. */
   if ((page_pool_free_pages() << PAGE_SHIFT) > heap_size_bytes() / 4) page_pool_release(64);
   uint64_t t4 = os_now_ns();
+  collection_event(EVENT_RECLAIM_END);
 
   heap_accounting.live_after_gc = after_finalize.bytes;
   heap_accounting.allocated_since_gc = 0;
@@ -269,6 +283,7 @@ void collect_locked(enum SGC_gc_reason reason) {
                                        m->cpu_ns};
   }
   stats_record_collection(&rec, shares, share_count);
+  collection_event(EVENT_END);
 }
 
 void collect_after_unlock(void) {
@@ -285,6 +300,7 @@ GC_API void GC_gcollect(void) {
   /* An explicit collection sweeps eagerly so the heap statistics the
    * caller reads next are exact. */
   sweep_finish_all();
+  if (collect_force_unmap()) page_pool_release(1);
   pthread_mutex_unlock(&heap_lock);
   collect_after_unlock();
 }

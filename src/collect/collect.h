@@ -35,6 +35,11 @@ struct heap_accounting {
 };
 extern struct heap_accounting heap_accounting; /* under heap_lock */
 
+/* GC_set_disable_automatic_collection and GC_set_force_unmap_on_gcollect
+ * (api/compat_hooks.c). */
+bool collect_automatic_disabled(void);
+bool collect_force_unmap(void);
+
 /* Both with heap_lock held. */
 bool collect_should_run(void);
 void collect_locked(enum SGC_gc_reason reason);

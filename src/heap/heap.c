@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "collect/events.h"
 #include "common.h"
 #include "os/os.h"
 
@@ -72,5 +73,6 @@ bool heap_grow(size_t bytes) {
   if (hi > atomic_load(&heap_highest)) atomic_store(&heap_highest, hi);
   atomic_fetch_add_explicit(&heap_bytes, size, memory_order_relaxed);
   page_pool_add_chunk(c);
+  heap_resized(heap_size_bytes());
   return true;
 }

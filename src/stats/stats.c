@@ -47,7 +47,7 @@ static void print_store(const struct page_store_counters *c, void *arg) {
           c->stolen, c->free);
 }
 
-static void print_summary(void) {
+void stats_print_summary(void) {
   SGC_stats_t s;
   SGC_get_stats(&s);
   fprintf(stderr,
@@ -91,7 +91,7 @@ static void print_summary(void) {
 
 static void at_exit(void) {
   stats_flush_pending();
-  if (sgc_settings.print_stats) print_summary();
+  if (sgc_settings.print_stats) stats_print_summary();
 }
 
 void stats_init(void) {

@@ -11,6 +11,8 @@ struct marker_record {
 enum { TRACE_MAX_MARKERS = 64 };
 
 void stats_init(void);
+/* The SGC_STATS=1 summary on stderr, now (also GC_dump). */
+void stats_print_summary(void);
 /* Stores a record and the first TRACE_MAX_MARKERS markers' shares
  * (heap_lock held; does no I/O). */
 void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_record *markers,

@@ -1,0 +1,223 @@
+/* bdwgc's callbacks, tuning calls and object queries that have an sgc
+ * meaning, so that programs using them (through sgc's gc.h, or linked
+ * with libgc.so.1 and run with sgc preloaded) work rather than reaching
+ * bdwgc (api/preload_check.c).
+ *
+ * Callbacks run with heap_lock held, most of them with the world stopped
+ * (collect/events.h); like bdwgc's, they must not allocate. */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "collect/collect.h"
+#include "collect/events.h"
+#include "common.h"
+#include "gc/gc_mark.h"
+#include "heap/heap.h"
+#include "mark/mark.h"
+#include "stats/stats.h"
+
+/* Relaxed: a callback installed while a collection runs is seen by that
+ * collection or the next; the call itself is ordered by heap_lock. */
+static _Atomic(GC_on_collection_event_proc) on_event;
+static _Atomic(GC_start_callback_proc) on_start;
+static _Atomic(GC_push_other_roots_proc) push_other_roots;
+static _Atomic(GC_on_heap_resize_proc) on_resize;
+static _Atomic(GC_stop_func) stop_func;
+static _Atomic int automatic_collection_disabled, dont_expand, dont_precollect, force_unmap;
+static _Atomic int rate = 10, max_prior_attempts = 1;
+static _Atomic size_t min_bytes_allocd = 1;
+static _Atomic GC_word allocd_bytes_per_finalizer = 10000;
+
+void collection_event(enum collection_event event) {
+  GC_on_collection_event_proc f = atomic_load_explicit(&on_event, memory_order_relaxed);
+  if (f) f((GC_EventType)event);
+}
+void collection_start_callback(void) {
+  GC_start_callback_proc f = atomic_load_explicit(&on_start, memory_order_relaxed);
+  if (f) f();
+}
+void collection_push_other_roots(void) {
+  GC_push_other_roots_proc f = atomic_load_explicit(&push_other_roots, memory_order_relaxed);
+  if (f) f();
+}
+void heap_resized(size_t new_size) {
+  GC_on_heap_resize_proc f = atomic_load_explicit(&on_resize, memory_order_relaxed);
+  if (f) f((GC_word)new_size);
+}
+bool collect_automatic_disabled(void) {
+  return atomic_load_explicit(&automatic_collection_disabled, memory_order_relaxed);
+}
+
+GC_API void GC_set_on_collection_event(GC_on_collection_event_proc f) {
+  atomic_store(&on_event, f);
+}
+GC_API GC_on_collection_event_proc GC_get_on_collection_event(void) {
+  return atomic_load(&on_event);
+}
+GC_API void GC_set_start_callback(GC_start_callback_proc f) { atomic_store(&on_start, f); }
+GC_API GC_start_callback_proc GC_get_start_callback(void) { return atomic_load(&on_start); }
+GC_API void GC_set_on_heap_resize(GC_on_heap_resize_proc f) { atomic_store(&on_resize, f); }
+GC_API GC_on_heap_resize_proc GC_get_on_heap_resize(void) { return atomic_load(&on_resize); }
+GC_API void GC_set_push_other_roots(GC_push_other_roots_proc f) {
+  atomic_store(&push_other_roots, f);
+}
+GC_API GC_push_other_roots_proc GC_get_push_other_roots(void) {
+  return atomic_load(&push_other_roots);
+}
+
+/* From a push_other_roots callback: the words of [BOTTOM, TOP) are
+ * roots, tested conservatively like a stack's. */
+GC_API void GC_push_all(void *bottom, void *top) {
+  mark_push_range((uintptr_t)bottom, (uintptr_t)top);
+}
+GC_API void GC_push_all_eager(void *bottom, void *top) { GC_push_all(bottom, top); }
+
+/* A stop-the-world collection is never abandoned midway (as
+ * GC_try_to_collect): the function is kept for GC_get_stop_func only. */
+GC_API void GC_set_stop_func(GC_stop_func f) { atomic_store(&stop_func, f); }
+GC_API GC_stop_func GC_get_stop_func(void) { return atomic_load(&stop_func); }
+
+/* Collections only when asked for (GC_gcollect), unlike GC_disable. */
+GC_API void GC_set_disable_automatic_collection(int on) {
+  atomic_store(&automatic_collection_disabled, on != 0);
+}
+GC_API int GC_get_disable_automatic_collection(void) {
+  return atomic_load(&automatic_collection_disabled);
+}
+/* GC_gcollect then also gives free memory back (GC_gcollect_and_unmap). */
+GC_API void GC_set_force_unmap_on_gcollect(int on) { atomic_store(&force_unmap, on != 0); }
+GC_API int GC_get_force_unmap_on_gcollect(void) { return atomic_load(&force_unmap); }
+bool collect_force_unmap(void) { return atomic_load_explicit(&force_unmap, memory_order_relaxed); }
+
+/* Tuning of bdwgc's own policies (incremental and generational modes,
+ * retries, leak finding) that sgc does not have: kept, so that a program
+ * reads back what it set, and without effect; see README. */
+GC_API void GC_set_dont_expand(int on) { atomic_store(&dont_expand, on != 0); }
+GC_API int GC_get_dont_expand(void) { return atomic_load(&dont_expand); }
+GC_API void GC_set_dont_precollect(int on) { atomic_store(&dont_precollect, on != 0); }
+GC_API int GC_get_dont_precollect(void) { return atomic_load(&dont_precollect); }
+GC_API void GC_set_max_retries(GC_word n) { GC_max_retries = n; }
+GC_API GC_word GC_get_max_retries(void) { return GC_max_retries; }
+GC_API void GC_set_full_freq(int n) { GC_full_freq = n; }
+GC_API int GC_get_full_freq(void) { return GC_full_freq; }
+GC_API void GC_set_time_limit(unsigned long ms) { GC_time_limit = ms; }
+GC_API unsigned long GC_get_time_limit(void) { return GC_time_limit; }
+GC_API void GC_set_non_gc_bytes(GC_word n) { GC_non_gc_bytes = n; }
+GC_API GC_word GC_get_non_gc_bytes(void) { return GC_non_gc_bytes; }
+/* GC_no_dls is honoured: the static roots of shared libraries are skipped. */
+GC_API void GC_set_no_dls(int on) { GC_no_dls = on != 0; }
+GC_API int GC_get_no_dls(void) { return GC_no_dls; }
+GC_API void GC_set_find_leak(int on) {
+  if (on) sgc_warn("GC_set_find_leak: sgc has no leak-finding mode; ignored");
+}
+GC_API int GC_get_find_leak(void) { return 0; }
+GC_API void GC_set_handle_fork(int on) { (void)on; /* sgc always handles fork (pthread_atfork) */ }
+GC_API void GC_set_rate(int n) { atomic_store(&rate, n); }
+GC_API int GC_get_rate(void) { return atomic_load(&rate); }
+GC_API void GC_set_max_prior_attempts(int n) { atomic_store(&max_prior_attempts, n); }
+GC_API int GC_get_max_prior_attempts(void) { return atomic_load(&max_prior_attempts); }
+GC_API void GC_set_min_bytes_allocd(size_t n) { atomic_store(&min_bytes_allocd, n); }
+GC_API size_t GC_get_min_bytes_allocd(void) { return atomic_load(&min_bytes_allocd); }
+GC_API void GC_set_allocd_bytes_per_finalizer(GC_word n) {
+  atomic_store(&allocd_bytes_per_finalizer, n);
+}
+GC_API GC_word GC_get_allocd_bytes_per_finalizer(void) {
+  return atomic_load(&allocd_bytes_per_finalizer);
+}
+GC_API void GC_deinit(void) {}
+
+static void print_to(FILE *out, const char *format, va_list ap) {
+  vfprintf(out, format, ap);
+  fflush(out);
+}
+GC_API void GC_printf(const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  print_to(stdout, format, ap);
+  va_end(ap);
+}
+GC_API void GC_err_printf(const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  print_to(stderr, format, ap);
+  va_end(ap);
+}
+GC_API void GC_log_printf(const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  print_to(stderr, format, ap);
+  va_end(ap);
+}
+
+/* A collection if one is due; sgc has no increments, so nothing is left. */
+GC_API int GC_collect_a_little(void) {
+  sgc_ensure_init();
+  pthread_mutex_lock(&heap_lock);
+  if (collect_should_run()) collect_locked(SGC_REASON_ALLOCATION);
+  pthread_mutex_unlock(&heap_lock);
+  collect_after_unlock();
+  return 0;
+}
+
+GC_API size_t GC_get_memory_use(void) {
+  size_t heap = GC_get_heap_size(), free_bytes = GC_get_free_bytes();
+  return heap > free_bytes ? heap - free_bytes : 0;
+}
+GC_API size_t GC_get_obtained_from_os_bytes(void) { return GC_get_heap_size(); }
+GC_API unsigned long GC_get_full_gc_total_time(void) {
+  SGC_stats_t s;
+  SGC_get_stats(&s);
+  return (unsigned long)(s.total_pause_ns / 1000000u);
+}
+
+/* bdwgc's kind numbers: PTRFREE 0, NORMAL 1, UNCOLLECTABLE 2,
+ * AUNCOLLECTABLE 3; sgc numbers NORMAL 0 and ATOMIC 1 the other way. */
+GC_API int GC_get_kind_and_size(const void *p, size_t *size) {
+  struct page_header *page;
+  uintptr_t base = object_start_rule((uintptr_t)p, &page, true);
+  if (!base) sgc_fatal("GC_get_kind_and_size(%p): not an object sgc allocated", p);
+  if (size) *size = object_size(page);
+  static const int bdwgc_kind[KIND_COUNT] = {1, 0, 2, 3};
+  return bdwgc_kind[page->kind];
+}
+
+/* Meaningful, as in bdwgc, inside a collection or right after one. */
+GC_API int GC_is_marked(const void *p) {
+  struct page_header *page;
+  uintptr_t base = object_start_rule((uintptr_t)p, &page, true);
+  if (!base) sgc_fatal("GC_is_marked(%p): not an object sgc allocated", p);
+  return mark_bit_test(page, base);
+}
+
+GC_API void GC_dump(void) { stats_print_summary(); }
+GC_API void GC_dump_named(const char *name) {
+  if (name) fprintf(stderr, "sgc: %s\n", name);
+  stats_print_summary();
+}
+
+/* sgc reads the loaded objects' segments at each collection, under the
+ * loader's own lock, so a plain dlopen is safe. */
+GC_API void *GC_dlopen(const char *path, int mode) { return dlopen(path, mode); }
+
+/* Debugging helpers of bdwgc's pointer-arithmetic checks: sgc keeps no
+ * debugging headers, so they answer for a program with no errors. */
+GC_API size_t GC_get_debug_header_size(void) { return 0; }
+static volatile GC_word noop_sink;
+GC_API void GC_noop1(GC_word x) { noop_sink = x; }
+GC_API void *GC_clear_stack(void *p) { return p; }
+GC_API void *GC_same_obj(void *p, void *q) {
+  void *base = GC_base(p);
+  if (base && GC_base(q) != base)
+    sgc_fatal("GC_same_obj(%p, %p): not in the same object", p, q);
+  return p;
+}
+GC_API void *GC_pre_incr(void **p, ptrdiff_t by) { return *p = (char *)*p + by; }
+GC_API void *GC_post_incr(void **p, ptrdiff_t by) {
+  void *old = *p;
+  *p = (char *)old + by;
+  return old;
+}
+GC_API void *GC_is_visible(void *p) { return p; }
+GC_API void *GC_is_valid_displacement(void *p) { return p; }
