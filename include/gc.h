@@ -356,6 +356,17 @@ GC_API size_t GC_get_min_bytes_allocd(void);
 GC_API void GC_set_allocd_bytes_per_finalizer(GC_word);
 GC_API GC_word GC_get_allocd_bytes_per_finalizer(void);
 GC_API void GC_deinit(void); /* sgc keeps running; nothing to release */
+GC_API void GC_start_incremental_collection(void); /* no incremental mode */
+GC_API void GC_set_manual_vdb_allowed(int);
+GC_API int GC_get_manual_vdb_allowed(void);
+/* sgc handles fork itself (pthread_atfork): these do nothing. */
+GC_API void GC_atfork_prepare(void);
+GC_API void GC_atfork_parent(void);
+GC_API void GC_atfork_child(void);
+GC_API void GC_alloc_lock(void); /* the allocator's lock; do not allocate */
+GC_API void GC_alloc_unlock(void);
+GC_API void GC_set_suspend_signal(int); /* warns unless SIGPWR */
+GC_API void GC_set_thr_restart_signal(int); /* no restart signal is used */
 
 /* ---- the usual macros ------------------------------------------------- */
 #ifdef GC_DEBUG

@@ -10,9 +10,13 @@
  * misbehaves), so run-against-bdwgc.sh leaves this test out.
  *
  * A control case (GC_free of a real object, then more allocation) must exit
- * 0, so that a library that aborts on every GC_free does not pass.
+ * 0, so that a library that aborts on every GC_free does not pass.  Two
+ * more misuses end the same way: GC_push_all outside a collection, and a
+ * bad GC_free with a GC_set_abort_func function, which must get the
+ * message in place of sgc's own line.
  */
 #include "gc.h"
+#include "gc/gc_mark.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +63,9 @@ static int run_case(const char *mode)
         GC_set_abort_func(client_abort);
         CHECK(GC_get_abort_func() == client_abort);
         GC_free(malloc(64));
+    } else if (!strcmp(mode, "push_all")) {
+        /* Roots pushed outside a collection would sit on a mark stack. */
+        GC_push_all(static_var, static_var + 16);
     } else if (!strcmp(mode, "wild")) {
         GC_free((void *)(uintptr_t)0x123456789a0ULL);
     } else {
@@ -136,6 +143,9 @@ int main(int argc, char **argv)
               "GC_free(%s address): stderr does not mention GC_free: %s",
               modes[i], buf);
     }
+    st = spawn(self, "push_all", buf, sizeof buf);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(buf, "GC_push_all"),
+          "GC_push_all outside a collection: status 0x%x, stderr: %s", st, buf);
     st = spawn(self, "abortfn", buf, sizeof buf);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
           "with an abort function: status 0x%x, stderr: %s", st, buf);

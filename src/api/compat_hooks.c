@@ -70,6 +70,12 @@ GC_API GC_push_other_roots_proc GC_get_push_other_roots(void) {
 /* From a push_other_roots callback: the words of [BOTTOM, TOP) are
  * roots, tested conservatively like a stack's. */
 GC_API void GC_push_all(void *bottom, void *top) {
+  /* Only the collector calls back here, inside a collection; a push at
+   * any other time would leave entries on a mark stack between
+   * collections. */
+  if (!heap_accounting.collecting)
+    sgc_fatal("GC_push_all(%p, %p) outside a collection (call it from a "
+              "GC_set_push_other_roots callback)", bottom, top);
   mark_push_range((uintptr_t)bottom, (uintptr_t)top);
 }
 GC_API void GC_push_all_eager(void *bottom, void *top) { GC_push_all(bottom, top); }
@@ -127,6 +133,29 @@ GC_API GC_word GC_get_allocd_bytes_per_finalizer(void) {
   return atomic_load(&allocd_bytes_per_finalizer);
 }
 GC_API void GC_deinit(void) {}
+
+/* sgc registers its own fork handlers (pthread_atfork) whatever the
+ * program asks: calling these as well must not take its locks twice. */
+GC_API void GC_atfork_prepare(void) {}
+GC_API void GC_atfork_parent(void) {}
+GC_API void GC_atfork_child(void) {}
+/* The allocator's lock (bdwgc's GC_alloc_lock): heap_lock. */
+GC_API void GC_alloc_lock(void) { pthread_mutex_lock(&heap_lock); }
+GC_API void GC_alloc_unlock(void) { pthread_mutex_unlock(&heap_lock); }
+/* sgc has no incremental mode: nothing to start, no dirty bits to keep. */
+GC_API void GC_start_incremental_collection(void) {}
+GC_API void GC_set_manual_vdb_allowed(int on) { (void)on; }
+GC_API int GC_get_manual_vdb_allowed(void) { return 0; }
+/* sgc stops threads with SIGPWR from start-up, before main: a program
+ * that needs that signal for itself cannot have sgc move. */
+GC_API void GC_set_suspend_signal(int sig) {
+  if (sig != GC_get_suspend_signal())
+    sgc_warn("GC_set_suspend_signal(%d): sgc always suspends threads with SIGPWR (%d)", sig,
+             GC_get_suspend_signal());
+}
+GC_API void GC_set_thr_restart_signal(int sig) {
+  (void)sig; /* threads resume through a futex; no restart signal is sent */
+}
 
 static void print_to(FILE *out, const char *format, va_list ap) {
   vfprintf(out, format, ap);
