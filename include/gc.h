@@ -356,6 +356,11 @@ GC_API size_t GC_get_min_bytes_allocd(void);
 GC_API void GC_set_allocd_bytes_per_finalizer(GC_word);
 GC_API GC_word GC_get_allocd_bytes_per_finalizer(void);
 GC_API void GC_deinit(void); /* sgc keeps running; nothing to release */
+/* Asked, at each collection, about every writable segment of every loaded
+ * object (the main program's name is ""): nonzero scans it as roots. */
+typedef int (*GC_has_static_roots_func)(const char *dlpi_name, void *section_start,
+                                        size_t section_size);
+GC_API void GC_register_has_static_roots_callback(GC_has_static_roots_func);
 GC_API void GC_start_incremental_collection(void); /* no incremental mode */
 GC_API void GC_set_manual_vdb_allowed(int);
 GC_API int GC_get_manual_vdb_allowed(void);

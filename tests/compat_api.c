@@ -15,6 +15,10 @@
  *   6. GC_set_on_heap_resize hears GC_expand_hp.
  *   7. GC_set_disable_automatic_collection stops allocation-triggered
  *      collections only.
+ *   8. GC_register_has_static_roots_callback is asked about the segment
+ *      holding the program's own globals, and when it says no, an object
+ *      only a global points to dies (last: the test's globals stop being
+ *      roots then).
  */
 #include <gc.h>
 #include <gc/gc_gcj.h>
@@ -190,6 +194,39 @@ static void automatic_collection(void) {
   CHECK(GC_get_memory_use() > 0 && GC_get_memory_use() <= GC_get_heap_size());
 }
 
+static void *a_global;
+static int global_segment_seen, global_finalized;
+
+static int holds_global(void *start, size_t size) {
+  return (char *)&a_global >= (char *)start && (char *)&a_global < (char *)start + size;
+}
+static int scan_all(const char *name, void *start, size_t size) {
+  global_segment_seen += holds_global(start, size);
+  return 1; /* as without the callback */
+}
+static int skip_globals(const char *name, void *start, size_t size) {
+  return !holds_global(start, size);
+}
+static void count_global(void *obj, void *cd) { global_finalized++; }
+
+static T_NOINLINE void fill_global(void) {
+  a_global = GC_malloc(64);
+  GC_register_finalizer(a_global, count_global, NULL, NULL, NULL);
+}
+
+static void static_roots_callback(void) {
+  fill_global();
+  clear_stack();
+  GC_register_has_static_roots_callback(scan_all);
+  collect();
+  CHECK(global_segment_seen > 0, "never asked about the segment of the program's globals");
+  CHECK(global_finalized == 0, "an object a scanned global points to was finalized");
+  GC_register_has_static_roots_callback(skip_globals);
+  collect();
+  collect();
+  CHECK(global_finalized == 1, "the globals' segment was scanned though the callback said no");
+}
+
 int main(void) {
   t_test_name = "compat_api";
   GC_INIT();
@@ -201,6 +238,7 @@ int main(void) {
   other_roots();
   heap_resize();
   automatic_collection();
+  static_roots_callback();
   t_note("ok\n");
   return 0;
 }

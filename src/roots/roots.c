@@ -57,6 +57,14 @@ void roots_init(void) {
   roots_exclude_own_table(cpu_caches, sizeof cpu_caches);
 }
 
+/* GC_register_has_static_roots_callback: asked about every writable
+ * segment before it becomes a root (relaxed: read at each snapshot). */
+static _Atomic(GC_has_static_roots_func) has_static_roots;
+
+GC_API void GC_register_has_static_roots_callback(GC_has_static_roots_func f) {
+  atomic_store_explicit(&has_static_roots, f, memory_order_relaxed);
+}
+
 static int add_object_segments(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
   (void)data;
@@ -70,6 +78,8 @@ static int add_object_segments(struct dl_phdr_info *info, size_t size, void *dat
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
     uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    GC_has_static_roots_func wanted = atomic_load_explicit(&has_static_roots, memory_order_relaxed);
+    if (wanted && !wanted(info->dlpi_name ? info->dlpi_name : "", (void *)lo, ph->p_memsz)) continue;
     range_add(&static_roots, lo, lo + ph->p_memsz, "static root segments");
   }
   return 0;
