@@ -123,6 +123,9 @@ GC_API GC_word GC_non_gc_bytes;
 GC_API GC_word GC_max_retries;
 GC_API int GC_use_entire_heap;
 GC_API unsigned long GC_time_limit;
+GC_API int GC_dont_expand;
+GC_API int GC_dont_precollect;
+GC_API int GC_parallel; /* GC threads besides the collecting one */
 #define GC_TIME_UNLIMITED 999999
 
 /* Runs FN(CD) holding the allocator's lock; FN must not allocate. */

@@ -25,7 +25,10 @@ static _Atomic(GC_start_callback_proc) on_start;
 static _Atomic(GC_push_other_roots_proc) push_other_roots;
 static _Atomic(GC_on_heap_resize_proc) on_resize;
 static _Atomic(GC_stop_func) stop_func;
-static _Atomic int automatic_collection_disabled, dont_expand, dont_precollect, force_unmap;
+static _Atomic int automatic_collection_disabled, force_unmap;
+/* bdwgc's variables of the same meaning, which some programs set
+ * directly; no effect in sgc. */
+SGC_EXPORT int GC_dont_expand, GC_dont_precollect;
 static _Atomic int rate = 10, max_prior_attempts = 1;
 static _Atomic size_t min_bytes_allocd = 1;
 static _Atomic GC_word allocd_bytes_per_finalizer = 10000;
@@ -100,10 +103,10 @@ bool collect_force_unmap(void) { return atomic_load_explicit(&force_unmap, memor
 /* Tuning of bdwgc's own policies (incremental and generational modes,
  * retries, leak finding) that sgc does not have: kept, so that a program
  * reads back what it set, and without effect; see README. */
-GC_API void GC_set_dont_expand(int on) { atomic_store(&dont_expand, on != 0); }
-GC_API int GC_get_dont_expand(void) { return atomic_load(&dont_expand); }
-GC_API void GC_set_dont_precollect(int on) { atomic_store(&dont_precollect, on != 0); }
-GC_API int GC_get_dont_precollect(void) { return atomic_load(&dont_precollect); }
+GC_API void GC_set_dont_expand(int on) { GC_dont_expand = on != 0; }
+GC_API int GC_get_dont_expand(void) { return GC_dont_expand; }
+GC_API void GC_set_dont_precollect(int on) { GC_dont_precollect = on != 0; }
+GC_API int GC_get_dont_precollect(void) { return GC_dont_precollect; }
 GC_API void GC_set_max_retries(GC_word n) { GC_max_retries = n; }
 GC_API GC_word GC_get_max_retries(void) { return GC_max_retries; }
 GC_API void GC_set_full_freq(int n) { GC_full_freq = n; }
