@@ -15,7 +15,9 @@
  *   6. GC_set_on_heap_resize hears GC_expand_hp.
  *   7. GC_set_disable_automatic_collection stops allocation-triggered
  *      collections only.
- *   8. GC_register_has_static_roots_callback is asked about the segment
+ *   8. GC_set_mark_bit from a push_other_roots callback keeps an object no
+ *      root points to alive through that collection.
+ *   9. GC_register_has_static_roots_callback is asked about the segment
  *      holding the program's own globals, and when it says no, an object
  *      only a global points to dies (last: the test's globals stop being
  *      roots then).
@@ -168,6 +170,37 @@ static void other_roots(void) {
   t_note("other roots: %d of %d died once unpushed\n", finalized, HIDDEN);
 }
 
+static void **mark_slot; /* malloc'd: not scanned */
+static int marking, mark_finalized;
+static void count_mark_finalized(void *obj, void *cd) { mark_finalized++; }
+static void set_mark(void) {
+  if (previous_push) previous_push();
+  if (marking) GC_set_mark_bit(*mark_slot);
+}
+static T_NOINLINE void fill_mark_slot(void) {
+  *mark_slot = GC_malloc(64);
+  GC_register_finalizer(*mark_slot, count_mark_finalized, NULL, NULL, NULL);
+}
+
+static void set_mark_bit(void) {
+  mark_slot = malloc(sizeof *mark_slot);
+  CHECK(mark_slot != NULL);
+  previous_push = GC_get_push_other_roots();
+  GC_set_push_other_roots(set_mark);
+  fill_mark_slot();
+  clear_stack();
+  marking = 1;
+  collect();
+  collect();
+  CHECK(mark_finalized == 0, "an object marked by GC_set_mark_bit was finalized");
+  marking = 0;
+  collect();
+  collect();
+  CHECK(mark_finalized == 1, "the object did not die once no longer marked (%d)", mark_finalized);
+  GC_set_push_other_roots(previous_push);
+  free(mark_slot);
+}
+
 static GC_word resized_to;
 static void on_resize(GC_word size) { resized_to = size; }
 
@@ -238,6 +271,7 @@ int main(void) {
   other_roots();
   heap_resize();
   automatic_collection();
+  set_mark_bit();
   static_roots_callback();
   t_note("ok\n");
   return 0;

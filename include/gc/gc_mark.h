@@ -36,6 +36,10 @@ GC_API void GC_set_push_other_roots(GC_push_other_roots_proc);
 GC_API GC_push_other_roots_proc GC_get_push_other_roots(void);
 GC_API void GC_push_all(void *bottom, void *top);
 GC_API void GC_push_all_eager(void *bottom, void *top);
+GC_API void GC_push_conditional(void *bottom, void *top, int all); /* all pages, always */
+/* The object survives the collection in progress, unscanned. */
+GC_API void GC_set_mark_bit(const void *);
+GC_API void GC_clear_mark_bit(const void *);
 GC_API void *GC_clear_stack(void *);
 
 #ifdef __cplusplus

@@ -22,7 +22,9 @@
  * collection or the next; the call itself is ordered by heap_lock. */
 static _Atomic(GC_on_collection_event_proc) on_event;
 static _Atomic(GC_start_callback_proc) on_start;
-static _Atomic(GC_push_other_roots_proc) push_other_roots;
+/* bdwgc's variable, which older clients (ECL) assign directly and chain;
+ * GC_set_push_other_roots writes the same one. */
+SGC_EXPORT void (*GC_push_other_roots)(void);
 static _Atomic(GC_on_heap_resize_proc) on_resize;
 static _Atomic(GC_stop_func) stop_func;
 static _Atomic int automatic_collection_disabled, force_unmap;
@@ -42,7 +44,7 @@ void collection_start_callback(void) {
   if (f) f();
 }
 void collection_push_other_roots(void) {
-  GC_push_other_roots_proc f = atomic_load_explicit(&push_other_roots, memory_order_relaxed);
+  GC_push_other_roots_proc f = GC_push_other_roots;
   if (f) f();
 }
 void heap_resized(size_t new_size) {
@@ -64,11 +66,11 @@ GC_API GC_start_callback_proc GC_get_start_callback(void) { return atomic_load(&
 GC_API void GC_set_on_heap_resize(GC_on_heap_resize_proc f) { atomic_store(&on_resize, f); }
 GC_API GC_on_heap_resize_proc GC_get_on_heap_resize(void) { return atomic_load(&on_resize); }
 GC_API void GC_set_push_other_roots(GC_push_other_roots_proc f) {
-  atomic_store(&push_other_roots, f);
+  pthread_mutex_lock(&heap_lock); /* no collection reads it meanwhile */
+  GC_push_other_roots = f;
+  pthread_mutex_unlock(&heap_lock);
 }
-GC_API GC_push_other_roots_proc GC_get_push_other_roots(void) {
-  return atomic_load(&push_other_roots);
-}
+GC_API GC_push_other_roots_proc GC_get_push_other_roots(void) { return GC_push_other_roots; }
 
 /* From a push_other_roots callback: the words of [BOTTOM, TOP) are
  * roots, tested conservatively like a stack's. */
@@ -82,6 +84,11 @@ GC_API void GC_push_all(void *bottom, void *top) {
   mark_push_range((uintptr_t)bottom, (uintptr_t)top);
 }
 GC_API void GC_push_all_eager(void *bottom, void *top) { GC_push_all(bottom, top); }
+/* Without dirty bits every page counts: the whole range, whatever ALL. */
+GC_API void GC_push_conditional(void *bottom, void *top, int all) {
+  (void)all;
+  GC_push_all(bottom, top);
+}
 
 /* A stop-the-world collection is never abandoned midway (as
  * GC_try_to_collect): the function is kept for GC_get_stop_func only. */
@@ -221,6 +228,25 @@ GC_API int GC_is_marked(const void *p) {
   uintptr_t base = object_start_rule((uintptr_t)p, &page, true);
   if (!base) sgc_fatal("GC_is_marked(%p): not an object sgc allocated", p);
   return mark_bit_test(page, base);
+}
+
+static uintptr_t object_at(const void *p, struct page_header **page, const char *caller) {
+  *page = NULL;
+  uintptr_t base = object_start_rule((uintptr_t)p, page, true);
+  if (!base || base != (uintptr_t)p || !*page) sgc_fatal("%s(%p): not the start of an object sgc allocated", caller, p);
+  return base;
+}
+/* The object survives the collection in progress without being scanned
+ * (bdwgc's rule); its mark is cleared when the next collection starts. */
+GC_API void GC_set_mark_bit(const void *p) {
+  struct page_header *page;
+  uintptr_t base = object_at(p, &page, "GC_set_mark_bit");
+  mark_bit_set(page, base);
+}
+GC_API void GC_clear_mark_bit(const void *p) {
+  struct page_header *page;
+  uintptr_t base = object_at(p, &page, "GC_clear_mark_bit");
+  mark_bit_clear(page, base);
 }
 
 GC_API void GC_dump(void) { stats_print_summary(); }

@@ -1,4 +1,5 @@
 /* Small bdwgc calls that belong to no other part. */
+#include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
 
@@ -16,8 +17,16 @@ GC_API void GC_set_all_interior_pointers(int on) {
 }
 GC_API int GC_get_all_interior_pointers(void) { return heap_interior_pointers; }
 /* With interior pointers recognised every displacement is already valid;
- * without them sgc recognises object starts only. */
-GC_API void GC_register_displacement(size_t offset) { (void)offset; }
+ * without them sgc recognises object starts and these offsets. */
+GC_API void GC_register_displacement(size_t offset) {
+  if (offset >= PAGE_BYTES)
+    sgc_fatal("GC_register_displacement(%zu): displacements must be below %d", offset,
+              (int)PAGE_BYTES);
+  sgc_ensure_init();
+  pthread_mutex_lock(&heap_lock);
+  heap_displacements[offset / 64] |= (uint64_t)1 << (offset % 64);
+  pthread_mutex_unlock(&heap_lock);
+}
 
 GC_API void GC_set_pages_executable(int on) { (void)on; }
 GC_API int GC_get_pages_executable(void) { return 0; }

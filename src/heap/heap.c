@@ -11,6 +11,7 @@
 _Atomic(struct chunk **) pagemap_l1[1u << PAGEMAP_L1_BITS];
 _Atomic uintptr_t heap_lowest = UINTPTR_MAX, heap_highest = 0;
 bool heap_interior_pointers = true;
+uint64_t heap_displacements[PAGE_BYTES / 64];
 
 static struct chunk *chunk_list;     /* written under heap_lock */
 static _Atomic size_t heap_bytes;

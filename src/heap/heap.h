@@ -113,6 +113,15 @@ static inline bool page_is_object_start(const struct page_header *p, uint32_t of
 
 extern bool heap_interior_pointers; /* GC_all_interior_pointers */
 
+/* Without interior pointers, the offsets into an object that still count
+ * as pointing to it (GC_register_displacement; offset 0 always does):
+ * bdwgc's rule for tagged pointers, one bit per byte offset below a page.
+ * Set under heap_lock, which orders them before any collection's reads. */
+extern uint64_t heap_displacements[PAGE_BYTES / 64];
+static inline bool heap_displacement_ok(uintptr_t offset) {
+  return offset < PAGE_BYTES && (heap_displacements[offset / 64] >> (offset % 64) & 1);
+}
+
 /* The conservative pointer test: the start of the object A points into (or
  * at, without interior pointers), or 0.  *PAGE receives the object's first
  * page header. */
@@ -125,7 +134,7 @@ __attribute__((always_inline)) static inline uintptr_t object_start_in_page(
     unsigned index = (granule * p->reciprocal) >> 16;
     if (index >= p->capacity) return 0; /* the page's unused tail */
     uintptr_t base = p->start + ((uintptr_t)index * p->object_granules << GRANULE_SHIFT);
-    if (base != a && !interior) return 0;
+    if (base != a && !interior && !heap_displacement_ok(a - base)) return 0;
     *page = p;
     return base;
   }
@@ -137,7 +146,7 @@ __attribute__((always_inline)) static inline uintptr_t object_start_in_page(
     return 0;
   }
   if (a - p->start >= p->object_bytes && a != p->start) return 0;
-  if (a != p->start && !interior) return 0;
+  if (a != p->start && !interior && !heap_displacement_ok(a - p->start)) return 0;
   *page = p;
   return p->start;
 }
