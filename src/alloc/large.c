@@ -17,7 +17,7 @@ void *large_allocate(size_t bytes, unsigned kind) {
   struct sgc_thread *t = thread_self_or_register();
   pthread_mutex_lock(&heap_lock);
   if (sgc_settings.torture_interval &&
-      ++t->slow_path_count % sgc_settings.torture_interval == 0)
+      ++t->slow_path_count % sgc_settings.torture_interval == 0 && !collect_automatic_disabled())
     collect_locked(SGC_REASON_TORTURE);
   struct page_header *head = page_acquire(pages);
   if (!head) {
