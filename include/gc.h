@@ -298,6 +298,27 @@ GC_API size_t GC_get_obtained_from_os_bytes(void);
 GC_API unsigned long GC_get_full_gc_total_time(void); /* ms of pauses */
 GC_API void GC_dump(void);
 GC_API void GC_dump_named(const char *);
+/* bdwgc's counters in one call.  Fields sgc does not count (bytes
+ * reclaimed, bytes freed explicitly) read (GC_word)-1, bdwgc's "unknown";
+ * the size argument lets older and newer layouts meet. */
+struct GC_prof_stats_s {
+  GC_word heapsize_full;          /* heap, returned memory included */
+  GC_word free_bytes_full;        /* free, returned memory included */
+  GC_word unmapped_bytes;
+  GC_word bytes_allocd_since_gc;
+  GC_word allocd_bytes_before_gc;
+  GC_word non_gc_bytes;
+  GC_word gc_no;
+  GC_word markers_m1;             /* GC threads besides the collecting one */
+  GC_word bytes_reclaimed_since_gc;
+  GC_word reclaimed_bytes_before_gc;
+  GC_word expl_freed_bytes_since_gc;
+  GC_word obtained_from_os_bytes;
+};
+GC_API size_t GC_get_prof_stats(struct GC_prof_stats_s *, size_t stats_size);
+GC_API size_t GC_get_prof_stats_unsafe(struct GC_prof_stats_s *, size_t stats_size);
+/* The bytes a request of I bytes takes ((size_t)-1 beyond small objects). */
+GC_API size_t GC_get_size_map_at(int i);
 GC_API void *GC_dlopen(const char *, int);
 
 /* Callbacks run with sgc's heap lock held, most with the world stopped:

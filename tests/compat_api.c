@@ -15,6 +15,8 @@
  *   6. GC_set_on_heap_resize hears GC_expand_hp.
  *   7. GC_set_disable_automatic_collection stops allocation-triggered
  *      collections only.
+ *   7b. GC_get_prof_stats agrees with the single getters and writes no
+ *      further than the size it is given; GC_get_size_map_at.
  *   8. GC_set_mark_bit from a push_other_roots callback keeps an object no
  *      root points to alive through that collection.
  *   9. GC_register_has_static_roots_callback is asked about the segment
@@ -22,6 +24,7 @@
  *      only a global points to dies (last: the test's globals stop being
  *      roots then).
  */
+#define GC_THREADS /* GC_get_parallel */
 #include <gc.h>
 #include <gc/gc_gcj.h>
 #include <gc/gc_mark.h>
@@ -227,6 +230,25 @@ static void automatic_collection(void) {
   CHECK(GC_get_memory_use() > 0 && GC_get_memory_use() <= GC_get_heap_size());
 }
 
+static void prof_stats(void) {
+  struct GC_prof_stats_s s;
+  size_t n = GC_get_prof_stats(&s, sizeof s);
+  CHECK(n == sizeof s, "filled %zu of %zu bytes", n, sizeof s);
+  CHECK(s.gc_no == GC_get_gc_no());
+  CHECK(s.heapsize_full >= GC_get_heap_size() && s.heapsize_full > 0);
+  CHECK(s.markers_m1 == (GC_word)GC_get_parallel());
+  CHECK(s.bytes_allocd_since_gc <= GC_get_total_bytes());
+  struct {
+    GC_word first[3];
+    GC_word canary;
+  } older = {{0, 0, 0}, 0x5151};
+  CHECK(GC_get_prof_stats((struct GC_prof_stats_s *)(void *)&older, 3 * sizeof(GC_word)) ==
+        3 * sizeof(GC_word));
+  CHECK(older.canary == 0x5151, "wrote past the size it was given");
+  CHECK(older.first[0] == s.heapsize_full || older.first[0] >= GC_get_heap_size());
+  CHECK(GC_get_size_map_at(24) >= 24 && GC_get_size_map_at(24) != (size_t)-1);
+}
+
 static void *a_global;
 static int global_segment_seen, global_finalized;
 
@@ -271,6 +293,7 @@ int main(void) {
   other_roots();
   heap_resize();
   automatic_collection();
+  prof_stats();
   set_mark_bit();
   static_roots_callback();
   t_note("ok\n");

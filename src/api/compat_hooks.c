@@ -9,12 +9,14 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "collect/collect.h"
 #include "collect/events.h"
 #include "common.h"
 #include "gc/gc_mark.h"
 #include "heap/heap.h"
+#include "heap/layout.h"
 #include "mark/mark.h"
 #include "stats/stats.h"
 
@@ -205,6 +207,31 @@ GC_API size_t GC_get_memory_use(void) {
   return heap > free_bytes ? heap - free_bytes : 0;
 }
 GC_API size_t GC_get_obtained_from_os_bytes(void) { return GC_get_heap_size(); }
+
+GC_API size_t GC_get_prof_stats(struct GC_prof_stats_s *out, size_t size) {
+  struct GC_prof_stats_s s;
+  memset(&s, 0xff, sizeof s); /* what sgc does not count stays "unknown" */
+  s.heapsize_full = GC_get_heap_size();
+  s.free_bytes_full = GC_get_free_bytes();
+  s.unmapped_bytes = GC_get_unmapped_bytes();
+  s.bytes_allocd_since_gc = GC_get_bytes_since_gc();
+  s.allocd_bytes_before_gc = GC_get_total_bytes() - s.bytes_allocd_since_gc;
+  s.non_gc_bytes = GC_non_gc_bytes;
+  s.gc_no = GC_get_gc_no();
+  s.markers_m1 = (GC_word)GC_get_parallel();
+  s.obtained_from_os_bytes = GC_get_obtained_from_os_bytes();
+  size_t n = size < sizeof s ? size : sizeof s;
+  memcpy(out, &s, n);
+  if (size > sizeof s) memset((char *)out + sizeof s, 0xff, size - sizeof s);
+  return n;
+}
+GC_API size_t GC_get_prof_stats_unsafe(struct GC_prof_stats_s *out, size_t size) {
+  return GC_get_prof_stats(out, size);
+}
+GC_API size_t GC_get_size_map_at(int i) {
+  if (i < 0 || (size_t)i > sgc_settings.small_request_limit) return (size_t)-1;
+  return size_class_bytes[size_class_for_bytes((size_t)i + sgc_settings.extra_bytes)];
+}
 GC_API unsigned long GC_get_full_gc_total_time(void) {
   SGC_stats_t s;
   SGC_get_stats(&s);
