@@ -48,6 +48,8 @@ void sgc_ensure_init(void) SGC_INTERNAL;
 /* Preloaded beside libgc: fails (or warns) when an import would bind to
  * bdwgc (api/preload_check.c). */
 void preload_check(void) SGC_INTERNAL;
+/* Sets sgc_settings.markers and bdwgc's GC_parallel with it (api/misc.c). */
+void settings_set_markers(unsigned n) SGC_INTERNAL;
 extern _Atomic int sgc_initialised SGC_INTERNAL;
 
 #define SGC_ASSERT(cond)                                                       \

@@ -16,9 +16,7 @@ void *large_allocate(size_t bytes, unsigned kind) {
     return sgc_out_of_memory(bytes);
   struct sgc_thread *t = thread_self_or_register();
   pthread_mutex_lock(&heap_lock);
-  if (sgc_settings.torture_interval &&
-      ++t->slow_path_count % sgc_settings.torture_interval == 0 && !collect_automatic_disabled())
-    collect_locked(SGC_REASON_TORTURE);
+  if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
   struct page_header *head = page_acquire(pages);
   if (!head) {
     pthread_mutex_unlock(&heap_lock);

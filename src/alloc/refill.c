@@ -207,11 +207,8 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
 void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   /* Torture mode collects at every Nth refill; the others still take the
    * path without heap_lock, so SGC_TORTURE=N>1 runs collections against
-   * it too.  Its collections are automatic ones: none while those are off
-   * (GC_set_disable_automatic_collection). */
-  bool torture = sgc_settings.torture_interval &&
-                 ++t->slow_path_count % sgc_settings.torture_interval == 0 &&
-                 !collect_automatic_disabled();
+   * it too. */
+  bool torture = collect_torture_turn(t);
   if (!torture) {
     void *first = refill_unlocked(t, kind, cls);
     if (first) return first;

@@ -20,8 +20,8 @@
 #include "mark/mark.h"
 #include "stats/stats.h"
 
-/* Relaxed: a callback installed while a collection runs is seen by that
- * collection or the next; the call itself is ordered by heap_lock. */
+/* The collector loads these relaxed: a callback installed while a
+ * collection runs is seen by that collection or the next. */
 static _Atomic(GC_on_collection_event_proc) on_event;
 static _Atomic(GC_start_callback_proc) on_start;
 /* bdwgc's variable, which older clients (ECL) assign directly and chain;
@@ -238,12 +238,21 @@ GC_API unsigned long GC_get_full_gc_total_time(void) {
   return (unsigned long)(s.total_pause_ns / 1000000u);
 }
 
+/* The object P starts, or a fatal error naming CALLER: these queries,
+ * as bdwgc's, take an object's base address. */
+static uintptr_t object_at(const void *p, struct page_header **page, const char *caller) {
+  *page = NULL;
+  uintptr_t base = object_start_rule((uintptr_t)p, page, true);
+  if (!base || base != (uintptr_t)p || !*page)
+    sgc_fatal("%s(%p): not the start of an object sgc allocated", caller, p);
+  return base;
+}
+
 /* bdwgc's kind numbers: PTRFREE 0, NORMAL 1, UNCOLLECTABLE 2,
  * AUNCOLLECTABLE 3; sgc numbers NORMAL 0 and ATOMIC 1 the other way. */
 GC_API int GC_get_kind_and_size(const void *p, size_t *size) {
   struct page_header *page;
-  uintptr_t base = object_start_rule((uintptr_t)p, &page, true);
-  if (!base) sgc_fatal("GC_get_kind_and_size(%p): not an object sgc allocated", p);
+  object_at(p, &page, "GC_get_kind_and_size");
   if (size) *size = object_size(page);
   static const int bdwgc_kind[KIND_COUNT] = {1, 0, 2, 3};
   return bdwgc_kind[page->kind];
@@ -252,17 +261,10 @@ GC_API int GC_get_kind_and_size(const void *p, size_t *size) {
 /* Meaningful, as in bdwgc, inside a collection or right after one. */
 GC_API int GC_is_marked(const void *p) {
   struct page_header *page;
-  uintptr_t base = object_start_rule((uintptr_t)p, &page, true);
-  if (!base) sgc_fatal("GC_is_marked(%p): not an object sgc allocated", p);
+  uintptr_t base = object_at(p, &page, "GC_is_marked");
   return mark_bit_test(page, base);
 }
 
-static uintptr_t object_at(const void *p, struct page_header **page, const char *caller) {
-  *page = NULL;
-  uintptr_t base = object_start_rule((uintptr_t)p, page, true);
-  if (!base || base != (uintptr_t)p || !*page) sgc_fatal("%s(%p): not the start of an object sgc allocated", caller, p);
-  return base;
-}
 /* The object survives the collection in progress without being scanned
  * (bdwgc's rule); its mark is cleared when the next collection starts. */
 GC_API void GC_set_mark_bit(const void *p) {

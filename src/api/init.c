@@ -100,8 +100,7 @@ static void read_settings(void) {
   }
   s->small_request_limit = MAX_SMALL_BYTES - s->extra_bytes;
   s->usable_cpus = os_usable_cpus();
-  if (!s->markers) s->markers = s->usable_cpus;
-  GC_parallel = (int)s->markers - 1;
+  settings_set_markers(s->markers ? s->markers : s->usable_cpus);
 }
 
 /* fork(): the child gets only the forking thread, so every lock is taken
@@ -196,10 +195,7 @@ GC_API int SGC_init(int ngcp, const SGC_attr_t *attr) {
     if (attr->lps_k >= 1.0) page_policy_k = attr->lps_k;
     if (attr->lab >= SGC_LAB_THREAD && attr->lab <= SGC_LAB_FLIP) percpu_set_mode(attr->lab);
   }
-  if (ngcp > 0) {
-    sgc_settings.markers = (unsigned)ngcp;
-    GC_parallel = ngcp - 1;
-  }
+  if (ngcp > 0) settings_set_markers((unsigned)ngcp);
   pthread_mutex_unlock(&heap_lock);
   thread_self_or_register();
   return 0;

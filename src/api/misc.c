@@ -32,15 +32,17 @@ GC_API void GC_set_pages_executable(int on) { (void)on; }
 GC_API int GC_get_pages_executable(void) { return 0; }
 GC_API void GC_enable_incremental(void) {}
 GC_API int GC_is_incremental_mode(void) { return 0; }
-GC_API void GC_set_markers_count(unsigned n) {
-  if (n) {
-    sgc_settings.markers = n;
-    GC_parallel = (int)n - 1;
-  }
-}
-GC_API int GC_get_parallel(void) { return (int)sgc_settings.markers - 1; }
-/* bdwgc's variable form of GC_get_parallel, set at start-up. */
+/* bdwgc's variable form of GC_get_parallel, kept in step by
+ * settings_set_markers, the one place the marker count is set. */
 SGC_EXPORT int GC_parallel;
+void settings_set_markers(unsigned n) {
+  sgc_settings.markers = n;
+  GC_parallel = (int)n - 1;
+}
+GC_API void GC_set_markers_count(unsigned n) {
+  if (n) settings_set_markers(n);
+}
+GC_API int GC_get_parallel(void) { return GC_parallel; }
 GC_API void GC_start_mark_threads(void) {}
 
 GC_API void *GC_debug_malloc(size_t n, const char *file, int line) {

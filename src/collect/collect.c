@@ -92,6 +92,12 @@ static void fold_unlocked_allocation(void) {
   heap_accounting.total_allocated += bytes;
 }
 
+bool collect_torture_turn(struct sgc_thread *t) {
+  return sgc_settings.torture_interval &&
+         ++t->slow_path_count % sgc_settings.torture_interval == 0 &&
+         !collect_automatic_disabled();
+}
+
 bool collect_should_run(void) {
   if (GC_dont_gc || heap_accounting.disable_count || heap_accounting.collecting ||
       collect_automatic_disabled())

@@ -40,6 +40,11 @@ extern struct heap_accounting heap_accounting; /* under heap_lock */
 bool collect_automatic_disabled(void);
 bool collect_force_unmap(void);
 
+/* Torture mode's turn (SGC_TORTURE=N): every Nth allocation slow path of
+ * T.  Its collections are automatic ones, so none while those are off. */
+struct sgc_thread;
+bool collect_torture_turn(struct sgc_thread *t);
+
 /* Both with heap_lock held. */
 bool collect_should_run(void);
 void collect_locked(enum SGC_gc_reason reason);
