@@ -6,21 +6,16 @@
 # interior pointers), GC_push_other_roots, GC_set_mark_bit and the start
 # callback.  Run Lisp programs (allocation churn, a hash table of 100,000
 # strings, four threads consing at once) with bdwgc and with LIBSGC
-# preloaded in its place, the latter also in torture mode, and require
-# identical output; SGC_STATS=1 must show that sgc collected.
+# preloaded in its place, also in torture mode and with 4 GC threads,
+# and require identical output; SGC_STATS=1 must show that sgc collected
+# (same_output in preload_common.sh).
 #
 # Exit 77 (ctest SKIP_RETURN_CODE) if ecl is not installed.
 set -u
 LIB=${1:?usage: ecl_preload.sh /path/to/libsgc.so}
-ECL=$(command -v ecl 2>/dev/null || true)
-if [ -z "$ECL" ]; then
-  echo "[ecl_preload] SKIP: ecl is not installed"
-  exit 77
-fi
-case "$LIB" in /*) ;; *) LIB="$(pwd)/$LIB" ;; esac
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ecltest.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
-fail() { echo "FAIL [ecl_preload] $*"; exit 1; }
+TAG=ecl_preload
+. "$(dirname "$0")/preload_common.sh"
+ECL=$(find_program ecl) || exit 77
 
 cat >"$TMP/serial.lisp" <<'LISP'
 (defun fib (n) (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2)))))
@@ -56,14 +51,6 @@ cat >"$TMP/threads.lisp" <<'LISP'
 LISP
 
 for prog in serial threads; do
-  "$ECL" --norc --shell "$TMP/$prog.lisp" >"$TMP/$prog.bdwgc" 2>&1 || fail "$prog with bdwgc: exit $?"
-  SGC_STATS=1 LD_PRELOAD="$LIB" "$ECL" --norc --shell "$TMP/$prog.lisp" >"$TMP/$prog.sgc" 2>"$TMP/$prog.err" ||
-    fail "$prog with sgc: exit $?: $(tail -3 "$TMP/$prog.err")"
-  cmp -s "$TMP/$prog.bdwgc" "$TMP/$prog.sgc" || fail "$prog: output differs: $(diff "$TMP/$prog.bdwgc" "$TMP/$prog.sgc" | head -5)"
-  grep -q "^sgc: [1-9][0-9]* collections" "$TMP/$prog.err" || fail "$prog: sgc did not collect: $(cat "$TMP/$prog.err")"
-  SGC_TORTURE=50 LD_PRELOAD="$LIB" "$ECL" --norc --shell "$TMP/$prog.lisp" >"$TMP/$prog.torture" 2>&1 ||
-    fail "$prog in torture mode: exit $?"
-  cmp -s "$TMP/$prog.bdwgc" "$TMP/$prog.torture" || fail "$prog in torture mode: output differs"
-  echo "[ecl_preload] $prog: identical output ($(head -1 "$TMP/$prog.err"))"
+  same_output "$prog" 50 "$ECL" --norc --shell "$TMP/$prog.lisp"
 done
 echo "[ecl_preload] PASS"

@@ -1,6 +1,12 @@
-/* The parts of bdwgc's <gc/gc_mark.h> sgc provides.  sgc has no custom
- * object kinds or mark procedures (GC_new_kind, GC_new_proc): its four
- * kinds are bdwgc's predefined ones, numbered as bdwgc numbers them. */
+/* The parts of bdwgc's <gc/gc_mark.h> sgc provides: the predefined kinds
+ * numbered as bdwgc numbers them, and kinds a program makes with
+ * GC_new_kind, whose objects are marked by their descriptor -- a length,
+ * a bitmap, a per-object descriptor, or a mark procedure (GC_new_proc,
+ * GC_MAKE_PROC) that reports pointers with GC_MARK_AND_PUSH.  The
+ * descriptor encoding is bdwgc's, so programs compiled against bdwgc's
+ * header work unchanged.  A mark procedure may run on any GC thread, with
+ * the world stopped; it must not allocate, and it must push only through
+ * GC_mark_and_push (sgc stops with a message otherwise). */
 #ifndef SGC_GC_MARK_H
 #define SGC_GC_MARK_H
 #include "../gc.h"
@@ -8,11 +14,57 @@
 extern "C" {
 #endif
 
+/* Mark stack entries are opaque: procedures only pass the pointers on. */
+struct GC_ms_entry {
+  void *opaque;
+};
+typedef struct GC_ms_entry *(*GC_mark_proc)(GC_word *addr, struct GC_ms_entry *mark_stack_ptr,
+                                            struct GC_ms_entry *mark_stack_limit, GC_word env);
+
+#define GC_LOG_MAX_MARK_PROCS 6
+#define GC_MAX_MARK_PROCS (1 << GC_LOG_MAX_MARK_PROCS)
+#define GC_DS_TAG_BITS 2
+#define GC_DS_TAGS ((1 << GC_DS_TAG_BITS) - 1)
+#define GC_DS_LENGTH 0     /* the descriptor is a length in bytes */
+#define GC_DS_BITMAP 1     /* the high bits say which words are pointers, word 0 first */
+#define GC_DS_PROC 2       /* a mark procedure and its argument: */
+#define GC_MAKE_PROC(proc_index, env) \
+  (((((env) << GC_LOG_MAX_MARK_PROCS) | (proc_index)) << GC_DS_TAG_BITS) | GC_DS_PROC)
+#define GC_DS_PER_OBJECT 3 /* the real descriptor is read from the object */
+#define GC_INDIR_PER_OBJ_BIAS 0x10
+
+/* Bounds of the heap while marking: words outside them are no pointers. */
+GC_API void *GC_least_plausible_heap_addr;
+GC_API void *GC_greatest_plausible_heap_addr;
+
+/* Marks OBJ (any word; nothing happens unless it points to an object) and
+ * queues what it points to; returns MARK_STACK_PTR.  Only inside a mark
+ * procedure. */
+GC_API struct GC_ms_entry *GC_mark_and_push(void *obj, struct GC_ms_entry *mark_stack_ptr,
+                                            struct GC_ms_entry *mark_stack_limit, void **src);
+#define GC_MARK_AND_PUSH(obj, msp, lim, src)                          \
+  ((GC_word)(obj) >= (GC_word)GC_least_plausible_heap_addr &&         \
+           (GC_word)(obj) <= (GC_word)GC_greatest_plausible_heap_addr \
+       ? GC_mark_and_push(obj, msp, lim, src)                         \
+       : (msp))
+
+/* A zeroed free-list array for GC_new_kind (sgc does not read it). */
+GC_API void **GC_new_free_list(void);
+GC_API void **GC_new_free_list_inner(void);
+/* A new kind: objects marked by DESCRIPTOR (a length descriptor plus the
+ * object's size when ADJUST); sgc clears new objects whatever CLEAR. */
+GC_API unsigned GC_new_kind(void **free_list, GC_word descriptor, int adjust, int clear);
+GC_API unsigned GC_new_kind_inner(void **free_list, GC_word descriptor, int adjust, int clear);
+/* A mark procedure's index for GC_MAKE_PROC (at most GC_MAX_MARK_PROCS). */
+GC_API unsigned GC_new_proc(GC_mark_proc);
+GC_API unsigned GC_new_proc_inner(GC_mark_proc);
+
 /* bdwgc names these two in its gc_inline.h, with GC_malloc_kind. */
 #define GC_I_PTRFREE 0
 #define GC_I_NORMAL 1
 
-/* Objects of a predefined kind (0 to 3; others are a fatal error). */
+/* Objects of a predefined kind (0 to 3) or one GC_new_kind returned;
+ * any other number is a fatal error. */
 GC_API void *GC_generic_malloc(size_t, int kind);
 GC_API void *GC_generic_malloc_ignore_off_page(size_t, int kind);
 GC_API void *GC_generic_malloc_uncollectable(size_t, int kind);

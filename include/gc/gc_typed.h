@@ -1,7 +1,10 @@
-/* bdwgc's <gc/gc_typed.h> for sgc.  A descriptor tells bdwgc which words
- * of an object may be pointers; sgc scans typed objects whole, which
- * keeps at least what the descriptor would, so descriptors are accepted
- * and not used. */
+/* bdwgc's <gc/gc_typed.h> for sgc.  A descriptor says which words of an
+ * object may be pointers, and the collector scans only those (a word left
+ * out is a weak reference, as Guile's weak tables use).  Objects up to 62
+ * words follow the bitmap exactly; longer ones are scanned up to their
+ * last pointer word; arrays from GC_calloc_explicitly_typed are scanned
+ * whole.  The descriptor is kept in the object's last word, which
+ * GC_size counts (as bdwgc). */
 #ifndef SGC_GC_TYPED_H
 #define SGC_GC_TYPED_H
 #include "../gc.h"

@@ -24,8 +24,19 @@ void *large_allocate(size_t bytes, unsigned kind);
 void large_free(struct page_header *head);
 
 /* uncollectable.c (heap_lock inside) */
+/* Pops an object from *LIST, a free list of (KIND, CLS) under heap_lock
+ * (held), after adding a fresh page's objects when it is empty (that page
+ * in *FRESH, else NULL); the object's link word is cleared.  NULL when the
+ * heap limit is reached. */
+void *locked_list_pop(void **list, unsigned kind, unsigned cls, struct page_header **fresh);
 void *uncollectable_allocate(size_t bytes, unsigned kind);
 void uncollectable_free(struct page_header *page, void *obj);
+
+/* custom_alloc.c: kinds made by GC_new_kind (heap_lock inside, but
+ * custom_kinds_sweep runs with it held, after marking). */
+void *custom_allocate(size_t bytes, unsigned kind);
+void custom_free(struct page_header *page, void *obj);
+void custom_kinds_sweep(void);
 
 /* batches.c: free lists handed back by threads that freed much.  T's own
  * stack: inside the page-path gate or under heap_lock; the rest under

@@ -120,6 +120,10 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
   }
   if (self) self->free_cache_page = page_address | (percpu_enabled ? FREE_CACHE_CPU : 0);
   unsigned kind = page->kind;
+  if (kind_is_custom(kind)) {
+    custom_free(page, p);
+    return;
+  }
   if (kind >= KIND_THREAD_LOCAL_COUNT) {
     uncollectable_free(page, p);
     return;
@@ -218,7 +222,8 @@ GC_API void *GC_realloc(void *old, size_t bytes) {
   case KIND_ATOMIC: fresh = GC_malloc_atomic(bytes); break;
   case KIND_UNCOLLECTABLE: fresh = GC_malloc_uncollectable(bytes); break;
   case KIND_ATOMIC_UNCOLLECTABLE: fresh = GC_malloc_atomic_uncollectable(bytes); break;
-  default: fresh = GC_malloc(bytes); break;
+  case KIND_NORMAL: fresh = GC_malloc(bytes); break;
+  default: fresh = custom_allocate(request_bytes(bytes), kind); break;
   }
   if (!fresh) return NULL;
   memcpy(fresh, old, have < bytes ? have : bytes);

@@ -47,7 +47,7 @@ void *large_allocate(size_t bytes, unsigned kind) {
    * root: a collection meanwhile must not free the object. */
   t->in_flight = obj;
   pthread_mutex_unlock(&heap_lock);
-  if (!zeroed && (kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE)) memset(obj, 0, rounded);
+  if (!zeroed && kind != KIND_ATOMIC && kind != KIND_ATOMIC_UNCOLLECTABLE) memset(obj, 0, rounded);
   collect_after_unlock();
   atomic_signal_fence(memory_order_seq_cst);
   t->in_flight = NULL;

@@ -10,24 +10,36 @@
 
 static void *free_lists[2][SIZE_CLASS_COUNT]; /* [kind - KIND_UNCOLLECTABLE] */
 
-void *uncollectable_allocate(size_t bytes, unsigned kind) {
-  if (bytes > MAX_SMALL_BYTES) return large_allocate(bytes, kind);
-  unsigned cls = size_class_for_bytes(bytes);
-  void **list = &free_lists[kind - KIND_UNCOLLECTABLE][cls];
-  pthread_mutex_lock(&heap_lock);
+void *locked_list_pop(void **list, unsigned kind, unsigned cls, struct page_header **fresh) {
+  *fresh = NULL;
   if (!*list) {
+    /* page_acquire may collect, which may rebuild *LIST (custom kinds):
+     * the new page's objects go in front of what is there. */
     struct page_header *page = page_acquire(1);
-    if (!page) {
-      pthread_mutex_unlock(&heap_lock);
-      return sgc_out_of_memory(bytes);
-    }
+    if (!page) return NULL;
     unsigned n;
     void *tail;
-    *list = page_format_small(page, kind, cls, &n, &tail);
+    void *head = page_format_small(page, kind, cls, &n, &tail);
+    *(void **)tail = *list;
+    *list = head;
+    *fresh = page;
   }
   void *p = *list;
   *list = *(void **)p;
   *(void **)p = NULL;
+  return p;
+}
+
+void *uncollectable_allocate(size_t bytes, unsigned kind) {
+  if (bytes > MAX_SMALL_BYTES) return large_allocate(bytes, kind);
+  unsigned cls = size_class_for_bytes(bytes);
+  struct page_header *fresh;
+  pthread_mutex_lock(&heap_lock);
+  void *p = locked_list_pop(&free_lists[kind - KIND_UNCOLLECTABLE][cls], kind, cls, &fresh);
+  if (!p) {
+    pthread_mutex_unlock(&heap_lock);
+    return sgc_out_of_memory(bytes);
+  }
   struct page_header *page = page_of_address((uintptr_t)p);
   mark_bit_set(page, (uintptr_t)p);
   account_allocation(size_class_bytes[cls]);

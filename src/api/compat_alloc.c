@@ -1,20 +1,23 @@
-/* bdwgc's other allocation entry points, mapped onto sgc's four kinds.
+/* bdwgc's other allocation entry points, mapped onto sgc's kinds.
  *
  * bdwgc numbers its predefined kinds PTRFREE 0, NORMAL 1, UNCOLLECTABLE 2
- * and AUNCOLLECTABLE 3; kinds a program makes with GC_new_kind carry their
- * own free lists and mark procedures, which sgc does not have, so asking
- * for one is a fatal error rather than an object the collector would scan
- * by the wrong rule.  Typed (gc_typed.h) and gcj-style (gc_gcj.h) objects
+ * and AUNCOLLECTABLE 3; kinds a program makes with GC_new_kind follow
+ * (mark/custom_kind.h), and any other number is a fatal error rather than
+ * an object the collector would scan by the wrong rule.  Typed (gc_typed.h) and gcj-style (gc_gcj.h) objects
  * are scanned conservatively as a whole: their layout descriptors only
  * let bdwgc skip words, so whole-object scanning keeps at least what they
  * would. */
+#include <pthread.h>
 #include <string.h>
 
 #include "common.h"
 #include "gc/gc_gcj.h"
 #include "gc/gc_mark.h"
 #include "gc/gc_typed.h"
+#include "alloc/alloc.h"
+#include "gc/gc_inline.h"
 #include "heap/layout.h"
+#include "mark/custom_kind.h"
 
 enum bdwgc_kind { BDWGC_PTRFREE = 0, BDWGC_NORMAL = 1, BDWGC_UNCOLLECTABLE = 2, BDWGC_AUNCOLLECTABLE = 3 };
 
@@ -25,7 +28,8 @@ static void *allocate_kind(size_t bytes, int kind, const char *caller) {
   case BDWGC_UNCOLLECTABLE: return GC_malloc_uncollectable(bytes);
   case BDWGC_AUNCOLLECTABLE: return GC_malloc_atomic_uncollectable(bytes);
   }
-  sgc_fatal("%s(%zu, kind %d): object kinds made by GC_new_kind are not supported", caller, bytes,
+  if (custom_kind_valid(kind)) return custom_allocate(request_bytes(bytes), (unsigned)kind);
+  sgc_fatal("%s(%zu, kind %d): no such object kind (GC_new_kind did not return it)", caller, bytes,
             kind);
 }
 
@@ -50,18 +54,36 @@ GC_API void *GC_generic_malloc_uncollectable(size_t bytes, int kind) {
                        "GC_generic_malloc_uncollectable");
 }
 
-/* A list of objects of BYTES linked through their first words (GC_NEXT),
- * the rest of each zeroed: up to a page's worth, at least one. */
-GC_API void *GC_malloc_many(size_t bytes) {
+/* A list of objects of BYTES and KIND linked through their first words
+ * (GC_NEXT), the rest of each zeroed where the kind is cleared: up to a
+ * page's worth, at least one, or NULL when out of memory.  The objects
+ * wait in an array on this frame until linked: a collection while the
+ * list grows sees them there, where the links of pointer-free objects
+ * would hide them.  Language runtimes fill their own inline free lists
+ * with this (Guile's allocation path). */
+GC_API void GC_generic_malloc_many(size_t bytes, int kind, void **result) {
   if (bytes < sizeof(void *)) bytes = sizeof(void *);
-  size_t count = bytes >= PAGE_BYTES / 2 ? 1 : PAGE_BYTES / bytes;
-  void *list = NULL;
-  for (size_t i = 0; i < count; i++) {
-    void **p = GC_malloc(bytes);
+  enum { MOST = PAGE_BYTES / GRANULE_BYTES };
+  void *objects[MOST];
+  size_t count = bytes >= PAGE_BYTES / 2 ? 1 : PAGE_BYTES / bytes, have = 0;
+  if (count > MOST) count = MOST;
+  while (have < count) {
+    void *p = allocate_kind(bytes, kind, "GC_generic_malloc_many");
     if (!p) break; /* what was allocated so far is still a valid list */
-    *p = list;
+    objects[have++] = p;
+  }
+  void *list = NULL;
+  while (have) {
+    void *p = objects[--have];
+    *(void **)p = list;
     list = p;
   }
+  *result = list;
+}
+
+GC_API void *GC_malloc_many(size_t bytes) {
+  void *list;
+  GC_generic_malloc_many(bytes, BDWGC_NORMAL, &list);
   return list;
 }
 
@@ -72,20 +94,56 @@ GC_API void GC_end_stubborn_change(const void *p) { (void)p; }
 /* sgc keeps no dirty bits (no incremental mode): a plain store. */
 GC_API void GC_ptr_store_and_dirty(void *p, const void *q) { *(const void **)p = q; }
 
-/* gc_typed.h */
-GC_API GC_word GC_make_descriptor(const GC_word *bitmap, size_t bits) {
-  (void)bitmap;
-  (void)bits;
-  return 0; /* every typed object is scanned whole */
+/* gc_typed.h.  A typed object carries its descriptor in its last word,
+ * and its kind (made here on first use) reads it from there: a per-object
+ * descriptor at offset -1 word, adjusted by the object's size (bdwgc's
+ * layout, so GC_size counts that word too).  The descriptor names the
+ * words that may be pointers and the marker scans only those: Guile's
+ * weak tables rely on it, keeping a weak key in a word the descriptor
+ * leaves out.  Typed objects go through heap_lock (alloc/custom_alloc.c),
+ * not the thread-local fast path. */
+static pthread_once_t typed_kind_once = PTHREAD_ONCE_INIT;
+static unsigned typed_kind;
+static void make_typed_kind(void) {
+  typed_kind = GC_new_kind(NULL, (GC_word)-(intptr_t)sizeof(GC_word) | GC_DS_PER_OBJECT, 1, 1);
 }
+
+/* bitmap bit i (LSB first, as GC_set_bit) says word i may be a pointer.
+ * Words 0..last all pointers: a length; up to 62 words: bdwgc's bitmap
+ * descriptor (word 0 in bit 63); longer: a length covering every pointer
+ * word, which scans some non-pointer words too (bdwgc would build an
+ * extended descriptor) and so keeps at least what the bitmap says. */
+static bool bitmap_bit(const GC_word *bitmap, size_t i) {
+  return (bitmap[i / (8 * sizeof(GC_word))] >> (i % (8 * sizeof(GC_word)))) & 1;
+}
+
+GC_API GC_word GC_make_descriptor(const GC_word *bitmap, size_t bits) {
+  enum { WORD_BITS = 8 * sizeof(GC_word), BITMAP_WORDS = WORD_BITS - GC_DS_TAG_BITS };
+  size_t used = 0; /* 1 + the last pointer word */
+  for (size_t i = 0; i < bits; i++)
+    if (bitmap_bit(bitmap, i)) used = i + 1;
+  bool all = true;
+  for (size_t i = 0; i < used; i++) all = all && bitmap_bit(bitmap, i);
+  if (all || used > BITMAP_WORDS) return (GC_word)(used * sizeof(GC_word)) | GC_DS_LENGTH;
+  GC_word descriptor = GC_DS_BITMAP;
+  for (size_t i = 0; i < used; i++)
+    if (bitmap_bit(bitmap, i)) descriptor |= (GC_word)1 << (WORD_BITS - 1 - i);
+  return descriptor;
+}
+
 GC_API void *GC_malloc_explicitly_typed(size_t bytes, GC_word descriptor) {
-  (void)descriptor;
-  return GC_malloc(bytes);
+  if (bytes > SIZE_MAX - sizeof(GC_word)) return sgc_out_of_memory(SIZE_MAX);
+  pthread_once(&typed_kind_once, make_typed_kind);
+  GC_word *obj = custom_allocate(request_bytes(bytes + sizeof(GC_word)), typed_kind);
+  /* Zero until then: a collection meanwhile reads a length of 0. */
+  if (obj) obj[GC_size(obj) / sizeof(GC_word) - 1] = descriptor;
+  return obj;
 }
 GC_API void *GC_malloc_explicitly_typed_ignore_off_page(size_t bytes, GC_word descriptor) {
-  (void)descriptor;
-  return GC_malloc(bytes);
+  return GC_malloc_explicitly_typed(bytes, descriptor);
 }
+/* Arrays of typed elements are scanned whole (bdwgc builds an array
+ * descriptor): at least what the descriptor would keep. */
 GC_API void *GC_calloc_explicitly_typed(size_t count, size_t size, GC_word descriptor) {
   (void)descriptor;
   if (size && count > SIZE_MAX / size) return sgc_out_of_memory(SIZE_MAX);

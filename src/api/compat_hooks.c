@@ -17,6 +17,7 @@
 #include "gc/gc_mark.h"
 #include "heap/heap.h"
 #include "heap/layout.h"
+#include "mark/custom_kind.h"
 #include "mark/mark.h"
 #include "stats/stats.h"
 
@@ -83,7 +84,10 @@ GC_API void GC_push_all(void *bottom, void *top) {
   if (!heap_accounting.collecting)
     sgc_fatal("GC_push_all(%p, %p) outside a collection (call it from a "
               "GC_set_push_other_roots callback)", bottom, top);
-  mark_push_range((uintptr_t)bottom, (uintptr_t)top);
+  /* From a mark procedure, which may run on any GC thread: onto the stack
+   * of the marker running it. */
+  struct marker *m = custom_kind_current_marker();
+  mark_push_range_on(m ? m : mark_collector, (uintptr_t)bottom, (uintptr_t)top);
 }
 GC_API void GC_push_all_eager(void *bottom, void *top) { GC_push_all(bottom, top); }
 /* Without dirty bits every page counts: the whole range, whatever ALL. */
@@ -255,7 +259,7 @@ GC_API int GC_get_kind_and_size(const void *p, size_t *size) {
   object_at(p, &page, "GC_get_kind_and_size");
   if (size) *size = object_size(page);
   static const int bdwgc_kind[KIND_COUNT] = {1, 0, 2, 3};
-  return bdwgc_kind[page->kind];
+  return kind_is_custom(page->kind) ? page->kind : bdwgc_kind[page->kind];
 }
 
 /* Meaningful, as in bdwgc, inside a collection or right after one. */

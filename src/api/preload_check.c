@@ -2,7 +2,7 @@
  *
  * `LD_PRELOAD=libsgc.so program` serves every GC_ function sgc defines;
  * libgc.so.1 stays loaded because the program needs it, so an import sgc
- * does not define (GC_new_kind, GC_malloc_explicitly_typed, ...) binds to
+ * does not define (GC_register_disclaim_proc, GC_toggleref_add, ...) binds to
  * bdwgc's.  That call would run a second, uninitialised collector over
  * objects it does not know: silent corruption at some later time.  So at
  * start-up, when libgc is loaded beside sgc, every loaded object's

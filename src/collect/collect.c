@@ -244,6 +244,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   collection_event(EVENT_RECLAIM_START);
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
+  custom_kinds_sweep();
   /* More than a quarter of the heap lying in free spans: give the long
    * ones (64 pages and more) back to the OS. */
   if ((page_pool_free_pages() << PAGE_SHIFT) > heap_size_bytes() / 4) page_pool_release(64);

@@ -3,6 +3,7 @@
 #ifndef SGC_LAYOUT_H
 #define SGC_LAYOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,7 +35,16 @@ enum object_kind {
   KIND_ATOMIC_UNCOLLECTABLE = 3,
   KIND_COUNT = 4,
   KIND_THREAD_LOCAL_COUNT = 2 /* kinds with thread-local free lists */
+  /* KIND_COUNT and up: kinds the program made (mark/custom_kind.h). */
 };
+
+/* Whether KIND is one the program made (GC_new_kind). */
+static inline bool kind_is_custom(unsigned kind) { return kind >= KIND_COUNT; }
+
+/* Whether a collection may reclaim objects of KIND. */
+static inline bool kind_is_collectable(unsigned kind) {
+  return kind != KIND_UNCOLLECTABLE && kind != KIND_ATOMIC_UNCOLLECTABLE;
+}
 
 /* Size classes (heap/size_class.c). */
 enum { SIZE_CLASS_COUNT = 30 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "mark/custom_kind.h"
 #include "os/os.h"
 
 enum {
@@ -97,7 +98,7 @@ void mark_begin(void) {
       step = page_walk_step(p, state);
       if (state == PAGE_FREE) continue;
       bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD;
-      if (!in_use || p->kind < KIND_THREAD_LOCAL_COUNT) {
+      if (!in_use || kind_is_collectable(p->kind)) {
         /* Stores only where a bit is set: a page without marks keeps its
          * header line clean, and it is not written back. */
         for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
@@ -117,6 +118,8 @@ void mark_begin(void) {
       }
     }
   }
+  custom_kind_publish_heap_bounds(atomic_load_explicit(&heap_lowest, memory_order_relaxed),
+                                  atomic_load_explicit(&heap_highest, memory_order_relaxed));
 }
 
 static inline bool kind_is_scanned(unsigned kind) {
@@ -217,6 +220,16 @@ __attribute__((always_inline)) static inline bool view_pop(struct owner_view *v,
   return ok;
 }
 
+/* An object of a kind the program made: its descriptor decides what is
+ * pushed, and a mark procedure may push onto M's stack, so the drain
+ * loop's view is written back first and reloaded after. */
+SGC_NOINLINE static void scan_custom_object(struct owner_view *v, struct marker *m, unsigned kind,
+                                            uintptr_t base, size_t size) {
+  if (!v->chase_lev) m->top = v->top;
+  custom_kind_scan(m, kind, base, size);
+  view_load(v, m);
+}
+
 __attribute__((always_inline)) static inline size_t mark_candidate_cached(
     struct owner_view *v, struct marker *m, uintptr_t w, uintptr_t lowest, uintptr_t span,
     bool interior, struct page_cache *cache) {
@@ -235,7 +248,9 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   uintptr_t base = object_start_in_page(p, w, &page, interior);
   if (!base || !set_mark(page, base)) return 0;
   size_t size = object_size(page);
-  if (kind_is_scanned(page->kind)) view_push(v, m, base, base + size);
+  unsigned kind = page->kind;
+  if (kind_is_scanned(kind)) view_push(v, m, base, base + size);
+  else if (unlikely(kind_is_custom(kind))) scan_custom_object(v, m, kind, base, size);
   return size;
 }
 
@@ -315,17 +330,22 @@ void mark_drain_own(struct marker *m) {
 
 /* ---- the collector thread's helpers (marker 0) ---- */
 
-void mark_push_range(uintptr_t lo, uintptr_t hi) {
+void mark_push_range(uintptr_t lo, uintptr_t hi) { mark_push_range_on(mark_collector, lo, hi); }
+
+void mark_push_range_on(struct marker *m, uintptr_t lo, uintptr_t hi) {
   lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
-  if (hi > lo) marker_push(mark_collector, lo, hi);
+  if (hi > lo) marker_push(m, lo, hi);
 }
 
 void mark_push_contents(struct page_header *page, uintptr_t base) {
   if (kind_is_scanned(page->kind)) mark_push_range(base, base + object_size(page));
+  else if (kind_is_custom(page->kind))
+    custom_kind_scan(mark_collector, page->kind, base, object_size(page));
 }
 
-void mark_word(uintptr_t w) {
-  struct marker *m = mark_collector;
+void mark_word(uintptr_t w) { mark_word_with(mark_collector, w); }
+
+void mark_word_with(struct marker *m, uintptr_t w) {
   struct owner_view v;
   struct page_cache cache = {1, NULL};
   view_load(&v, m);
@@ -344,6 +364,12 @@ void mark_without_scan(struct page_header *page, uintptr_t base) { mark_bit_set(
 
 void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base) {
   uintptr_t end = base + object_size(page);
+  /* A custom kind's descriptor cannot leave one pointer out: it marks
+   * what it says, self-references included. */
+  if (kind_is_custom(page->kind)) {
+    mark_push_contents(page, base);
+    return;
+  }
   if (!kind_is_scanned(page->kind)) return;
   for (uintptr_t *p = (uintptr_t *)base; (uintptr_t)p < end; p++) {
     uintptr_t w = *p;

@@ -19,7 +19,10 @@ void mark_begin(void);
 /* Root and finalization helpers: they work on the collecting thread's
  * marker (marker 0). */
 void mark_push_range(uintptr_t lo, uintptr_t hi);
+void mark_push_range_on(struct marker *m, uintptr_t lo, uintptr_t hi);
 void mark_word(uintptr_t word);
+/* mark_word on marker M (a mark procedure's GC_mark_and_push). */
+void mark_word_with(struct marker *m, uintptr_t word);
 void mark_without_scan(struct page_header *page, uintptr_t base);
 void mark_push_contents(struct page_header *page, uintptr_t base);
 void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base);

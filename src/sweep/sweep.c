@@ -55,7 +55,10 @@ static void sweep_lists_reset(void) {
 void sweep_page(struct page_header *page) {
   size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
   char *base = (char *)page->start;
-  bool clear = page->kind == KIND_NORMAL;
+  /* Custom kinds too: a conservative pointer to a free object makes the
+   * marker run its mark procedure, which must find zeros (bdwgc clears
+   * such kinds' free objects the same way). */
+  bool clear = page->kind == KIND_NORMAL || kind_is_custom(page->kind);
   /* Only object starts are ever marked, so the bits counted are the
    * survivors: a page with none, or with every object marked (common in
    * old data), needs no walk over its objects. */
@@ -264,7 +267,7 @@ void sweep_after_mark(void) {
         } else {
           queue_unswept(&sweep_classes[k][cl].unswept, &shared_tail[k][cl], p, ascending);
         }
-      } else if (state == PAGE_LARGE_HEAD && p->kind < KIND_THREAD_LOCAL_COUNT &&
+      } else if (state == PAGE_LARGE_HEAD && kind_is_collectable(p->kind) &&
                  !mark_bit_test(p, p->start)) {
         large_free(p);
       }
@@ -322,7 +325,7 @@ static void sweep_unit(struct sweep_local *l, struct sweep_unit *u) {
         l->partial_tail[k][c] = p;
         l->partial_bytes += (size_t)p->free_count * size_class_bytes[c];
       }
-    } else if (state == PAGE_LARGE_HEAD && p->kind < KIND_THREAD_LOCAL_COUNT &&
+    } else if (state == PAGE_LARGE_HEAD && kind_is_collectable(p->kind) &&
                !mark_bit_test(p, p->start)) {
       p->next = l->dead_large;
       l->dead_large = p;
