@@ -60,9 +60,16 @@ struct page_header *page_acquire(size_t pages) {
       collected = true;
       continue;
     }
+    /* Free pages threads keep in their stores (AL, LPS) go back to the
+     * pool before the heap grows: this path serves large, uncollectable
+     * and custom-kind objects, which no store is for, and it would
+     * otherwise grow the heap while most of it lies free.  (Guile's
+     * compiler under LPS grew its heap to 28 MiB where PS kept 8: each of
+     * its typed or large allocations found the pool empty and every freed
+     * page in the allocating thread's store.) */
+    if (page_stores_drain()) continue;
     if (heap_grow(collect_growth_bytes(pages << PAGE_SHIFT))) continue;
     if (heap_grow(pages << PAGE_SHIFT)) continue; /* the least that fits */
-    if (page_stores_drain()) continue;           /* pages threads kept (AL, LPS) */
     if (!collected && !GC_dont_gc && !heap_accounting.disable_count) {
       collect_locked(SGC_REASON_HEAP_LIMIT);
       collected = true;
