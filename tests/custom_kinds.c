@@ -270,12 +270,15 @@ static void test_malloc_many(int kind, const char *name, int zeroed) {
     if (zeroed)
       for (size_t w = 1; w < BYTES / sizeof(void *); w++)
         CHECK(((void **)p)[w] == NULL, "%s: object %d is not zeroed", name, n);
-    memset((char *)p + sizeof(void *), 0x5A, BYTES - sizeof(void *)); /* overlaps would show */
+    /* Each object's own number in its body: an overlap would show. */
+    memset((char *)p + sizeof(void *), n + 1, BYTES - sizeof(void *));
   }
   CHECK(n > 1, "%s: %d objects", name, n);
-  for (void *p = list; p; p = GC_NEXT(p))
+  int i = 0;
+  for (void *p = list; p; p = GC_NEXT(p), i++)
     for (size_t b = sizeof(void *); b < BYTES; b++)
-      CHECK(((unsigned char *)p)[b] == 0x5A, "%s: objects overlap", name);
+      CHECK(((unsigned char *)p)[b] == (unsigned char)(i + 1), "%s: objects %d and another overlap",
+            name, i);
   t_note("GC_generic_malloc_many(%d, %s): %d objects", BYTES, name, n);
 }
 

@@ -28,133 +28,121 @@ PEER_PACKAGES = {
 }
 
 
+def sizes(smoke, headline, full=None):
+    """A program's arguments per size profile: the full matrix runs the
+    headline's sizes unless told otherwise."""
+    return {"smoke": smoke, "headline": headline, "full": headline if full is None else full}
+
+
 # Programs: binary stem, arguments per size profile, the headline metric,
 # whether a malloc build exists, whether the program's `hash` must agree
 # across runs of the same arguments, and optionally the only "impls" that
 # run it.  The thread count goes to THREAD_FLAG.
+
 PROGRAMS = {
     "gcbench": {
         "bin": "gcbench", "metric": "mops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-S", "14", "-L", "12", "-M", "12", "-A", "50000"],
-                 "headline": [], "full": []},
+        "args": sizes(["-S", "14", "-L", "12", "-M", "12", "-A", "50000"], []),
     },
     "alloc-free": {
         "bin": "alloc", "metric": "mops", "malloc": True, "hash": False,
-        "args": {"smoke": ["-m", "free", "-r", "3"],
-                 "headline": ["-m", "free", "-r", "100"],
-                 "full": ["-m", "free", "-r", "100"]},
+        "args": sizes(["-m", "free", "-r", "3"], ["-m", "free", "-r", "100"]),
     },
     # 4 times the rounds: runs of 0.3 s rather than 0.08 s, for the 2-thread
     # speed-up, which short runs leave to the machine's transients
     "alloc-free-long": {
         "bin": "alloc", "metric": "mops", "malloc": True, "hash": False,
-        "args": {"smoke": ["-m", "free", "-r", "3"],
-                 "headline": ["-m", "free", "-r", "400"],
-                 "full": ["-m", "free", "-r", "400"]},
+        "args": sizes(["-m", "free", "-r", "3"], ["-m", "free", "-r", "400"]),
     },
     # 256-byte objects: a size class past GC_free's inline clearing, and
     # pages of 16 objects (the fresh-page order shows; see README)
     "alloc-free-256": {
         "bin": "alloc", "metric": "mops", "malloc": True, "hash": False,
-        "args": {"smoke": ["-m", "free", "-s", "256", "-n", "20000", "-r", "3"],
-                 "headline": ["-m", "free", "-s", "256", "-n", "20000", "-r", "100"],
-                 "full": ["-m", "free", "-s", "256", "-n", "20000", "-r", "100"]},
+        "args": sizes(["-m", "free", "-s", "256", "-n", "20000", "-r", "3"],
+                      ["-m", "free", "-s", "256", "-n", "20000", "-r", "100"]),
     },
     "alloc-drop": {
         "bin": "alloc", "metric": "mops", "malloc": False, "hash": False,
-        "args": {"smoke": ["-m", "drop", "-r", "3"],
-                 "headline": ["-m", "drop", "-r", "100"],
-                 "full": ["-m", "drop", "-r", "100"]},
+        "args": sizes(["-m", "drop", "-r", "3"], ["-m", "drop", "-r", "100"]),
     },
     "unfair": {
         "bin": "unfair", "metric": "mops", "malloc": True, "hash": False,
-        "args": {"smoke": ["-r", "2", "-k", "1024"], "headline": ["-r", "10"],
-                 "full": ["-r", "10"]},
+        "args": sizes(["-r", "2", "-k", "1024"], ["-r", "10"]),
     },
     "unfair-drop": {
         "bin": "unfair", "metric": "mops", "malloc": False, "hash": False,
-        "args": {"smoke": ["-m", "drop", "-r", "2", "-k", "1024"],
-                 "headline": ["-m", "drop", "-r", "10"], "full": ["-m", "drop", "-r", "10"]},
+        "args": sizes(["-m", "drop", "-r", "2", "-k", "1024"], ["-m", "drop", "-r", "10"]),
     },
     "bh-st": {
         "bin": "bh", "metric": "mops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-m", "st", "-n", "2000", "-s", "2"],
-                 "headline": ["-m", "st", "-n", "16384", "-s", "8"],
-                 "full": ["-m", "st"]},
+        "args": sizes(["-m", "st", "-n", "2000", "-s", "2"],
+                      ["-m", "st", "-n", "16384", "-s", "8"],
+                      full=["-m", "st"]),
     },
     "bh-pt": {
         "bin": "bh", "metric": "mops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-m", "pt", "-n", "2000", "-s", "2"],
-                 "headline": ["-m", "pt", "-n", "16384", "-s", "8"],
-                 "full": ["-m", "pt"]},
+        "args": sizes(["-m", "pt", "-n", "2000", "-s", "2"],
+                      ["-m", "pt", "-n", "16384", "-s", "8"],
+                      full=["-m", "pt"]),
     },
     # bh with 40 steps: ten collections a run rather than two, for the
     # mark speed-up experiments
     "bh-st-long": {
         "bin": "bh", "metric": "mops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-m", "st", "-n", "2000", "-s", "2"],
-                 "headline": ["-m", "st", "-s", "40"], "full": ["-m", "st", "-s", "40"]},
+        "args": sizes(["-m", "st", "-n", "2000", "-s", "2"], ["-m", "st", "-s", "40"]),
     },
     "bh-pt-long": {
         "bin": "bh", "metric": "mops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-m", "pt", "-n", "2000", "-s", "2"],
-                 "headline": ["-m", "pt", "-s", "40"], "full": ["-m", "pt", "-s", "40"]},
+        "args": sizes(["-m", "pt", "-n", "2000", "-s", "2"], ["-m", "pt", "-s", "40"]),
     },
     "cky": {
         "bin": "cky", "metric": "mops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-n", "3"], "headline": ["-n", "50"], "full": []},
+        "args": sizes(["-n", "3"], ["-n", "50"], full=[]),
     },
     "cube": {
         "bin": "cube", "metric": "mops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-i", "3"], "headline": ["-i", "100"], "full": []},
+        "args": sizes(["-i", "3"], ["-i", "100"], full=[]),
     },
     "matmul": {
         "bin": "matmul", "metric": "gflops", "malloc": False, "hash": True,
-        "args": {"smoke": ["-n", "100", "-r", "2"], "headline": ["-n", "500"], "full": []},
+        "args": sizes(["-n", "100", "-r", "2"], ["-n", "500"], full=[]),
     },
     "mark-list": {
         "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
-        "args": {"smoke": ["-s", "list", "-n", "20000", "-c", "3"],
-                 "headline": ["-s", "list"], "full": ["-s", "list"]},
+        "args": sizes(["-s", "list", "-n", "20000", "-c", "3"], ["-s", "list"]),
     },
     "mark-tiny": {
         "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
-        "args": {"smoke": ["-s", "tiny", "-c", "3"],
-                 "headline": ["-s", "tiny", "-c", "200"], "full": ["-s", "tiny", "-c", "200"]},
+        "args": sizes(["-s", "tiny", "-c", "3"], ["-s", "tiny", "-c", "200"]),
     },
     # the tiny shape in a heap grown by 1 GiB first: a collection's cost
     # must follow the live data, not the heap's size
     "mark-tiny-1g": {
         "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
-        "args": {"smoke": ["-s", "tiny", "-c", "3", "-H", "64"],
-                 "headline": ["-s", "tiny", "-c", "200", "-H", "1024"],
-                 "full": ["-s", "tiny", "-c", "200", "-H", "1024"]},
+        "args": sizes(["-s", "tiny", "-c", "3", "-H", "64"],
+                      ["-s", "tiny", "-c", "200", "-H", "1024"]),
     },
     "mark-wide": {
         "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
-        "args": {"smoke": ["-s", "wide", "-n", "20000", "-c", "3"],
-                 "headline": ["-s", "wide"], "full": ["-s", "wide"]},
+        "args": sizes(["-s", "wide", "-n", "20000", "-c", "3"], ["-s", "wide"]),
     },
     "bursty": {
         "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
-        "args": {"smoke": ["-r", "5"], "headline": ["-r", "50"], "full": []},
+        "args": sizes(["-r", "5"], ["-r", "50"], full=[]),
     },
     # The machine's own ceiling (bench/ceiling.c): loops that share nothing,
     # built without a collector, so run with glibc only ("impls").
     "ceiling-compute": {
         "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
-        "args": {"smoke": ["-m", "compute", "-s", "100000"], "headline": ["-m", "compute"],
-                 "full": ["-m", "compute"]},
+        "args": sizes(["-m", "compute", "-s", "100000"], ["-m", "compute"]),
     },
     "ceiling-chase": {
         "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
-        "args": {"smoke": ["-m", "chase", "-n", "65536"],
-                 "headline": ["-m", "chase"], "full": ["-m", "chase"]},
+        "args": sizes(["-m", "chase", "-n", "65536"], ["-m", "chase"]),
     },
     "ceiling-stream": {
         "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
-        "args": {"smoke": ["-m", "stream", "-n", "4096", "-s", "100000"],
-                 "headline": ["-m", "stream"], "full": ["-m", "stream"]},
+        "args": sizes(["-m", "stream", "-n", "4096", "-s", "100000"], ["-m", "stream"]),
     },
 }
 CEILING = ["ceiling-compute", "ceiling-chase", "ceiling-stream"]

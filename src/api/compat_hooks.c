@@ -189,12 +189,8 @@ GC_API void GC_err_printf(const char *format, ...) {
   print_to(stderr, format, ap);
   va_end(ap);
 }
-GC_API void GC_log_printf(const char *format, ...) {
-  va_list ap;
-  va_start(ap, format);
-  print_to(stderr, format, ap);
-  va_end(ap);
-}
+/* bdwgc's log goes to stderr unless redirected; sgc's always does. */
+GC_API void GC_log_printf(const char *format, ...) __attribute__((alias("GC_err_printf")));
 
 /* A collection if one is due; sgc has no increments, so nothing is left. */
 GC_API int GC_collect_a_little(void) {

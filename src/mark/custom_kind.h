@@ -51,7 +51,7 @@ bool custom_kind_valid(int kind);
 /* Marks what the object at BASE (SIZE bytes, of custom KIND) points to by
  * its kind's descriptor, with marker M.  Ranges go on M's stack; a mark
  * procedure runs now, unless this thread is already inside one, in which
- * case the object waits on a per-thread list that the outermost call
+ * case the object waits on M's pending list, which the outermost call
  * empties before it returns: a chain of objects marked by procedures
  * costs no C stack, and no work outlives the call. */
 void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t size);

@@ -56,6 +56,10 @@ struct marker {
    * when its CPU ran something else (another process, on a shared machine). */
   uint64_t cpu_ns;
   bool counted_idle; /* No-NSB: this marker is in the idle counter */
+  /* Objects of custom kinds waiting for their mark procedure (lo: the
+   * object, hi: the descriptor; mark/custom_kind.c), empty between calls. */
+  struct mark_range *pending;
+  size_t pending_count, pending_capacity;
   /* Shared side, under lock (bottom and watermark are also read without
    * it as a hint). */
   _Alignas(64) pthread_mutex_t lock;
