@@ -8,6 +8,11 @@
  * With -DBENCH_MALLOC the same program uses malloc/free (mode drop is then
  * the same as free), so glibc, jemalloc, tcmalloc and mimalloc can be
  * compared by LD_PRELOAD.
+ * Object kind (collector builds only):
+ *   -k normal : GC_MALLOC (scanned conservatively);
+ *   -k typed  : GC_malloc_explicitly_typed with a descriptor naming the
+ *               second word a pointer (gc_typed.h), the path bdwgc serves
+ *               under its global allocation lock (SPEC §4).
  *
  * Metric: mops = million allocations per second summed over all threads
  * (allocations / wall time of the parallel part).
@@ -16,9 +21,23 @@
  * round are non-null and distinct from their neighbours.
  */
 #include "bench_common.h"
+#ifndef BENCH_MALLOC
+#include <gc/gc_typed.h>
+#endif
 
 static long nobj = 100000, rounds = 30, objsize = 16;
 static int mode_free = 1;
+static int kind_typed = 0;
+#ifndef BENCH_MALLOC
+static GC_descr typed_descr;
+#endif
+
+static uintptr_t *allocate_object(void) {
+#ifndef BENCH_MALLOC
+  if (kind_typed) return (uintptr_t *)GC_malloc_explicitly_typed((size_t)objsize, typed_descr);
+#endif
+  return (uintptr_t *)GC_MALLOC((size_t)objsize);
+}
 static pthread_barrier_t start_barrier;
 
 typedef struct {
@@ -40,7 +59,7 @@ static void *worker(void *arg) {
   for (long r = 0; r < rounds; r++) {
     uintptr_t tag = ((uintptr_t)w->id << 40) ^ ((uintptr_t)r << 20);
     for (long i = 0; i < nobj; i++) {
-      uintptr_t *p = (uintptr_t *)GC_MALLOC((size_t)objsize);
+      uintptr_t *p = allocate_object();
       if (!p) {
         fprintf(stderr, "alloc: out of memory\n");
         exit(3);
@@ -73,8 +92,8 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
   int threads = 1, opt;
-  const char *mode = "free";
-  while ((opt = getopt(argc, argv, "t:n:r:s:m:h")) != -1) {
+  const char *mode = "free", *kind = "normal";
+  while ((opt = getopt(argc, argv, "t:n:r:s:m:k:h")) != -1) {
     switch (opt) {
       case 't': threads = (int)bench_arg_long("-t", optarg, 1, 4096); break;
       case 'n': nobj = bench_arg_long("-n", optarg, 1, 1L << 28); break;
@@ -86,15 +105,29 @@ int main(int argc, char **argv) {
         else BENCH_USAGE_EXIT("alloc: -m free|drop\n");
         mode = optarg;
         break;
+      case 'k':
+        if (strcmp(optarg, "normal") == 0) kind_typed = 0;
+        else if (strcmp(optarg, "typed") == 0) kind_typed = 1;
+        else BENCH_USAGE_EXIT("alloc: -k normal|typed\n");
+        kind = optarg;
+        break;
       default:
         BENCH_USAGE_EXIT(
-            "usage: alloc [-t threads] [-n objects] [-r rounds] [-s size] [-m free|drop]\n");
+            "usage: alloc [-t threads] [-n objects] [-r rounds] [-s size] [-m free|drop]"
+            " [-k normal|typed]\n");
     }
   }
 #ifdef BENCH_MALLOC
   mode_free = 1; /* malloc has no collector: always free */
+  if (kind_typed) BENCH_USAGE_EXIT("alloc: -k typed needs a collector build\n");
 #endif
   GC_INIT();
+#ifndef BENCH_MALLOC
+  if (kind_typed) {
+    GC_word bitmap[1] = {(GC_word)1 << 1}; /* word 1 may hold a pointer */
+    typed_descr = GC_make_descriptor(bitmap, (size_t)objsize / sizeof(GC_word));
+  }
+#endif
   pthread_barrier_init(&start_barrier, NULL, (unsigned)threads);
   Worker *ws = (Worker *)calloc((size_t)threads, sizeof(Worker)); /* no GC pointers inside */
   for (int i = 0; i < threads; i++) ws[i].id = i;
@@ -127,6 +160,7 @@ int main(int argc, char **argv) {
   double par = last - first;
   bench_result_begin("alloc", threads, wall);
   bench_kv("mode", "%s", mode);
+  bench_kv("kind", "%s", kind);
   bench_kv("objsize", "%ld", objsize);
   bench_kv("allocs", "%.0f", allocs);
   bench_kv("alloc_s", "%.6f", par);

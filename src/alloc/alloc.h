@@ -32,11 +32,16 @@ void *locked_list_pop(void **list, unsigned kind, unsigned cls, struct page_head
 void *uncollectable_allocate(size_t bytes, unsigned kind);
 void uncollectable_free(struct page_header *page, void *obj);
 
-/* custom_alloc.c: kinds made by GC_new_kind (heap_lock inside, but
- * custom_kinds_sweep runs with it held, after marking). */
+/* custom_alloc.c: kinds made by GC_new_kind, thread-local lists in front
+ * of shared ones under heap_lock (custom_kinds_sweep runs with it held,
+ * after marking). */
 void *custom_allocate(size_t bytes, unsigned kind);
 void custom_free(struct page_header *page, void *obj);
 void custom_kinds_sweep(void);
+/* Calls VISIT on every object on T's custom-kind cache (world stopped). */
+void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *));
+/* T exits: its cached objects go to the shared lists; heap_lock held. */
+void custom_cache_retire(struct sgc_thread *t);
 
 /* batches.c: free lists handed back by threads that freed much.  T's own
  * stack: inside the page-path gate or under heap_lock; the rest under

@@ -1,11 +1,24 @@
 /* Objects of the kinds a program makes with GC_new_kind
- * (mark/custom_kind.h).  Programs use them for few objects with
- * marking rules of their own -- Guile for its threads and weak tables --
- * so they go through heap_lock with one free list per kind and size
- * class, like uncollectable objects, and stay off the thread-local fast
- * path.  Their pages hang on one list per kind, which each collection
- * sweeps eagerly: the free lists are rebuilt from the mark bits, dead
- * objects are cleared, and emptied pages go back to the pool. */
+ * (mark/custom_kind.h), typed objects (gc_typed.h) among them.
+ *
+ * Allocation is thread-local, as for sgc's own kinds (thesis §2.2.2):
+ * each thread that allocates such objects gets a cache, one free list per
+ * kind and size class, popped without a lock or an atomic.  bdwgc serves
+ * these kinds, and typed objects, under its global allocation lock
+ * (SPEC §4), and so did sgc until `alloc -k typed` showed two threads at
+ * a tenth of one thread's rate.  A thread's frees go on its own list,
+ * which becomes one shared batch once it has taken FLUSH_BYTES of frees,
+ * so memory stays bounded as for sgc's own kinds (alloc/batches.c).  A
+ * refill, under heap_lock, takes a whole batch if there is one, else a
+ * run of objects from the kind's shared list (a fresh page when that is
+ * empty): one lock per batch, not per object.
+ *
+ * The pages of each kind hang on one list, which each collection sweeps
+ * eagerly: the shared lists are rebuilt from the mark bits, dead objects
+ * are cleared, and emptied pages go back to the pool.  Objects on thread
+ * caches are marked without being scanned first (collect.c, through
+ * custom_caches_for_each_free), so they stay where they are. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc.h"
@@ -15,69 +28,249 @@
 #include "mark/custom_kind.h"
 #include "sweep/sweep.h"
 
-static void *free_lists[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT]; /* under heap_lock */
-static struct page_header *kind_pages[CUSTOM_KIND_MAX];     /* linked by next */
+/* Free objects waiting for a refill, under heap_lock, in two stacks of
+ * lists linked through their first objects' second words (objects are at
+ * least two words):
+ *   - given_back: lists threads freed (or left at exit), counted as
+ *     allocated when first handed out;
+ *   - swept: one list per page, built by the last collection's sweep,
+ *     counted when a refill takes it (the page's free_count).
+ * A refill takes a whole list: one lock per page's worth of objects. */
+static void *given_back[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT];
+static void *swept[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT];
+static struct page_header *kind_pages[CUSTOM_KIND_MAX]; /* linked by next */
 
-void *custom_allocate(size_t bytes, unsigned kind) {
-  if (bytes > MAX_SMALL_BYTES) return large_allocate(bytes, kind);
-  unsigned cls = size_class_for_bytes(bytes), index = kind - KIND_COUNT;
-  struct sgc_thread *t = thread_self_or_register();
-  pthread_mutex_lock(&heap_lock);
-  if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
-  struct page_header *fresh;
-  void *p = locked_list_pop(&free_lists[index][cls], kind, cls, &fresh);
-  if (!p) {
-    pthread_mutex_unlock(&heap_lock);
-    return sgc_out_of_memory(bytes);
+/* A thread's cache, made on its first custom-kind allocation or free
+ * (most threads of most programs never need one: 8 KiB each).  Only the
+ * owner pushes and pops; the collector reads the lists with the owner
+ * stopped, and they move to the shared stacks under heap_lock. */
+struct custom_cache {
+  void *lists[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT];
+  /* Objects freed onto each list since it last went back. */
+  uint16_t freed[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT];
+};
+
+enum { FLUSH_BYTES = 32 << 10 }; /* as GC_free's bound for sgc's own kinds */
+
+static unsigned flush_objects(unsigned cls) {
+  unsigned n = FLUSH_BYTES / size_class_bytes[cls];
+  return n < 16 ? 16 : n;
+}
+
+static struct custom_cache *cache_of(struct sgc_thread *t) {
+  if (likely(t->custom_cache != NULL)) return t->custom_cache;
+  struct custom_cache *cache = calloc(1, sizeof *cache);
+  if (!cache) return NULL;
+  /* The collector may stop this thread anywhere: the zeroed table before
+   * the pointer to it (a compiler barrier; the reader runs on this
+   * thread's stop, or under heap_lock after it). */
+  atomic_signal_fence(memory_order_seq_cst);
+  t->custom_cache = cache;
+  return cache;
+}
+
+/* Pops the first object of *HEAD: the head moves before the link is
+ * cleared, so a stop in between never hides the rest (as alloc.c). */
+static inline void *cache_pop(void **head) {
+  void *p = *head;
+  if (likely(p != NULL)) {
+    *head = *(void **)p;
+    atomic_signal_fence(memory_order_seq_cst);
+    *(void **)p = NULL;
   }
-  if (fresh) {
-    fresh->next = kind_pages[index];
-    kind_pages[index] = fresh;
-  }
-  /* The rest of P is zero: formatted, swept or freed so. */
-  account_allocation(size_class_bytes[cls]);
-  pthread_mutex_unlock(&heap_lock);
-  collect_after_unlock();
   return p;
 }
 
-void custom_free(struct page_header *page, void *obj) {
-  pthread_mutex_lock(&heap_lock);
-  if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
-    large_free(page);
-  } else {
-    memset(obj, 0, (size_t)page->object_granules << GRANULE_SHIFT);
-    void **list = &free_lists[page->kind - KIND_COUNT][page->size_class];
-    *(void **)obj = *list;
-    *list = obj;
-  }
-  pthread_mutex_unlock(&heap_lock);
+static void stack_push(void **stack, void *list) {
+  ((void **)list)[1] = *stack;
+  *stack = list;
 }
 
-/* heap_lock held, marking done.  Objects on the free lists were not
- * marked (nothing points to them), so sweeping finds them again with the
- * other dead ones: the lists are dropped and rebuilt whole. */
+static void *stack_pop(void **stack) {
+  void **list = *stack;
+  if (list) {
+    *stack = list[1];
+    list[1] = NULL; /* free objects are zero but for their first word */
+  }
+  return list;
+}
+
+/* Moves the list *HEAD to the given-back stack; heap_lock held. */
+static void list_give_back(void **head, unsigned index, unsigned cls) {
+  void *list = *head;
+  if (!list) return;
+  *head = NULL;
+  stack_push(&given_back[index][cls], list);
+}
+
+/* A page's swept list, counted as allocated; heap_lock held. */
+static void *swept_take(unsigned index, unsigned cls) {
+  void *list = stack_pop(&swept[index][cls]);
+  if (list) {
+    struct page_header *page = page_of_address((uintptr_t)list);
+    page->flags &= (uint8_t)~PAGE_IDLE; /* in use again: kept */
+    account_allocation((size_t)page->free_count * size_class_bytes[cls]);
+    page->free_count = 0;
+  }
+  return list;
+}
+
+static void *stacks_take(unsigned index, unsigned cls) {
+  void *list = stack_pop(&given_back[index][cls]);
+  return list ? list : swept_take(index, cls);
+}
+
+/* A fresh page's objects, counted as allocated; heap_lock held (may
+ * collect); NULL at the heap limit. */
+static void *fresh_take(unsigned index, unsigned kind, unsigned cls) {
+  struct page_header *page = page_acquire(1);
+  if (!page) return NULL;
+  unsigned count;
+  void *tail, *list = page_format_small(page, kind, cls, &count, &tail);
+  page->next = kind_pages[index];
+  kind_pages[index] = page;
+  account_allocation((size_t)count * size_class_bytes[cls]);
+  return list;
+}
+
+/* T's cache is empty for (KIND, CLS) (it found it so, and only T fills
+ * it): a whole list from the stacks or a fresh page, under heap_lock; the
+ * first object is returned, the rest goes to the cache. */
+SGC_NOINLINE static void *custom_refill(size_t bytes, unsigned kind, unsigned cls) {
+  unsigned index = kind - KIND_COUNT;
+  struct sgc_thread *t = thread_self_or_register();
+  struct custom_cache *cache = cache_of(t);
+  pthread_mutex_lock(&heap_lock);
+  if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
+  void *list = stacks_take(index, cls);
+  /* Collect before taking a fresh page when it is time: what the
+   * collection frees lands on the stacks, not in the pool that
+   * page_acquire would look at after collecting. */
+  if (!list && collect_should_run()) {
+    collect_locked(SGC_REASON_ALLOCATION);
+    list = stacks_take(index, cls);
+  }
+  if (!list) list = fresh_take(index, kind, cls);
+  if (!list) {
+    pthread_mutex_unlock(&heap_lock);
+    return sgc_out_of_memory(bytes);
+  }
+  void *rest = *(void **)list;
+  if (rest && cache) {
+    void **head = &cache->lists[index][cls];
+    *head = rest;
+  } else if (rest) {
+    stack_push(&given_back[index][cls], rest); /* no cache: one object at a time */
+  }
+  /* The rest of LIST's first object is zero: formatted, swept or freed
+   * so.  Its link goes after the list is installed (a stop in between
+   * finds the objects on the cache). */
+  atomic_signal_fence(memory_order_seq_cst);
+  *(void **)list = NULL;
+  pthread_mutex_unlock(&heap_lock);
+  collect_after_unlock();
+  return list;
+}
+
+void *custom_allocate(size_t bytes, unsigned kind) {
+  if (bytes > MAX_SMALL_BYTES) return large_allocate(bytes, kind);
+  unsigned cls = size_class_for_bytes(bytes);
+  struct sgc_thread *t = sgc_self;
+  if (likely(t != NULL && t->custom_cache != NULL)) {
+    void *p = cache_pop(&t->custom_cache->lists[kind - KIND_COUNT][cls]);
+    if (likely(p != NULL)) return p;
+  }
+  return custom_refill(bytes, kind, cls);
+}
+
+void custom_free(struct page_header *page, void *obj) {
+  if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
+    pthread_mutex_lock(&heap_lock);
+    large_free(page);
+    pthread_mutex_unlock(&heap_lock);
+    return;
+  }
+  unsigned index = page->kind - KIND_COUNT, cls = page->size_class;
+  /* Cleared whole: a typed object's descriptor word too, so a stale
+   * pointer to it scans nothing. */
+  memset(obj, 0, (size_t)page->object_granules << GRANULE_SHIFT);
+  struct sgc_thread *t = thread_self_or_register();
+  struct custom_cache *cache = cache_of(t);
+  if (!cache) {
+    pthread_mutex_lock(&heap_lock);
+    stack_push(&given_back[index][cls], obj);
+    pthread_mutex_unlock(&heap_lock);
+    return;
+  }
+  void **head = &cache->lists[index][cls];
+  *(void **)obj = *head;
+  atomic_signal_fence(memory_order_seq_cst); /* link, then publish */
+  *head = obj;
+  if (unlikely(++cache->freed[index][cls] >= flush_objects(cls))) {
+    cache->freed[index][cls] = 0;
+    pthread_mutex_lock(&heap_lock);
+    list_give_back(head, index, cls);
+    pthread_mutex_unlock(&heap_lock);
+  }
+}
+
+void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *)) {
+  struct custom_cache *cache = t->custom_cache;
+  if (!cache) return;
+  unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
+  for (unsigned index = 0; index < kinds; index++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
+      for (void *p = cache->lists[index][c]; p; p = *(void **)p) visit(p);
+}
+
+void custom_cache_retire(struct sgc_thread *t) {
+  struct custom_cache *cache = t->custom_cache;
+  if (!cache) return;
+  for (unsigned index = 0; index < CUSTOM_KIND_MAX; index++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) list_give_back(&cache->lists[index][c], index, c);
+  t->custom_cache = NULL;
+  free(cache);
+}
+
+/* heap_lock held, marking done.  Objects on the stacks were not marked
+ * (nothing points to them), so sweeping finds them again with the other
+ * dead ones: the stacks are dropped and rebuilt, one list per page.  A
+ * page found empty is kept for the kind, re-threaded whole, unless the
+ * sweep before found it empty too and no refill took it since (PAGE_IDLE):
+ * then it goes back to the pool.  So a kind that allocates steadily keeps
+ * its pages from one collection to the next instead of handing them to
+ * the pool, which gave them to the OS when more than a quarter of the heap
+ * lay free, and faulting them in again (`alloc -k typed -m drop`), while
+ * a kind that stopped allocating gives its pages up one collection
+ * later. */
 void custom_kinds_sweep(void) {
   unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
   for (unsigned index = 0; index < kinds; index++) {
-    memset(free_lists[index], 0, sizeof free_lists[index]);
+    memset(given_back[index], 0, sizeof given_back[index]);
+    memset(swept[index], 0, sizeof swept[index]);
     struct page_header *kept = NULL, *next;
     for (struct page_header *page = kind_pages[index]; page; page = next) {
       next = page->next;
       sweep_page(page);
+      void *head = page->free_head;
+      unsigned cls = page->size_class;
       if (page->live_objects == 0) {
-        page->next = NULL;
-        small_page_release(page);
-        continue;
+        if (page->flags & PAGE_IDLE) {
+          page->flags &= (uint8_t)~PAGE_IDLE;
+          page->next = NULL;
+          small_page_release(page);
+          continue;
+        }
+        unsigned count;
+        void *tail;
+        head = page_format_small(page, page->kind, cls, &count, &tail);
+        page->free_count = count;
+        page->flags |= PAGE_IDLE;
       }
+      page->free_head = page->free_tail = NULL; /* free_count stays for swept_take */
       page->next = kept;
       kept = page;
-      unsigned count;
-      void *tail, *head = sweep_detach(page, &count, &tail);
-      if (!head) continue;
-      void **list = &free_lists[index][page->size_class];
-      *(void **)tail = *list;
-      *list = head;
+      if (head) stack_push(&swept[index][cls], head);
     }
     kind_pages[index] = kept;
   }

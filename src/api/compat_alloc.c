@@ -3,9 +3,10 @@
  * bdwgc numbers its predefined kinds PTRFREE 0, NORMAL 1, UNCOLLECTABLE 2
  * and AUNCOLLECTABLE 3; kinds a program makes with GC_new_kind follow
  * (mark/custom_kind.h), and any other number is a fatal error rather than
- * an object the collector would scan by the wrong rule.  Typed (gc_typed.h) and gcj-style (gc_gcj.h) objects
- * are scanned conservatively as a whole: their layout descriptors only
- * let bdwgc skip words, so whole-object scanning keeps at least what they
+ * an object the collector would scan by the wrong rule.  Typed objects
+ * (gc_typed.h) are scanned by their descriptors, through a kind of their
+ * own; gcj-style ones (gc_gcj.h) and typed arrays are scanned
+ * conservatively as a whole, which keeps at least what their descriptors
  * would. */
 #include <pthread.h>
 #include <string.h>
@@ -100,8 +101,8 @@ GC_API void GC_ptr_store_and_dirty(void *p, const void *q) { *(const void **)p =
  * layout, so GC_size counts that word too).  The descriptor names the
  * words that may be pointers and the marker scans only those: Guile's
  * weak tables rely on it, keeping a weak key in a word the descriptor
- * leaves out.  Typed objects go through heap_lock (alloc/custom_alloc.c),
- * not the thread-local fast path. */
+ * leaves out.  They come from thread-local lists, like every custom kind
+ * (alloc/custom_alloc.c). */
 static pthread_once_t typed_kind_once = PTHREAD_ONCE_INIT;
 static unsigned typed_kind;
 static void make_typed_kind(void) {
@@ -134,9 +135,14 @@ GC_API GC_word GC_make_descriptor(const GC_word *bitmap, size_t bits) {
 GC_API void *GC_malloc_explicitly_typed(size_t bytes, GC_word descriptor) {
   if (bytes > SIZE_MAX - sizeof(GC_word)) return sgc_out_of_memory(SIZE_MAX);
   pthread_once(&typed_kind_once, make_typed_kind);
-  GC_word *obj = custom_allocate(request_bytes(bytes + sizeof(GC_word)), typed_kind);
-  /* Zero until then: a collection meanwhile reads a length of 0. */
-  if (obj) obj[GC_size(obj) / sizeof(GC_word) - 1] = descriptor;
+  size_t need = request_bytes(bytes + sizeof(GC_word));
+  GC_word *obj = custom_allocate(need, typed_kind);
+  if (!obj) return NULL;
+  /* The descriptor goes in the object's last word (its size class's,
+   * not the request's).  Zero until then: a collection meanwhile reads a
+   * length of 0. */
+  size_t size = need <= MAX_SMALL_BYTES ? size_class_bytes[size_class_for_bytes(need)] : GC_size(obj);
+  obj[size / sizeof(GC_word) - 1] = descriptor;
   return obj;
 }
 GC_API void *GC_malloc_explicitly_typed_ignore_off_page(size_t bytes, GC_word descriptor) {

@@ -173,6 +173,7 @@ static void mark_thread_free_lists(void) {
     for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
       for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
         for (void *p = t->free_lists[k][c]; p; p = *(void **)p) mark_free_object(p);
+    custom_caches_for_each_free(t, mark_free_object);
   }
   thread_cached_bytes = cached_bytes - cpu_cached_bytes;
   /* SGC_LAB=flip: the world is stopped, so no fast path is between its

@@ -150,6 +150,7 @@ void thread_unregister_self(void) {
   atomic_store_explicit(&rec->blocked, 1, memory_order_release);
   pthread_mutex_lock(&heap_lock);
   batches_retire(rec); /* its freed objects become anyone's */
+  custom_cache_retire(rec);
   pthread_mutex_unlock(&heap_lock);
   page_store_retire(rec); /* its free pages go back to the pool */
   pthread_mutex_lock(&registry_lock);
@@ -186,7 +187,12 @@ void threads_after_fork_child(void) {
   struct sgc_thread *t = registry;
   while (t) {
     struct sgc_thread *next = t->next;
-    if (t != self) free(t);
+    if (t != self) {
+      /* Objects on its caches are unmarked and unreferenced now: the
+       * next collection reclaims them. */
+      free(t->custom_cache);
+      free(t);
+    }
     t = next;
   }
   registry = self;

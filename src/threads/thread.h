@@ -35,6 +35,9 @@ struct sgc_thread {
    * (alloc/batches.c), under batch_lock. */
   void *batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   struct spin_lock batch_lock;
+  /* Free lists of the kinds the program made (alloc/custom_alloc.c),
+   * made on first use; NULL for most threads. */
+  struct custom_cache *custom_cache;
   /* Inside the page path without heap_lock (alloc/page_path.h). */
   _Atomic bool in_page_path;
   /* Bytes and refills of that path not yet added to heap_accounting. */
