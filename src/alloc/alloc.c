@@ -13,11 +13,6 @@
 #include "collect/collect.h"
 #include "common.h"
 
-size_t request_bytes(size_t bytes) {
-  size_t extra = sgc_settings.extra_bytes;
-  return bytes + extra < bytes ? SIZE_MAX : bytes + extra;
-}
-
 SGC_NOINLINE static void *allocate_slow(size_t bytes, unsigned kind) {
   sgc_ensure_init();
   bytes = request_bytes(bytes);

@@ -4,7 +4,10 @@
 #define SGC_ALLOC_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
+#include "common.h"
 #include "heap/heap.h"
 #include "threads/thread.h"
 
@@ -37,6 +40,9 @@ void uncollectable_free(struct page_header *page, void *obj);
  * after marking). */
 void *custom_allocate(size_t bytes, unsigned kind);
 void custom_free(struct page_header *page, void *obj);
+/* OBJ, at the start of a small object of PAGE (a custom kind), freed by
+ * the registered thread SELF: GC_free's fast path. */
+void custom_free_small(struct sgc_thread *self, struct page_header *page, void *obj);
 void custom_kinds_sweep(void);
 /* Calls VISIT on every object on T's custom-kind cache (world stopped). */
 void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *));
@@ -60,7 +66,33 @@ void batches_after_fork(struct sgc_thread *self);
 void batches_drop_all(void);
 void free_init(void);
 
+/* Clears a freed object of at most 4 granules with a few stores (a memset
+ * call costs more than the clearing): the first and last granule, and the
+ * middle two when there are more than two.  Stores overlap for 1 and 3
+ * granules; one branch instead of one per size. */
+static inline void object_clear_small(void *p, unsigned granules) {
+  uint64_t *w = p, *last = w + 2 * (granules - 1);
+  w[0] = 0;
+  w[1] = 0;
+  last[0] = 0;
+  last[1] = 0;
+  if (granules > 2) {
+    w[2] = 0;
+    w[3] = 0;
+    w[4] = 0;
+    w[5] = 0;
+  }
+}
+
+static inline void object_clear(void *p, unsigned granules) {
+  if (granules <= 4) object_clear_small(p, granules);
+  else memset(p, 0, (size_t)granules << GRANULE_SHIFT);
+}
+
 /* The size a request really takes: bdwgc-style padding if configured. */
-size_t request_bytes(size_t bytes);
+static inline size_t request_bytes(size_t bytes) {
+  size_t extra = sgc_settings.extra_bytes;
+  return bytes + extra < bytes ? SIZE_MAX : bytes + extra;
+}
 
 #endif

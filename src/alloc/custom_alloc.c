@@ -52,11 +52,6 @@ struct custom_cache {
 
 enum { FLUSH_BYTES = 32 << 10 }; /* as GC_free's bound for sgc's own kinds */
 
-static unsigned flush_objects(unsigned cls) {
-  unsigned n = FLUSH_BYTES / size_class_bytes[cls];
-  return n < 16 ? 16 : n;
-}
-
 static struct custom_cache *cache_of(struct sgc_thread *t) {
   if (likely(t->custom_cache != NULL)) return t->custom_cache;
   struct custom_cache *cache = calloc(1, sizeof *cache);
@@ -190,11 +185,14 @@ void custom_free(struct page_header *page, void *obj) {
     pthread_mutex_unlock(&heap_lock);
     return;
   }
+  custom_free_small(thread_self_or_register(), page, obj);
+}
+
+void custom_free_small(struct sgc_thread *t, struct page_header *page, void *obj) {
   unsigned index = page->kind - KIND_COUNT, cls = page->size_class;
   /* Cleared whole: a typed object's descriptor word too, so a stale
    * pointer to it scans nothing. */
-  memset(obj, 0, (size_t)page->object_granules << GRANULE_SHIFT);
-  struct sgc_thread *t = thread_self_or_register();
+  object_clear(obj, page->object_granules);
   struct custom_cache *cache = cache_of(t);
   if (!cache) {
     pthread_mutex_lock(&heap_lock);
@@ -206,7 +204,7 @@ void custom_free(struct page_header *page, void *obj) {
   *(void **)obj = *head;
   atomic_signal_fence(memory_order_seq_cst); /* link, then publish */
   *head = obj;
-  if (unlikely(++cache->freed[index][cls] >= flush_objects(cls))) {
+  if (unlikely(++cache->freed[index][cls] * size_class_bytes[cls] >= FLUSH_BYTES)) {
     cache->freed[index][cls] = 0;
     pthread_mutex_lock(&heap_lock);
     list_give_back(head, index, cls);

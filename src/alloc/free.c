@@ -40,28 +40,6 @@ static struct page_header *checked_object_in(struct page_header *page, void *p,
 
 enum { FREE_FLUSH_BYTES = 32 << 10 };
 
-/* Clears a freed object of at most 4 granules with a few stores (a memset
- * call costs more than the clearing): the first and last granule, and the
- * middle two when there are more than two.  Stores overlap for 1 and 3
- * granules; one branch instead of one per size. */
-static inline void clear_small_object(void *p, unsigned granules) {
-  uint64_t *w = p, *last = w + 2 * (granules - 1);
-  w[0] = 0;
-  w[1] = 0;
-  last[0] = 0;
-  last[1] = 0;
-  if (granules > 2) {
-    w[2] = 0;
-    w[3] = 0;
-    w[4] = 0;
-    w[5] = 0;
-  }
-}
-
-static inline void clear_object(void *p, unsigned granules) {
-  if (granules <= 4) clear_small_object(p, granules);
-  else memset(p, 0, (size_t)granules << GRANULE_SHIFT);
-}
 static uint16_t flush_objects[SIZE_CLASS_COUNT];
 
 /* The caller freed FREE_FLUSH_BYTES of this class: its whole list becomes
@@ -135,7 +113,7 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
     return;
   }
   struct sgc_thread *t = self ? self : thread_self_or_register();
-  if (kind == KIND_NORMAL) clear_object(p, page->object_granules);
+  if (kind == KIND_NORMAL) object_clear(p, page->object_granules);
   unsigned cls = page->size_class;
   if (percpu_enabled) {
     percpu_push(kind, cls, p);
@@ -173,12 +151,17 @@ GC_API void GC_free(void *p) {
     struct page_header *page = self->free_cache_header;
     unsigned kind = page->kind;
     if (likely(atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_SMALL &&
-               kind < KIND_THREAD_LOCAL_COUNT &&
                page_is_object_start(page, (uint32_t)((uintptr_t)p - page->start)))) {
+      /* Custom kinds (typed objects among them) have caches of their
+       * own (alloc/custom_alloc.c); uncollectable ones go the slow way. */
+      if (unlikely(kind >= KIND_THREAD_LOCAL_COUNT)) {
+        if (kind_is_custom(kind)) return custom_free_small(self, page, p);
+        return free_slow(self, p);
+      }
       unsigned granules = page->object_granules, cls = page->size_class;
       if (kind == KIND_NORMAL) {
         if (granules > 4) return free_cleared_large(self, p, granules, cls);
-        clear_small_object(p, granules);
+        object_clear_small(p, granules);
       }
       push_freed(self, p, kind, cls);
       return;

@@ -104,9 +104,14 @@ GC_API void GC_ptr_store_and_dirty(void *p, const void *q) { *(const void **)p =
  * leaves out.  They come from thread-local lists, like every custom kind
  * (alloc/custom_alloc.c). */
 static pthread_once_t typed_kind_once = PTHREAD_ONCE_INIT;
-static unsigned typed_kind;
+/* 0 until made (no custom kind is 0); read first without pthread_once,
+ * which costs a call on every allocation.  acquire: pairs with the
+ * release below, though the kind's record is published by GC_new_kind
+ * itself. */
+static _Atomic unsigned typed_kind;
 static void make_typed_kind(void) {
-  typed_kind = GC_new_kind(NULL, (GC_word)-(intptr_t)sizeof(GC_word) | GC_DS_PER_OBJECT, 1, 1);
+  unsigned kind = (unsigned)GC_new_kind(NULL, (GC_word)-(intptr_t)sizeof(GC_word) | GC_DS_PER_OBJECT, 1, 1);
+  atomic_store_explicit(&typed_kind, kind, memory_order_release);
 }
 
 /* bitmap bit i (LSB first, as GC_set_bit) says word i may be a pointer.
@@ -134,9 +139,13 @@ GC_API GC_word GC_make_descriptor(const GC_word *bitmap, size_t bits) {
 
 GC_API void *GC_malloc_explicitly_typed(size_t bytes, GC_word descriptor) {
   if (bytes > SIZE_MAX - sizeof(GC_word)) return sgc_out_of_memory(SIZE_MAX);
-  pthread_once(&typed_kind_once, make_typed_kind);
+  unsigned kind = atomic_load_explicit(&typed_kind, memory_order_acquire);
+  if (unlikely(kind == 0)) {
+    pthread_once(&typed_kind_once, make_typed_kind);
+    kind = atomic_load_explicit(&typed_kind, memory_order_acquire);
+  }
   size_t need = request_bytes(bytes + sizeof(GC_word));
-  GC_word *obj = custom_allocate(need, typed_kind);
+  GC_word *obj = custom_allocate(need, kind);
   if (!obj) return NULL;
   /* The descriptor goes in the object's last word (its size class's,
    * not the request's).  Zero until then: a collection meanwhile reads a
