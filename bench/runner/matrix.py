@@ -65,6 +65,18 @@ PROGRAMS = {
         "bin": "alloc", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-m", "drop", "-r", "3"], ["-m", "drop", "-r", "100"]),
     },
+    # typed objects (gc_typed.h): bdwgc serves them under its allocation
+    # lock, sgc from thread-local caches
+    "alloc-typed-free": {
+        "bin": "alloc", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-k", "typed", "-m", "free", "-r", "3"],
+                      ["-k", "typed", "-m", "free", "-r", "100"]),
+    },
+    "alloc-typed-drop": {
+        "bin": "alloc", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-k", "typed", "-m", "drop", "-r", "3"],
+                      ["-k", "typed", "-m", "drop", "-r", "100"]),
+    },
     "unfair": {
         "bin": "unfair", "metric": "mops", "malloc": True, "hash": False,
         "args": sizes(["-r", "2", "-k", "1024"], ["-r", "10"]),
@@ -146,7 +158,8 @@ PROGRAMS = {
     },
 }
 CEILING = ["ceiling-compute", "ceiling-chase", "ceiling-stream"]
-ALLOC_PROGRAMS = ["alloc-free", "alloc-free-long", "alloc-free-256", "alloc-drop"]
+ALLOC_PROGRAMS = ["alloc-free", "alloc-free-long", "alloc-free-256", "alloc-drop",
+                  "alloc-typed-free", "alloc-typed-drop"]
 
 
 THREAD_FLAG = "-t"
@@ -203,6 +216,9 @@ EXPERIMENTS = {
     "alloc-scaling": {"programs": ["alloc-free-long"], "impls": ["sgc"] + MALLOC_PEERS,
                       "threads": [1, 2], "gc_threads": [None],
                       "variants": ["lps1.5", "lps1", "ps", "al"]},
+    # typed objects against bdwgc (SPEC §4: its global lock)
+    "alloc-typed": {"programs": ["alloc-typed-free", "alloc-typed-drop"], "impls": ["sgc", "bdwgc"],
+                    "threads": [1, 2, 4], "gc_threads": [None], "variants": ["default"]},
     # Fig 2.5: memory consumption under unfair usage
     "unfair": {"programs": ["unfair", "unfair-drop"], "impls": ["sgc", "bdwgc"] + MALLOC_PEERS,
                "threads": [1, 2, 4, 8], "gc_threads": [None],
@@ -238,7 +254,7 @@ EXPERIMENTS = {
 }
 
 
-FULL = ["apps", "mark", "alloc", "unfair", "bursty", "lab-gcbench", "sweep", "markshape",
+FULL = ["apps", "mark", "alloc", "alloc-typed", "unfair", "bursty", "lab-gcbench", "sweep", "markshape",
         "policies", "deque", "ceiling"]  # "scaling": for bigger machines
 
 

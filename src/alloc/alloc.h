@@ -36,14 +36,15 @@ void *uncollectable_allocate(size_t bytes, unsigned kind);
 void uncollectable_free(struct page_header *page, void *obj);
 
 /* custom_alloc.c: kinds made by GC_new_kind, thread-local lists in front
- * of shared ones under heap_lock (custom_kinds_sweep runs with it held,
- * after marking). */
+ * of shared ones under heap_lock (a collection calls the last two with it
+ * held, before and after marking). */
 void *custom_allocate(size_t bytes, unsigned kind);
 void custom_free(struct page_header *page, void *obj);
 /* OBJ, at the start of a small object of PAGE (a custom kind), freed by
  * the registered thread SELF: GC_free's fast path. */
 void custom_free_small(struct sgc_thread *self, struct page_header *page, void *obj);
-void custom_kinds_sweep(void);
+void custom_kinds_before_mark(void);
+void custom_kinds_after_mark(void);
 /* Calls VISIT on every object on T's custom-kind cache (world stopped). */
 void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *));
 /* T exits: its cached objects go to the shared lists; heap_lock held. */

@@ -9,14 +9,19 @@
  * a tenth of one thread's rate.  A thread's frees go on its own list,
  * which becomes one shared batch once it has taken FLUSH_BYTES of frees,
  * so memory stays bounded as for sgc's own kinds (alloc/batches.c).  A
- * refill, under heap_lock, takes a whole batch if there is one, else a
- * run of objects from the kind's shared list (a fresh page when that is
- * empty): one lock per batch, not per object.
+ * refill, under heap_lock, takes a whole list: a batch if there is one,
+ * else the free objects of a page it sweeps, else a fresh page: one lock
+ * per page's worth of objects, not per object.
  *
- * The pages of each kind hang on one list, which each collection sweeps
- * eagerly: the shared lists are rebuilt from the mark bits, dead objects
- * are cleared, and emptied pages go back to the pool.  Objects on thread
- * caches are marked without being scanned first (collect.c, through
+ * Sweeping is lazy, as for sgc's own kinds, but must be finished before
+ * the next marking: a conservative pointer to a dead object makes the
+ * marker run its kind's mark procedure, which must find zeros, not the
+ * stale pointers of an object the sweep has not cleared yet (bdwgc clears
+ * such kinds' free objects too).  So each collection first sweeps the
+ * pages no refill swept since the last one, giving back to the pool those
+ * it finds empty (their kind did not need them for a whole cycle), and
+ * after marking queues all the kind's pages for sweeping again.  Objects
+ * on thread caches are marked without being scanned (collect.c, through
  * custom_caches_for_each_free), so they stay where they are. */
 #include <stdlib.h>
 #include <string.h>
@@ -28,17 +33,14 @@
 #include "mark/custom_kind.h"
 #include "sweep/sweep.h"
 
-/* Free objects waiting for a refill, under heap_lock, in two stacks of
- * lists linked through their first objects' second words (objects are at
- * least two words):
- *   - given_back: lists threads freed (or left at exit), counted as
- *     allocated when first handed out;
- *   - swept: one list per page, built by the last collection's sweep,
- *     counted when a refill takes it (the page's free_count).
- * A refill takes a whole list: one lock per page's worth of objects. */
+/* Under heap_lock.  Lists threads freed (or left at exit), counted as
+ * allocated when first handed out, linked through their first objects'
+ * second words (objects are at least two words). */
 static void *given_back[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT];
-static void *swept[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT];
-static struct page_header *kind_pages[CUSTOM_KIND_MAX]; /* linked by next */
+/* Every page of a kind is on one of these lists (linked by next): swept
+ * since the last collection (or fresh), or waiting to be. */
+static struct page_header *swept_pages[CUSTOM_KIND_MAX];
+static struct page_header *unswept_pages[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT];
 
 /* A thread's cache, made on its first custom-kind allocation or free
  * (most threads of most programs never need one: 8 KiB each).  Only the
@@ -98,21 +100,40 @@ static void list_give_back(void **head, unsigned index, unsigned cls) {
   stack_push(&given_back[index][cls], list);
 }
 
-/* A page's swept list, counted as allocated; heap_lock held. */
-static void *swept_take(unsigned index, unsigned cls) {
-  void *list = stack_pop(&swept[index][cls]);
-  if (list) {
-    struct page_header *page = page_of_address((uintptr_t)list);
-    page->flags &= (uint8_t)~PAGE_IDLE; /* in use again: kept */
-    account_allocation((size_t)page->free_count * size_class_bytes[cls]);
-    page->free_count = 0;
-  }
-  return list;
+static void page_keep(unsigned index, struct page_header *page) {
+  page->next = swept_pages[index];
+  swept_pages[index] = page;
 }
 
-static void *stacks_take(unsigned index, unsigned cls) {
+/* The free objects of the first waiting page of (INDEX, CLS) that has
+ * some, counted as allocated; heap_lock held.  Pages swept full are kept;
+ * an empty one is threaded whole (sweep_page leaves those uncleared). */
+static void *sweep_take(unsigned index, unsigned cls) {
+  struct page_header *page;
+  while ((page = unswept_pages[index][cls]) != NULL) {
+    unswept_pages[index][cls] = page->next;
+    sweep_page(page);
+    unsigned count;
+    void *tail, *list = page->free_head;
+    if (page->live_objects == 0) {
+      list = page_format_small(page, page->kind, cls, &count, &tail);
+    } else {
+      count = page->free_count;
+      page->free_head = page->free_tail = NULL;
+      page->free_count = 0;
+    }
+    page_keep(index, page);
+    if (list) {
+      account_allocation((size_t)count * size_class_bytes[cls]);
+      return list;
+    }
+  }
+  return NULL;
+}
+
+static void *lists_take(unsigned index, unsigned cls) {
   void *list = stack_pop(&given_back[index][cls]);
-  return list ? list : swept_take(index, cls);
+  return list ? list : sweep_take(index, cls);
 }
 
 /* A fresh page's objects, counted as allocated; heap_lock held (may
@@ -122,8 +143,7 @@ static void *fresh_take(unsigned index, unsigned kind, unsigned cls) {
   if (!page) return NULL;
   unsigned count;
   void *tail, *list = page_format_small(page, kind, cls, &count, &tail);
-  page->next = kind_pages[index];
-  kind_pages[index] = page;
+  page_keep(index, page);
   account_allocation((size_t)count * size_class_bytes[cls]);
   return list;
 }
@@ -137,13 +157,13 @@ SGC_NOINLINE static void *custom_refill(size_t bytes, unsigned kind, unsigned cl
   struct custom_cache *cache = cache_of(t);
   pthread_mutex_lock(&heap_lock);
   if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
-  void *list = stacks_take(index, cls);
+  void *list = lists_take(index, cls);
   /* Collect before taking a fresh page when it is time: what the
-   * collection frees lands on the stacks, not in the pool that
+   * collection frees lands on this kind's lists, not in the pool that
    * page_acquire would look at after collecting. */
   if (!list && collect_should_run()) {
     collect_locked(SGC_REASON_ALLOCATION);
-    list = stacks_take(index, cls);
+    list = lists_take(index, cls);
   }
   if (!list) list = fresh_take(index, kind, cls);
   if (!list) {
@@ -230,46 +250,45 @@ void custom_cache_retire(struct sgc_thread *t) {
   free(cache);
 }
 
-/* heap_lock held, marking done.  Objects on the stacks were not marked
- * (nothing points to them), so sweeping finds them again with the other
- * dead ones: the stacks are dropped and rebuilt, one list per page.  A
- * page found empty is kept for the kind, re-threaded whole, unless the
- * sweep before found it empty too and no refill took it since (PAGE_IDLE):
- * then it goes back to the pool.  So a kind that allocates steadily keeps
- * its pages from one collection to the next instead of handing them to
- * the pool, which gave them to the OS when more than a quarter of the heap
- * lay free, and faulting them in again (`alloc -k typed -m drop`), while
- * a kind that stopped allocating gives its pages up one collection
- * later. */
-void custom_kinds_sweep(void) {
+/* heap_lock held, before marking (the mark bits are still the last
+ * collection's): sweeps what no refill swept, so no dead object keeps
+ * stale contents into this marking, and gives back the pages found
+ * empty.  The free lists the sweeps build are dropped: after marking,
+ * every page is swept again. */
+void custom_kinds_before_mark(void) {
+  unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
+  for (unsigned index = 0; index < kinds; index++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
+      struct page_header *page, *next;
+      for (page = unswept_pages[index][c]; page; page = next) {
+        next = page->next;
+        sweep_page(page);
+        page->free_head = page->free_tail = NULL;
+        page->free_count = 0;
+        if (page->live_objects == 0) {
+          page->next = NULL;
+          small_page_release(page);
+        } else {
+          page_keep(index, page);
+        }
+      }
+      unswept_pages[index][c] = NULL;
+    }
+}
+
+/* heap_lock held, marking done: every page waits to be swept, and the
+ * given-back lists are dropped (their objects are unmarked: sweeping
+ * finds them again). */
+void custom_kinds_after_mark(void) {
   unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
   for (unsigned index = 0; index < kinds; index++) {
     memset(given_back[index], 0, sizeof given_back[index]);
-    memset(swept[index], 0, sizeof swept[index]);
-    struct page_header *kept = NULL, *next;
-    for (struct page_header *page = kind_pages[index]; page; page = next) {
+    struct page_header *page, *next;
+    for (page = swept_pages[index]; page; page = next) {
       next = page->next;
-      sweep_page(page);
-      void *head = page->free_head;
-      unsigned cls = page->size_class;
-      if (page->live_objects == 0) {
-        if (page->flags & PAGE_IDLE) {
-          page->flags &= (uint8_t)~PAGE_IDLE;
-          page->next = NULL;
-          small_page_release(page);
-          continue;
-        }
-        unsigned count;
-        void *tail;
-        head = page_format_small(page, page->kind, cls, &count, &tail);
-        page->free_count = count;
-        page->flags |= PAGE_IDLE;
-      }
-      page->free_head = page->free_tail = NULL; /* free_count stays for swept_take */
-      page->next = kept;
-      kept = page;
-      if (head) stack_push(&swept[index][cls], head);
+      page->next = unswept_pages[index][page->size_class];
+      unswept_pages[index][page->size_class] = page;
     }
-    kind_pages[index] = kept;
+    swept_pages[index] = NULL;
   }
 }

@@ -194,6 +194,8 @@ void collect_locked(enum SGC_gc_reason reason) {
   collection_event(EVENT_START);
   collection_start_callback();
 
+  /* Before the world stops: it needs no more than heap_lock. */
+  custom_kinds_before_mark();
   roots_snapshot_static();
   parallel_ensure_markers(sgc_settings.markers);
   /* Threads sweeping or formatting a page outside heap_lock finish first
@@ -245,7 +247,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   collection_event(EVENT_RECLAIM_START);
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
-  custom_kinds_sweep();
+  custom_kinds_after_mark();
   /* More than a quarter of the heap lying in free spans: give the long
    * ones (64 pages and more) back to the OS. */
   if ((page_pool_free_pages() << PAGE_SHIFT) > heap_size_bytes() / 4) page_pool_release(64);

@@ -26,9 +26,6 @@ enum page_flags {
   PAGE_ZEROED = 1,   /* every byte is zero (fresh from the OS) */
   PAGE_CONSUMED = 2, /* has held small objects once: counts in "a" */
   PAGE_RELEASED = 4, /* free and given back to the OS (reads as zero) */
-  /* A custom-kind page the last sweep found empty and no refill has
-   * taken since (alloc/custom_alloc.c). */
-  PAGE_IDLE = 8,
 };
 
 struct page_header {
