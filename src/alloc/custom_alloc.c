@@ -251,10 +251,10 @@ void custom_cache_retire(struct sgc_thread *t) {
 }
 
 /* heap_lock held, before marking (the mark bits are still the last
- * collection's): sweeps what no refill swept, so no dead object keeps
- * stale contents into this marking, and gives back the pages found
- * empty.  The free lists the sweeps build are dropped: after marking,
- * every page is swept again. */
+ * collection's): sweeps what no refill swept, so every dead object reads
+ * as zeros in this marking, and gives back the pages found empty (free
+ * pages hold no objects a stale pointer could reach).  The free lists the
+ * sweeps build are undone: after marking, every page is swept again. */
 void custom_kinds_before_mark(void) {
   unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
   for (unsigned index = 0; index < kinds; index++)
@@ -263,6 +263,12 @@ void custom_kinds_before_mark(void) {
       for (page = unswept_pages[index][c]; page; page = next) {
         next = page->next;
         sweep_page(page);
+        /* The sweep threaded the dead objects into a list: unthreaded,
+         * they read as zeros, not as pointers to each other. */
+        for (void *p = page->free_head, *n; p; p = n) {
+          n = *(void **)p;
+          *(void **)p = NULL;
+        }
         page->free_head = page->free_tail = NULL;
         page->free_count = 0;
         if (page->live_objects == 0) {
