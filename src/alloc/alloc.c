@@ -31,18 +31,8 @@ SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
      * caches it is empty (refills install into the CPU's slot), except
      * after SGC_LAB=flip turned them on, when this drains it.  So the
      * per-thread path tests no mode flag. */
-    void **head = &t->free_lists[kind][cls];
-    void *p = *head;
-    if (likely(p != NULL)) {
-      *head = *(void **)p;
-      /* The collector walks this list from a signal handler on this
-       * thread: the head must move before the link is cleared, or a stop
-       * in between would hide the rest of the list (a compiler barrier,
-       * no instruction). */
-      atomic_signal_fence(memory_order_seq_cst);
-      *(void **)p = NULL;
-      return p;
-    }
+    void *p = free_list_pop(&t->free_lists[kind][cls]);
+    if (likely(p != NULL)) return p;
     if (percpu_enabled) {
       /* SGC_LAB=cpu: this CPU's list, popped in an rseq sequence. */
       p = percpu_pop_inline(t->rseq, kind, cls);

@@ -3,6 +3,7 @@
 #ifndef SGC_ALLOC_H
 #define SGC_ALLOC_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -66,6 +67,44 @@ void batches_after_fork(struct sgc_thread *self);
 /* With the world stopped and registry_lock held. */
 void batches_drop_all(void);
 void free_init(void);
+
+/* Free lists, as the fast paths use them: the owner pops and pushes, and
+ * the collector walks the list from a signal handler on the owner's
+ * thread.  So a pop moves the head before it clears the popped object's
+ * link, and a push links the object before publishing it: a stop in
+ * between never hides the rest of the list (compiler barriers, no
+ * instruction). */
+static inline void *free_list_pop(void **head) {
+  void *p = *head;
+  if (p) {
+    *head = *(void **)p;
+    atomic_signal_fence(memory_order_seq_cst);
+    *(void **)p = NULL;
+  }
+  return p;
+}
+
+static inline void free_list_push(void **head, void *p) {
+  *(void **)p = *head;
+  atomic_signal_fence(memory_order_seq_cst);
+  *head = p;
+}
+
+/* Stacks of whole free lists, linked through each list's first object's
+ * second word (objects are at least two words); under the stack's lock. */
+static inline void list_stack_push(void **stack, void *list) {
+  ((void **)list)[1] = *stack;
+  *stack = list;
+}
+
+static inline void *list_stack_pop(void **stack) {
+  void **list = *stack;
+  if (list) {
+    *stack = list[1];
+    list[1] = NULL; /* free objects are zero but for their first word */
+  }
+  return list;
+}
 
 /* Clears a freed object of at most 4 granules with a few stores (a memset
  * call costs more than the clearing): the first and last granule, and the

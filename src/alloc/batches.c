@@ -44,27 +44,14 @@ static void owned_add(unsigned kind, unsigned cls, long n) {
   atomic_fetch_add_explicit(&owned_batches[kind][cls], n, memory_order_relaxed);
 }
 
-static void stack_push(void **stack, void *list) {
-  ((void **)list)[1] = *stack;
-  *stack = list;
-}
-
-static void *stack_pop(void **stack) {
-  void **list = *stack;
-  if (!list) return NULL;
-  *stack = list[1];
-  list[1] = NULL; /* objects on free lists are zero but for the link */
-  return list;
-}
-
 void batch_push(unsigned kind, unsigned cls, void *list) {
-  stack_push(&shared_batches[kind][cls], list);
+  list_stack_push(&shared_batches[kind][cls], list);
 }
 
 void batch_push_own(struct sgc_thread *t, unsigned kind, unsigned cls, void *list) {
   spin_lock(&t->batch_lock);
   bool was_empty = !t->batches[kind][cls];
-  stack_push(&t->batches[kind][cls], list);
+  list_stack_push(&t->batches[kind][cls], list);
   if (was_empty) owned_add(kind, cls, 1);
   spin_unlock(&t->batch_lock);
 }
@@ -73,7 +60,7 @@ void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls) {
   /* A peek without the lock (relaxed: a hint, confirmed under it). */
   if (!__atomic_load_n(&t->batches[kind][cls], __ATOMIC_RELAXED)) return NULL;
   spin_lock(&t->batch_lock);
-  void *list = stack_pop(&t->batches[kind][cls]);
+  void *list = list_stack_pop(&t->batches[kind][cls]);
   if (list && !t->batches[kind][cls]) owned_add(kind, cls, -1);
   spin_unlock(&t->batch_lock);
   return list;
@@ -81,7 +68,7 @@ void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls) {
 
 void *batch_pop(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void *list = batch_pop_own(t, kind, cls);
-  return list ? list : stack_pop(&shared_batches[kind][cls]);
+  return list ? list : list_stack_pop(&shared_batches[kind][cls]);
 }
 
 void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls) {
@@ -91,7 +78,7 @@ void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls) {
   FOR_EACH_THREAD(victim) {
     if (victim == t || !__atomic_load_n(&victim->batches[kind][cls], __ATOMIC_RELAXED)) continue;
     spin_lock(&victim->batch_lock);
-    list = stack_pop(&victim->batches[kind][cls]);
+    list = list_stack_pop(&victim->batches[kind][cls]);
     if (list && !victim->batches[kind][cls]) owned_add(kind, cls, -1);
     spin_unlock(&victim->batch_lock);
     if (list) break;

@@ -66,38 +66,12 @@ static struct custom_cache *cache_of(struct sgc_thread *t) {
   return cache;
 }
 
-/* Pops the first object of *HEAD: the head moves before the link is
- * cleared, so a stop in between never hides the rest (as alloc.c). */
-static inline void *cache_pop(void **head) {
-  void *p = *head;
-  if (likely(p != NULL)) {
-    *head = *(void **)p;
-    atomic_signal_fence(memory_order_seq_cst);
-    *(void **)p = NULL;
-  }
-  return p;
-}
-
-static void stack_push(void **stack, void *list) {
-  ((void **)list)[1] = *stack;
-  *stack = list;
-}
-
-static void *stack_pop(void **stack) {
-  void **list = *stack;
-  if (list) {
-    *stack = list[1];
-    list[1] = NULL; /* free objects are zero but for their first word */
-  }
-  return list;
-}
-
 /* Moves the list *HEAD to the given-back stack; heap_lock held. */
 static void list_give_back(void **head, unsigned index, unsigned cls) {
   void *list = *head;
   if (!list) return;
   *head = NULL;
-  stack_push(&given_back[index][cls], list);
+  list_stack_push(&given_back[index][cls], list);
 }
 
 static void page_keep(unsigned index, struct page_header *page) {
@@ -132,7 +106,7 @@ static void *sweep_take(unsigned index, unsigned cls) {
 }
 
 static void *lists_take(unsigned index, unsigned cls) {
-  void *list = stack_pop(&given_back[index][cls]);
+  void *list = list_stack_pop(&given_back[index][cls]);
   return list ? list : sweep_take(index, cls);
 }
 
@@ -175,7 +149,7 @@ SGC_NOINLINE static void *custom_refill(size_t bytes, unsigned kind, unsigned cl
     void **head = &cache->lists[index][cls];
     *head = rest;
   } else if (rest) {
-    stack_push(&given_back[index][cls], rest); /* no cache: one object at a time */
+    list_stack_push(&given_back[index][cls], rest); /* no cache: one object at a time */
   }
   /* The rest of LIST's first object is zero: formatted, swept or freed
    * so.  Its link goes after the list is installed (a stop in between
@@ -192,7 +166,7 @@ void *custom_allocate(size_t bytes, unsigned kind) {
   unsigned cls = size_class_for_bytes(bytes);
   struct sgc_thread *t = sgc_self;
   if (likely(t != NULL && t->custom_cache != NULL)) {
-    void *p = cache_pop(&t->custom_cache->lists[kind - KIND_COUNT][cls]);
+    void *p = free_list_pop(&t->custom_cache->lists[kind - KIND_COUNT][cls]);
     if (likely(p != NULL)) return p;
   }
   return custom_refill(bytes, kind, cls);
@@ -216,14 +190,12 @@ void custom_free_small(struct sgc_thread *t, struct page_header *page, void *obj
   struct custom_cache *cache = cache_of(t);
   if (!cache) {
     pthread_mutex_lock(&heap_lock);
-    stack_push(&given_back[index][cls], obj);
+    list_stack_push(&given_back[index][cls], obj);
     pthread_mutex_unlock(&heap_lock);
     return;
   }
   void **head = &cache->lists[index][cls];
-  *(void **)obj = *head;
-  atomic_signal_fence(memory_order_seq_cst); /* link, then publish */
-  *head = obj;
+  free_list_push(head, obj);
   if (unlikely(++cache->freed[index][cls] * size_class_bytes[cls] >= FLUSH_BYTES)) {
     cache->freed[index][cls] = 0;
     pthread_mutex_lock(&heap_lock);

@@ -72,11 +72,7 @@ static struct page_header *checked_object(void *p, const char *caller) {
 
 /* Pushes P, already cleared, on SELF's list of (KIND, CLS). */
 static inline void push_freed(struct sgc_thread *self, void *p, unsigned kind, unsigned cls) {
-  void **head = &self->free_lists[kind][cls];
-  *(void **)p = *head;
-  /* Link first, then publish: see the fence in alloc.c. */
-  atomic_signal_fence(memory_order_seq_cst);
-  *head = p;
+  free_list_push(&self->free_lists[kind][cls], p);
   if (unlikely(++self->freed_count[kind][cls] >= flush_objects[cls])) hand_back(self, kind, cls);
 }
 
