@@ -3,6 +3,9 @@
  * -- which has only the forking thread -- verifies the data it inherited,
  * allocates, collects, starts and joins a thread of its own, verifies again
  * and exits 0.  The parent checks the child's status and keeps going.
+ * The threads also allocate typed objects, so the child inherits other
+ * threads' caches of them (sgc keeps those per thread) and must hand out
+ * clean, distinct typed objects all the same.
  *
  * A child that deadlocks (e.g. on a collector lock held by a thread that
  * does not exist in the child) is killed by alarm() and reported.
@@ -11,6 +14,7 @@
 #define GC_THREADS
 #endif
 #include "gc.h"
+#include "gc/gc_typed.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -65,6 +69,30 @@ static const char *verify(const cell *h, int n, uint64_t seed)
 }
 
 static _Atomic int stop;
+static GC_descr typed_descr; /* word 1 may be a pointer */
+
+/* N typed objects, each handed out zeroed and kept until a collection
+ * has run; NULL, or what went wrong. */
+static const char *typed_churn(int n, uint64_t seed)
+{
+    GC_word **objs = GC_malloc((size_t)n * sizeof *objs);
+    if (!objs)
+        return "GC_malloc failed";
+    for (int i = 0; i < n; i++) {
+        objs[i] = GC_malloc_explicitly_typed(3 * sizeof(GC_word), typed_descr);
+        if (!objs[i])
+            return "GC_malloc_explicitly_typed failed";
+        if (objs[i][0] || objs[i][1] || objs[i][2])
+            return "a typed object was handed out dirty";
+        objs[i][0] = (GC_word)t_mix64(seed + (uint64_t)i);
+        objs[i][2] = ~objs[i][0];
+    }
+    GC_gcollect();
+    for (int i = 0; i < n; i++)
+        if (objs[i][0] != (GC_word)t_mix64(seed + (uint64_t)i) || objs[i][2] != ~objs[i][0])
+            return "a typed object was handed out twice";
+    return NULL;
+}
 
 static void *mutator(void *arg)
 {
@@ -75,6 +103,10 @@ static void *mutator(void *arg)
             GC_gcollect();
         const char *e = verify(l, 3000, seed + (uint64_t)r);
         CHECK(e == NULL, "mutator: %s", e);
+        if (r % 4 == 1) {
+            e = typed_churn(500, seed ^ (uint64_t)r);
+            CHECK(e == NULL, "mutator: %s", e);
+        }
     }
     return NULL;
 }
@@ -97,6 +129,10 @@ static int child_main(uint64_t seed)
         return 1;
     }
     cell *mine = build(20000, seed);
+    if ((e = typed_churn(3000, seed + 5))) {
+        fprintf(stderr, "fork child: %s\n", e);
+        return 1;
+    }
     for (int i = 0; i < 3; i++) {
         for (int k = 0; k < 2000; k++)
             if (!GC_malloc(1000 + (size_t)k)) {
@@ -160,6 +196,11 @@ int main(void)
 {
     t_test_name = "fork";
     GC_INIT();
+    {
+        GC_word bitmap[1] = {0};
+        GC_set_bit(bitmap, 1);
+        typed_descr = GC_make_descriptor(bitmap, 3);
+    }
     shared_list = build(SHARED_N, 1);
 
     int nforks = (int)t_env_long("FORK_ROUNDS", 6);
