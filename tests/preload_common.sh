@@ -17,6 +17,42 @@ find_program() {
   exit 77
 }
 
+# watched LABEL OUT ERR COMMAND...: runs COMMAND (environment assignments
+# first, through env) with its output in OUT and ERR, and returns its
+# status; past PRELOAD_WATCH_S seconds (default 120) it prints what each
+# of its threads is doing (gdb's backtraces where gdb is installed, else
+# the kernel's wait channels), kills it and returns 124.  A hang then
+# fails the test with a diagnosis, well inside ctest's timeout.
+watched() {
+  label=$1 out=$2 err=$3
+  shift 3
+  if [ "$out" = "$err" ]; then
+    env "$@" >"$out" 2>&1 &
+  else
+    env "$@" >"$out" 2>"$err" &
+  fi
+  pid=$!
+  waited=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$waited" -ge "$((${PRELOAD_WATCH_S:-120} * 10))" ]; then
+      echo "[$TAG] $label: still running after ${PRELOAD_WATCH_S:-120} s; its threads:"
+      if command -v gdb >/dev/null 2>&1; then
+        gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>/dev/null | grep -E "^(Thread|#)"
+      else
+        for task in /proc/"$pid"/task/*; do
+          echo "  $(cat "$task/comm" 2>/dev/null) $(cat "$task/wchan" 2>/dev/null)"
+        done
+      fi
+      kill -9 "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      return 124
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  wait "$pid"
+}
+
 # same_output NAME TORTURE COMMAND...
 # Runs COMMAND with bdwgc, then with LIB preloaded three ways: plainly
 # (SGC_STATS=1 must show that sgc collected), in torture mode (a
@@ -26,17 +62,20 @@ same_output() {
   name=$1
   torture=$2
   shift 2
-  "$@" >"$TMP/$name.bdwgc" 2>&1 || fail "$name with bdwgc: exit $?"
-  SGC_STATS=1 LD_PRELOAD="$LIB" "$@" >"$TMP/$name.sgc" 2>"$TMP/$name.err" ||
+  watched "$name with bdwgc" "$TMP/$name.bdwgc" "$TMP/$name.bdwgc" "$@" ||
+    fail "$name with bdwgc: exit $?"
+  watched "$name with sgc" "$TMP/$name.sgc" "$TMP/$name.err" SGC_STATS=1 LD_PRELOAD="$LIB" "$@" ||
     fail "$name with sgc: exit $?: $(tail -3 "$TMP/$name.err")"
   cmp -s "$TMP/$name.bdwgc" "$TMP/$name.sgc" ||
     fail "$name: output differs: $(diff "$TMP/$name.bdwgc" "$TMP/$name.sgc" | head -5)"
   grep -q "^sgc: [1-9][0-9]* collections" "$TMP/$name.err" ||
     fail "$name: sgc did not collect: $(cat "$TMP/$name.err")"
-  SGC_TORTURE=$torture LD_PRELOAD="$LIB" "$@" >"$TMP/$name.torture" 2>"$TMP/$name.err" ||
+  watched "$name in torture mode" "$TMP/$name.torture" "$TMP/$name.err" \
+    SGC_TORTURE="$torture" LD_PRELOAD="$LIB" "$@" ||
     fail "$name in torture mode: exit $?: $(tail -3 "$TMP/$name.err")"
   cmp -s "$TMP/$name.bdwgc" "$TMP/$name.torture" || fail "$name in torture mode: output differs"
-  SGC_MARKERS=4 SGC_ADAPTIVE=0 LD_PRELOAD="$LIB" "$@" >"$TMP/$name.markers" 2>"$TMP/$name.err" ||
+  watched "$name with 4 GC threads" "$TMP/$name.markers" "$TMP/$name.err" \
+    SGC_MARKERS=4 SGC_ADAPTIVE=0 LD_PRELOAD="$LIB" "$@" ||
     fail "$name with 4 GC threads: exit $?: $(tail -3 "$TMP/$name.err")"
   cmp -s "$TMP/$name.bdwgc" "$TMP/$name.markers" || fail "$name with 4 GC threads: output differs"
   echo "[$TAG] $name: identical output with sgc, in torture mode and with 4 GC threads"
