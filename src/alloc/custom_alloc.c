@@ -11,7 +11,8 @@
  * so memory stays bounded as for sgc's own kinds (alloc/batches.c).  A
  * refill, under heap_lock, takes a whole list: a batch if there is one,
  * else the free objects of a page it sweeps, else a fresh page: one lock
- * per page's worth of objects, not per object.
+ * per page's worth of objects, not per object, and the page is swept or
+ * formatted with the lock released.
  *
  * Sweeping is lazy, as for sgc's own kinds, but must be finished before
  * the next marking: a conservative pointer to a dead object makes the
@@ -22,9 +23,9 @@
  * it finds empty (their kind did not need them for a whole cycle), and
  * after marking queues all the kind's pages for sweeping again.  Objects
  * on thread caches are marked without being scanned (collect.c, through
- * custom_caches_for_each_free), so they stay where they are. */
+ * custom_caches_for_each_free), so they stay where they are; every other
+ * free list is undone before marking, so free objects read as zeros. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
@@ -41,6 +42,10 @@ static void *given_back[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT];
  * since the last collection (or fresh), or waiting to be. */
 static struct page_header *swept_pages[CUSTOM_KIND_MAX];
 static struct page_header *unswept_pages[CUSTOM_KIND_MAX][SIZE_CLASS_COUNT];
+/* Under heap_lock.  Pages whose refill left heap_lock to fill them and
+ * has not taken their lists back under it (list_take): while none is,
+ * custom_kinds_before_mark need not look for such lists. */
+static unsigned fills_untaken;
 
 /* A thread's cache, made on its first custom-kind allocation or free
  * (most threads of most programs never need one: 8 KiB each).  Only the
@@ -79,67 +84,83 @@ static void page_keep(unsigned index, struct page_header *page) {
   swept_pages[index] = page;
 }
 
-/* The free objects of the first waiting page of (INDEX, CLS) that has
- * some, counted as allocated; heap_lock held.  Pages swept full are kept;
- * an empty one is threaded whole (sweep_page leaves those uncleared). */
-static void *sweep_take(unsigned index, unsigned cls) {
-  struct page_header *page;
-  while ((page = unswept_pages[index][cls]) != NULL) {
-    unswept_pages[index][cls] = page->next;
-    sweep_page(page);
+/* The page work of a refill, done outside heap_lock: sweeps PAGE (unless
+ * FRESH) and formats it if it is empty, leaving its free list in
+ * page->free_head.  PAGE is already on swept_pages, so a collection that
+ * runs after this (one waits for page operations to end before it looks
+ * at the kinds' pages: collect_locked) finds the list there and undoes it
+ * before marking (custom_kinds_before_mark). */
+static void page_fill(struct page_header *page, unsigned kind, unsigned cls, bool fresh) {
+  if (!fresh) sweep_page(page);
+  if (fresh || page->live_objects == 0) {
+    /* page_format_small resets the page's links; it stays where
+     * page_keep put it (only heap_lock holders relink swept_pages, at
+     * its head or after page operations have ended). */
+    struct page_header *next = page->next;
     unsigned count;
-    void *tail, *list = page->free_head;
-    if (page->live_objects == 0) {
-      list = page_format_small(page, page->kind, cls, &count, &tail);
-    } else {
-      count = page->free_count;
-      page->free_head = page->free_tail = NULL;
-      page->free_count = 0;
+    void *tail, *list = page_format_small(page, kind, cls, &count, &tail);
+    page->next = next;
+    page->free_head = list;
+    page->free_tail = tail;
+    page->free_count = count;
+  }
+}
+
+/* A whole list of free (INDEX, CLS) objects, counted as allocated, or NULL
+ * at the heap limit; heap_lock held, released while a page is swept or
+ * formatted (a page op, collect/collect.h: that work was most of what two
+ * threads allocating typed objects waited on this lock for).  Looks, in
+ * order, at lists threads gave back, pages waiting to be swept, a due
+ * collection (what it frees lands on these lists, not in the pool that
+ * page_acquire would look at after collecting) and a fresh page. */
+static void *list_take(unsigned index, unsigned kind, unsigned cls) {
+  bool collected = false;
+  for (;;) {
+    void *list = list_stack_pop(&given_back[index][cls]);
+    if (list) return list;
+    struct page_header *page = unswept_pages[index][cls];
+    bool fresh = page == NULL;
+    if (page) {
+      unswept_pages[index][cls] = page->next;
+    } else if (!collected && collect_should_run()) {
+      collect_locked(SGC_REASON_ALLOCATION);
+      collected = true;
+      continue;
+    } else if ((page = page_acquire(1)) == NULL) {
+      return NULL;
     }
     page_keep(index, page);
+    fills_untaken++;
+    uint32_t epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+    page_op_begin();
+    pthread_mutex_unlock(&heap_lock);
+    page_fill(page, kind, cls, fresh);
+    page_op_end();
+    pthread_mutex_lock(&heap_lock);
+    /* A collection meanwhile undid the list (and zeroed fills_untaken)
+     * and queued the page for sweeping again: look again. */
+    if (atomic_load_explicit(&gc_epoch, memory_order_relaxed) != epoch) continue;
+    fills_untaken--;
+    unsigned count;
+    void *tail;
+    list = sweep_detach(page, &count, &tail);
     if (list) {
       account_allocation((size_t)count * size_class_bytes[cls]);
       return list;
     }
   }
-  return NULL;
-}
-
-static void *lists_take(unsigned index, unsigned cls) {
-  void *list = list_stack_pop(&given_back[index][cls]);
-  return list ? list : sweep_take(index, cls);
-}
-
-/* A fresh page's objects, counted as allocated; heap_lock held (may
- * collect); NULL at the heap limit. */
-static void *fresh_take(unsigned index, unsigned kind, unsigned cls) {
-  struct page_header *page = page_acquire(1);
-  if (!page) return NULL;
-  unsigned count;
-  void *tail, *list = page_format_small(page, kind, cls, &count, &tail);
-  page_keep(index, page);
-  account_allocation((size_t)count * size_class_bytes[cls]);
-  return list;
 }
 
 /* T's cache is empty for (KIND, CLS) (it found it so, and only T fills
- * it): a whole list from the stacks or a fresh page, under heap_lock; the
- * first object is returned, the rest goes to the cache. */
+ * it): a whole list from list_take; the first object is returned, the rest
+ * goes to the cache. */
 SGC_NOINLINE static void *custom_refill(size_t bytes, unsigned kind, unsigned cls) {
   unsigned index = kind - KIND_COUNT;
   struct sgc_thread *t = thread_self_or_register();
   struct custom_cache *cache = cache_of(t);
   pthread_mutex_lock(&heap_lock);
   if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
-  void *list = lists_take(index, cls);
-  /* Collect before taking a fresh page when it is time: what the
-   * collection frees lands on this kind's lists, not in the pool that
-   * page_acquire would look at after collecting. */
-  if (!list && collect_should_run()) {
-    collect_locked(SGC_REASON_ALLOCATION);
-    list = lists_take(index, cls);
-  }
-  if (!list) list = fresh_take(index, kind, cls);
+  void *list = list_take(index, kind, cls);
   if (!list) {
     pthread_mutex_unlock(&heap_lock);
     return sgc_out_of_memory(bytes);
@@ -222,14 +243,41 @@ void custom_cache_retire(struct sgc_thread *t) {
   free(cache);
 }
 
+/* Unthreads the free list left in PAGE: its objects read as zeros. */
+static void list_undo(struct page_header *page) {
+  for (void *p = page->free_head, *n; p; p = n) {
+    n = *(void **)p;
+    *(void **)p = NULL;
+  }
+  page->free_head = page->free_tail = NULL;
+  page->free_count = 0;
+}
+
+/* Unthreads the lists on the given-back stack *STACK and empties it. */
+static void given_back_undo(void **stack) {
+  void *list;
+  while ((list = list_stack_pop(stack)) != NULL)
+    for (void *p = list, *n; p; p = n) {
+      n = *(void **)p;
+      *(void **)p = NULL;
+    }
+}
+
 /* heap_lock held, before marking (the mark bits are still the last
  * collection's): sweeps what no refill swept, so every dead object reads
  * as zeros in this marking, and gives back the pages found empty (free
- * pages hold no objects a stale pointer could reach).  The free lists the
- * sweeps build are undone: after marking, every page is swept again. */
+ * pages hold no objects a stale pointer could reach).  Every free list
+ * not on a thread's cache is undone -- the sweeps' lists, the lists
+ * threads gave back, a refill's not yet taken -- so a stale pointer to a
+ * free object meets zeros, not links (bb_stale_kinds); their objects are
+ * unmarked, and after marking every page is swept again. */
 void custom_kinds_before_mark(void) {
   unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
-  for (unsigned index = 0; index < kinds; index++)
+  for (unsigned index = 0; index < kinds; index++) {
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) given_back_undo(&given_back[index][c]);
+    /* A refill's page whose list it has not taken yet (list_take). */
+    for (struct page_header *page = fills_untaken ? swept_pages[index] : NULL; page; page = page->next)
+      if (page->free_head) list_undo(page);
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       struct page_header *page, *next;
       for (page = unswept_pages[index][c]; page; page = next) {
@@ -237,12 +285,7 @@ void custom_kinds_before_mark(void) {
         sweep_page(page);
         /* The sweep threaded the dead objects into a list: unthreaded,
          * they read as zeros, not as pointers to each other. */
-        for (void *p = page->free_head, *n; p; p = n) {
-          n = *(void **)p;
-          *(void **)p = NULL;
-        }
-        page->free_head = page->free_tail = NULL;
-        page->free_count = 0;
+        list_undo(page);
         if (page->live_objects == 0) {
           page->next = NULL;
           small_page_release(page);
@@ -252,15 +295,15 @@ void custom_kinds_before_mark(void) {
       }
       unswept_pages[index][c] = NULL;
     }
+  }
+  fills_untaken = 0;
 }
 
-/* heap_lock held, marking done: every page waits to be swept, and the
- * given-back lists are dropped (their objects are unmarked: sweeping
- * finds them again). */
+/* heap_lock held, marking done: every page waits to be swept (the
+ * given-back lists went before marking). */
 void custom_kinds_after_mark(void) {
   unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
   for (unsigned index = 0; index < kinds; index++) {
-    memset(given_back[index], 0, sizeof given_back[index]);
     struct page_header *page, *next;
     for (page = swept_pages[index]; page; page = next) {
       next = page->next;

@@ -107,6 +107,9 @@ static void read_settings(void) {
  * before and released on both sides, and the child forgets the others. */
 static void fork_prepare(void) {
   pthread_mutex_lock(&heap_lock);
+  /* No page is left half swept or formatted in the child: a custom
+   * kind's page there would keep stale words for its mark procedure. */
+  page_ops_wait();
   pthread_mutex_lock(&registry_lock);
   /* No thread is on the page path without heap_lock, so none holds a
    * sweep-list, page-store or batch lock the child would inherit held. */

@@ -194,15 +194,16 @@ void collect_locked(enum SGC_gc_reason reason) {
   collection_event(EVENT_START);
   collection_start_callback();
 
+  /* Threads sweeping or formatting a page outside heap_lock finish first
+   * (they take no lock before they are done; custom_kinds_before_mark
+   * undoes the lists they leave on custom kinds' pages), and so do refills
+   * on the page path without heap_lock, whose gate stays closed until the
+   * sweep lists are rebuilt (alloc/page_path.h). */
+  page_ops_wait();
   /* Before the world stops: it needs no more than heap_lock. */
   custom_kinds_before_mark();
   roots_snapshot_static();
   parallel_ensure_markers(sgc_settings.markers);
-  /* Threads sweeping or formatting a page outside heap_lock finish first
-   * (they take no lock before they are done), and so do refills on the
-   * page path without heap_lock, whose gate stays closed until the sweep
-   * lists are rebuilt (alloc/page_path.h). */
-  while (atomic_load_explicit(&page_ops_in_progress, memory_order_acquire)) sched_yield();
   pthread_mutex_lock(&registry_lock);
   page_path_close();
   pthread_mutex_lock(&meta_lock);

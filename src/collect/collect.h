@@ -3,6 +3,7 @@
 #define SGC_COLLECT_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,6 +63,11 @@ static inline void page_op_begin(void) {
 }
 static inline void page_op_end(void) {
   atomic_fetch_sub_explicit(&page_ops_in_progress, 1, memory_order_acq_rel);
+}
+/* With heap_lock held (so none begins): until every page op has ended.
+ * acquire: pairs with page_op_end, so their writes are visible after. */
+static inline void page_ops_wait(void) {
+  while (atomic_load_explicit(&page_ops_in_progress, memory_order_acquire)) sched_yield();
 }
 
 /* Records bytes handed to a thread (refill or large object). */
