@@ -189,6 +189,8 @@ GC_API void GC_ignore_warn_proc(char *, GC_word);
 typedef void *(*GC_oom_func)(size_t bytes_requested);
 GC_API void GC_set_oom_fn(GC_oom_func);
 GC_API GC_oom_func GC_get_oom_fn(void);
+/* Prints that memory ran out and aborts (an oom function may call it). */
+GC_API __attribute__((noreturn)) void GC_abort_on_oom(void);
 /* Called with the message of a fatal error (a bad GC_free, ...) in place
  * of printing it; the process then aborts. */
 typedef void (*GC_abort_func)(const char *msg);
@@ -205,6 +207,18 @@ struct GC_stack_base {
 typedef void *(*GC_stack_base_func)(struct GC_stack_base *sb, void *arg);
 
 GC_API int GC_get_stack_base(struct GC_stack_base *);
+/* Coroutine stacks (Crystal's fibers, for one): a program that runs on a
+ * stack of its own tells the collector where that stack ends, so a
+ * collection scans from the stack pointer to there (the stacks not
+ * running it pushes itself, e.g. from GC_set_push_other_roots).
+ * GC_get_my_stackbottom returns the calling thread's handle and fills in
+ * its stack's end; GC_set_stackbottom sets a thread's (NULL: the
+ * caller's; before GC_init: the main thread's).  GC_stackbottom is the
+ * main thread's, read at every collection, and may be written directly
+ * (as bdwgc allows; the calls are the better way). */
+GC_API char *GC_stackbottom;
+GC_API void *GC_get_my_stackbottom(struct GC_stack_base *);
+GC_API void GC_set_stackbottom(void *gc_thread_handle, const struct GC_stack_base *);
 GC_API void *GC_call_with_stack_base(GC_stack_base_func, void *arg);
 GC_API void GC_allow_register_threads(void);
 GC_API int GC_register_my_thread(const struct GC_stack_base *);

@@ -26,6 +26,7 @@ GC_API GC_warn_proc GC_get_warn_proc(void) { return atomic_load(&warn_proc); }
 GC_API void GC_ignore_warn_proc(char *msg, GC_word arg) { (void)msg; (void)arg; }
 GC_API void GC_set_oom_fn(GC_oom_func f) { atomic_store(&oom_fn, f ? f : default_oom); }
 GC_API GC_oom_func GC_get_oom_fn(void) { return atomic_load(&oom_fn); }
+GC_API void GC_abort_on_oom(void) { sgc_fatal("out of memory: insufficient memory for an allocation"); }
 GC_API void GC_set_abort_func(GC_abort_func f) { atomic_store(&abort_func, f); }
 GC_API GC_abort_func GC_get_abort_func(void) { return atomic_load(&abort_func); }
 

@@ -120,7 +120,7 @@ size_t collect_growth_bytes(size_t needed) {
  * still exists. */
 SGC_NOINLINE static void mark_from_this_frame(struct sgc_thread *self) {
   uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-  mark_push_range(sp, self->stack_base);
+  mark_push_range(sp, thread_stack_end(self));
   mark_drain_parallel();
 }
 
@@ -136,7 +136,8 @@ static void push_thread_roots(struct sgc_thread *self) {
     if (t == self) continue;
     /* The x86-64 red zone: leaf code may keep data 128 bytes below sp. */
     uintptr_t from = t->scan_regs ? t->scan_from - 128 : t->scan_from;
-    if (from && from < t->stack_base) mark_push_range(from, t->stack_base);
+    uintptr_t end = thread_stack_end(t);
+    if (from && from < end) mark_push_range(from, end);
     if (t->scan_regs)
       mark_push_range((uintptr_t)t->stopped_regs, (uintptr_t)(t->stopped_regs + NGREG));
     mark_word((uintptr_t)t->blocking_arg);

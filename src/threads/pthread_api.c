@@ -93,6 +93,25 @@ GC_API int GC_get_stack_base(struct GC_stack_base *sb) {
   return GC_SUCCESS;
 }
 
+GC_API void *GC_get_my_stackbottom(struct GC_stack_base *sb) {
+  struct sgc_thread *t = thread_self_or_register();
+  sb->mem_base = (void *)thread_stack_end(t);
+  return t;
+}
+
+/* The thread may be running (the caller is it, or bdwgc's rule has the
+ * caller hold the allocation lock, which sgc does not need): a collection
+ * reads the end once the thread has stopped. */
+GC_API void GC_set_stackbottom(void *gc_thread_handle, const struct GC_stack_base *sb) {
+  struct sgc_thread *t = gc_thread_handle ? gc_thread_handle : sgc_self;
+  if (!t) { /* before GC_init, or an unregistered thread: bdwgc's primordial-thread rule */
+    __atomic_store_n(&GC_stackbottom, (char *)sb->mem_base, __ATOMIC_RELAXED);
+    return;
+  }
+  t->stack_base = (uintptr_t)sb->mem_base;
+  if (t->is_main) __atomic_store_n(&GC_stackbottom, (char *)sb->mem_base, __ATOMIC_RELAXED);
+}
+
 GC_API void *GC_call_with_stack_base(GC_stack_base_func fn, void *arg) {
   struct GC_stack_base sb;
   sb.mem_base = (void *)thread_stack_base_of_self();

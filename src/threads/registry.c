@@ -92,6 +92,8 @@ void thread_pending_remove(struct sgc_thread *rec) {
 }
 int thread_registry_count(void) { return registry_count; }
 
+char *GC_stackbottom;
+
 uintptr_t thread_stack_base_of_self(void) {
   if (os_gettid() == getpid()) {
     /* The main thread: glibc records where its stack started. */
@@ -123,7 +125,10 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   rec->pthread = pthread_self();
   rec->tid = os_gettid();
   rec->is_main = rec->tid == getpid();
+  /* A main thread's stack end the program set before init stands. */
+  if (!stack_base && rec->is_main && GC_stackbottom) stack_base = (uintptr_t)GC_stackbottom;
   rec->stack_base = stack_base ? stack_base : thread_stack_base_of_self();
+  if (rec->is_main) __atomic_store_n(&GC_stackbottom, (char *)rec->stack_base, __ATOMIC_RELAXED);
   /* glibc's rseq area (valid when __rseq_size says it registered one). */
   rec->rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
   pthread_mutex_lock(&registry_lock);

@@ -84,6 +84,20 @@ extern __thread struct sgc_thread *sgc_self
     __attribute__((tls_model("initial-exec")));
 
 /* ---- registry.c ---- */
+/* bdwgc's GC_stackbottom: the main thread's stack end, which a program
+ * running coroutines moves to the running one's (include/gc.h). */
+extern char *GC_stackbottom;
+/* Where T's stack ends at this collection (the world stopped, or T the
+ * caller): the main thread's is GC_stackbottom, read once (relaxed: T
+ * wrote it before it stopped, and the stop orders the two). */
+static inline uintptr_t thread_stack_end(const struct sgc_thread *t) {
+  if (t->is_main) {
+    char *bottom = __atomic_load_n(&GC_stackbottom, __ATOMIC_RELAXED);
+    if (bottom) return (uintptr_t)bottom;
+  }
+  return t->stack_base;
+}
+
 extern pthread_mutex_t registry_lock;
 struct sgc_thread *thread_registry_first(void);
 /* A zeroed, cache-line aligned record (free() releases it). */
