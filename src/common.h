@@ -33,7 +33,8 @@ struct sgc_settings {
   unsigned usable_cpus;      /* os_usable_cpus() at start-up */
   int print_stats;            /* SGC_STATS: 1 summary, 2 also a line per page store */
   bool print_each_gc;         /* GC_PRINT_STATS */
-  int trace_fd;               /* SGC_TRACE, -1 = off */
+  int trace_fd;               /* SGC_TRACE's file once opened, else -1 */
+  const char *trace_path;     /* SGC_TRACE, NULL = off (stats/stats.c opens it) */
 };
 extern struct sgc_settings sgc_settings SGC_INTERNAL;
 

@@ -82,10 +82,7 @@ static void read_settings(void) {
   s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long("SGC_PRINT_STATS", 0) != 0;
   if (getenv("GC_DONT_GC")) GC_dont_gc = 1;
   const char *trace = getenv("SGC_TRACE");
-  if (trace && *trace) {
-    s->trace_fd = open(trace, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (s->trace_fd < 0) sgc_warn("SGC_TRACE: cannot open %s", trace);
-  }
+  if (trace && *trace) s->trace_path = trace; /* opened at the first collection */
   if (requested_set) {
     const SGC_attr_t *a = &requested;
     if (a->initial_heap_bytes) s->initial_heap_bytes = a->initial_heap_bytes;
@@ -115,17 +112,18 @@ static void fork_prepare(void) {
    * sweep-list, page-store or batch lock the child would inherit held. */
   page_path_close();
   pthread_mutex_lock(&meta_lock);
+  stats_before_fork();
 }
 static void fork_parent(void) {
+  stats_after_fork_parent();
   page_path_open();
   pthread_mutex_unlock(&meta_lock);
   pthread_mutex_unlock(&registry_lock);
   pthread_mutex_unlock(&heap_lock);
 }
 static void fork_child(void) {
-  /* Page operations of threads that do not exist here never end; the
-   * pages they held are re-queued by the next collection. */
-  atomic_store(&page_ops_in_progress, 0);
+  /* fork_prepare waited for page operations, and none began after. */
+  stats_after_fork_child();
   page_stores_after_fork(sgc_self ? sgc_self->page_store : NULL);
   batches_after_fork(sgc_self);
   threads_after_fork_child();

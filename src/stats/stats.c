@@ -5,6 +5,7 @@
  * locks, never with the world stopped. */
 #include "stats/stats.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -151,8 +152,48 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
   if (n > 0 && write(fd, line, (size_t)n) < 0) { /* tracing is best effort */ }
 }
 
+/* SGC_TRACE's file, opened by the first collection that writes to it:
+ * with sgc preloaded into a tree of processes (a compiler running cc and
+ * ld), those that never collect leave it alone, where opening it at
+ * start-up truncated what the collecting one had written.  "%p" in the
+ * name becomes the process id: one file per process, forked children
+ * included (stats_after_fork_child).  With stats_lock held. */
+static void trace_open(void) {
+  if (sgc_settings.trace_fd >= 0 || !sgc_settings.trace_path) return;
+  char path[4096];
+  size_t n = 0;
+  for (const char *c = sgc_settings.trace_path; *c && n + 24 < sizeof path; c++) {
+    if (c[0] == '%' && c[1] == 'p') {
+      n += (size_t)snprintf(path + n, sizeof path - n, "%d", (int)getpid());
+      c++;
+    } else {
+      path[n++] = *c;
+    }
+  }
+  path[n] = 0;
+  sgc_settings.trace_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (sgc_settings.trace_fd < 0) {
+    sgc_warn("SGC_TRACE: cannot open %s", path);
+    sgc_settings.trace_path = NULL;
+  }
+}
+
+/* fork(): stats_lock is held across it (after heap_lock, as
+ * collect_locked takes them), so the child never inherits it held by a
+ * thread it does not have. */
+void stats_before_fork(void) { pthread_mutex_lock(&stats_lock); }
+void stats_after_fork_parent(void) { pthread_mutex_unlock(&stats_lock); }
+
+void stats_after_fork_child(void) {
+  pthread_mutex_unlock(&stats_lock);
+  if (sgc_settings.trace_path && strstr(sgc_settings.trace_path, "%p") && sgc_settings.trace_fd >= 0) {
+    close(sgc_settings.trace_fd);
+    sgc_settings.trace_fd = -1;
+  }
+}
+
 void stats_flush_pending(void) {
-  if (sgc_settings.trace_fd < 0 && !sgc_settings.print_each_gc) return;
+  if (!sgc_settings.trace_path && !sgc_settings.print_each_gc) return;
   for (;;) {
     SGC_gc_record_t r;
     struct marker_record m[TRACE_MAX_MARKERS];
@@ -163,6 +204,7 @@ void stats_flush_pending(void) {
       return;
     }
     if (recorded - flushed > RING_SIZE) flushed = recorded - RING_SIZE; /* lost to the ring */
+    trace_open();
     r = ring[flushed % RING_SIZE];
     count = ring_marker_count[flushed % RING_SIZE];
     memcpy(m, ring_markers[flushed % RING_SIZE], count * sizeof *m);

@@ -20,5 +20,10 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
 /* Writes trace lines and GC_PRINT_STATS lines for new records (no lock
  * of the collector held). */
 void stats_flush_pending(void);
+/* The fork handlers' part (api/init.c): the child also reopens a
+ * per-process SGC_TRACE file ("%p") at its first collection. */
+void stats_before_fork(void);
+void stats_after_fork_parent(void);
+void stats_after_fork_child(void);
 
 #endif
