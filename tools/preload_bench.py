@@ -15,7 +15,11 @@ must equal the first bdwgc run's, or the comparison stops.
 
 --guile-compile writes a Scheme file and times Guile's compiler
 compiling it (the workload of tests/guile_preload.sh's compile step, at a
-size where the collector's share is visible).  -e settings (repeatable)
+size where the collector's share is visible).  --crystal frontend times
+Crystal's compiler type-checking bench/crystal/stdlib.cr (much of its
+standard library; `crystal build --no-codegen`), --crystal build the whole
+build (LLVM code generation in forked processes and the link, where the
+collector's share is small), each run with an empty cache.  -e settings (repeatable)
 go to the sgc runs only, e.g. -e SGC_MARKERS=1.
 """
 import argparse
@@ -75,6 +79,7 @@ def main():
     ap.add_argument("-n", "--rounds", type=int, default=11)
     ap.add_argument("-e", "--env", action="append", default=[], metavar="VAR=VALUE")
     ap.add_argument("--guile-compile", action="store_true")
+    ap.add_argument("--crystal", choices=["frontend", "build"])
     ap.add_argument("libsgc")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
@@ -88,6 +93,13 @@ def main():
         with open(driver, "w") as f:
             f.write(COMPILE_DRIVER)
         cmd = ["guile", "--no-auto-compile", driver, src, os.path.join(tmp, "sample.go")]
+    if args.crystal:
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "crystal",
+                           "stdlib.cr")
+        cache = os.path.join(tmp, "crystal-cache")
+        build = "--no-codegen" if args.crystal == "frontend" else "-o " + os.path.join(tmp, "stdlib")
+        cmd = ["sh", "-c", f"rm -rf {cache}; CRYSTAL_CACHE_DIR={cache} exec crystal build {build} "
+               f"{os.path.abspath(src)}"]
     if not cmd:
         ap.error("no command")
     base_env = dict(os.environ)
