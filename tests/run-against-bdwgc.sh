@@ -58,7 +58,7 @@ wait_for() {
 
 $CC $CFLAGS -fPIC -shared "$HERE/dso_lib.c" -o "$TMP/libbb_dso.so" &&
     cp "$TMP/libbb_dso.so" "$TMP/bb_dso_dl.so"
-for t in oracle_stress finalize weak api_basic threads fork interior_end dso_roots free_reuse compat_api displacement custom_kinds typed_threads coroutines; do
+for t in oracle_stress finalize weak api_basic threads fork interior_end dso_roots free_reuse compat_api displacement custom_kinds typed_threads coroutines heap_bounded; do
     extra=""
     [ "$t" = dso_roots ] && extra="-L$TMP -lbb_dso -Wl,-rpath,$TMP -ldl"
     # shellcheck disable=SC2086
@@ -81,7 +81,7 @@ B=$TMP
         record "oracle_selftest_$mode (must detect)" $st
     done
 }
-for t in finalize weak api_basic threads fork interior_end free_reuse compat_api displacement custom_kinds typed_threads coroutines; do
+for t in finalize weak api_basic threads fork interior_end free_reuse compat_api displacement custom_kinds typed_threads coroutines heap_bounded; do
     [ -x "$B/$t" ] && run "$t" 300 "$B/$t"
 done
 [ -x "$B/dso_roots" ] && run dso_roots 300 "$B/dso_roots" "$B/bb_dso_dl.so"

@@ -77,8 +77,13 @@ struct page_store *page_store_of(struct sgc_thread *t);
  * page-path gate or under heap_lock. */
 struct page_header *small_page_take_own(struct sgc_thread *t);
 /* A free page for small objects of thread T, by the policy; NULL when the
- * heap is exhausted.  May collect or grow the heap. */
-struct page_header *small_page_take(struct sgc_thread *t);
+ * heap is exhausted.  May collect or grow the heap.  *COLLECTED says
+ * whether a collection already ran for this request; when none has and
+ * one is due, it collects and returns NULL with *COLLECTED set: what a
+ * collection frees lies mostly in pages that still hold live objects,
+ * which only the caller's sweep lists hand out, so it looks there before
+ * asking again (and only then may the heap grow). */
+struct page_header *small_page_take(struct sgc_thread *t, bool *collected);
 /* An emptied small page goes back by the policy. */
 void small_page_release(struct page_header *page);
 /* T's refill found PAGE empty while sweeping and uses it at once (inside

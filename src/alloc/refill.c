@@ -245,6 +245,7 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
    * atomic pages are not scanned, so a list of them held in this frame
    * would not keep its tail marked.  Sweeping finds them again. */
   uint32_t epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+  bool collected = false;
   while (have < target) {
     unsigned n = 0;
     void *ptail = NULL;
@@ -263,7 +264,11 @@ void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
           pthread_mutex_unlock(&heap_lock);
           return first;
         }
-        page = small_page_take(t); /* by the page policy; may collect */
+        /* By the page policy; when it collects first, this class's pages
+         * wait to be swept again: look there before taking one. */
+        bool had_collected = collected;
+        page = small_page_take(t, &collected);
+        if (!page && collected && !had_collected) continue;
         if (!page) break;
         fresh = true;
       }
