@@ -49,8 +49,88 @@ typedef unsigned long GC_hidden_pointer_t;
 GC_API void GC_init(void);
 GC_API int GC_is_init_called(void);
 /* sgc initialises itself when the library is loaded; GC_INIT() is kept so
- * bdwgc programs compile, and it registers the calling thread if needed. */
-#define GC_INIT() GC_init()
+ * bdwgc programs compile, and it registers the calling thread if needed.
+ * As bdwgc's, it first applies the settings a program #defines before it
+ * includes gc.h: GC_INITIAL_HEAP_SIZE, GC_MAXIMUM_HEAP_SIZE,
+ * GC_FREE_SPACE_DIVISOR, GC_MARKERS, GC_DONT_EXPAND, GC_IGNORE_WARN,
+ * GC_FORCE_UNMAP_ON_GCOLLECT, GC_MAX_RETRIES, GC_FULL_FREQ,
+ * GC_TIME_LIMIT and GC_ALLOCD_BYTES_PER_FINALIZER (those of bdwgc's
+ * tuning knobs sgc keeps without effect are accepted all the same). */
+#ifdef GC_DONT_EXPAND
+#define SGC_INIT_DONT_EXPAND GC_set_dont_expand(1)
+#else
+#define SGC_INIT_DONT_EXPAND (void)0
+#endif
+#ifdef GC_FORCE_UNMAP_ON_GCOLLECT
+#define SGC_INIT_FORCE_UNMAP GC_set_force_unmap_on_gcollect(1)
+#else
+#define SGC_INIT_FORCE_UNMAP (void)0
+#endif
+#ifdef GC_MAX_RETRIES
+#define SGC_INIT_MAX_RETRIES GC_set_max_retries(GC_MAX_RETRIES)
+#else
+#define SGC_INIT_MAX_RETRIES (void)0
+#endif
+#ifdef GC_ALLOCD_BYTES_PER_FINALIZER
+#define SGC_INIT_ALLOCD_PER_FINALIZER GC_set_allocd_bytes_per_finalizer(GC_ALLOCD_BYTES_PER_FINALIZER)
+#else
+#define SGC_INIT_ALLOCD_PER_FINALIZER (void)0
+#endif
+#ifdef GC_FREE_SPACE_DIVISOR
+#define SGC_INIT_FREE_SPACE_DIVISOR GC_set_free_space_divisor(GC_FREE_SPACE_DIVISOR)
+#else
+#define SGC_INIT_FREE_SPACE_DIVISOR (void)0
+#endif
+#ifdef GC_FULL_FREQ
+#define SGC_INIT_FULL_FREQ GC_set_full_freq(GC_FULL_FREQ)
+#else
+#define SGC_INIT_FULL_FREQ (void)0
+#endif
+#ifdef GC_TIME_LIMIT
+#define SGC_INIT_TIME_LIMIT GC_set_time_limit(GC_TIME_LIMIT)
+#else
+#define SGC_INIT_TIME_LIMIT (void)0
+#endif
+#ifdef GC_MARKERS
+#define SGC_INIT_MARKERS GC_set_markers_count(GC_MARKERS)
+#else
+#define SGC_INIT_MARKERS (void)0
+#endif
+#ifdef GC_MAXIMUM_HEAP_SIZE
+#define SGC_INIT_MAXIMUM_HEAP_SIZE GC_set_max_heap_size(GC_MAXIMUM_HEAP_SIZE)
+#else
+#define SGC_INIT_MAXIMUM_HEAP_SIZE (void)0
+#endif
+#ifdef GC_IGNORE_WARN
+#define SGC_INIT_IGNORE_WARN GC_set_warn_proc(GC_ignore_warn_proc)
+#else
+#define SGC_INIT_IGNORE_WARN (void)0
+#endif
+#ifdef GC_INITIAL_HEAP_SIZE
+#define SGC_INIT_INITIAL_HEAP_SIZE                                              \
+  do {                                                                          \
+    size_t sgc_heap_size_ = GC_get_heap_size();                                 \
+    if (sgc_heap_size_ < (size_t)(GC_INITIAL_HEAP_SIZE))                        \
+      (void)GC_expand_hp((size_t)(GC_INITIAL_HEAP_SIZE) - sgc_heap_size_);      \
+  } while (0)
+#else
+#define SGC_INIT_INITIAL_HEAP_SIZE (void)0
+#endif
+#define GC_INIT()                                                               \
+  do {                                                                          \
+    SGC_INIT_DONT_EXPAND;                                                       \
+    SGC_INIT_FORCE_UNMAP;                                                       \
+    SGC_INIT_MAX_RETRIES;                                                       \
+    SGC_INIT_ALLOCD_PER_FINALIZER;                                              \
+    SGC_INIT_FREE_SPACE_DIVISOR;                                                \
+    SGC_INIT_FULL_FREQ;                                                         \
+    SGC_INIT_TIME_LIMIT;                                                        \
+    SGC_INIT_MARKERS;                                                           \
+    SGC_INIT_MAXIMUM_HEAP_SIZE;                                                 \
+    GC_init();                                                                  \
+    SGC_INIT_IGNORE_WARN;                                                       \
+    SGC_INIT_INITIAL_HEAP_SIZE;                                                 \
+  } while (0)
 
 GC_API unsigned GC_get_version(void);
 
@@ -191,6 +271,10 @@ GC_API void GC_set_oom_fn(GC_oom_func);
 GC_API GC_oom_func GC_get_oom_fn(void);
 /* Prints that memory ran out and aborts (an oom function may call it). */
 GC_API __attribute__((noreturn)) void GC_abort_on_oom(void);
+/* Where GC_printf, GC_err_printf and GC_log_printf write (bdwgc's log
+ * descriptor; by default standard output for GC_printf, standard error
+ * for the others). */
+GC_API void GC_set_log_fd(int fd);
 /* Called with the message of a fatal error (a bad GC_free, ...) in place
  * of printing it; the process then aborts. */
 typedef void (*GC_abort_func)(const char *msg);
@@ -380,6 +464,12 @@ GC_API void GC_set_full_freq(int);
 GC_API int GC_get_full_freq(void);
 GC_API void GC_set_time_limit(unsigned long);
 GC_API unsigned long GC_get_time_limit(void);
+struct GC_timeval_s {
+  unsigned long tv_ms;   /* milliseconds */
+  unsigned long tv_nsec; /* and nanoseconds (below 1000000) */
+};
+GC_API void GC_set_time_limit_tv(struct GC_timeval_s);
+GC_API struct GC_timeval_s GC_get_time_limit_tv(void);
 GC_API void GC_set_non_gc_bytes(GC_word);
 GC_API GC_word GC_get_non_gc_bytes(void);
 GC_API void GC_set_find_leak(int); /* warns when switched on */
@@ -433,6 +523,11 @@ GC_API void GC_set_thr_restart_signal(int); /* no restart signal is used */
 #define GC_MALLOC_IGNORE_OFF_PAGE(sz) GC_malloc_ignore_off_page(sz)
 #define GC_MALLOC_ATOMIC_IGNORE_OFF_PAGE(sz) GC_malloc_atomic_ignore_off_page(sz)
 #define GC_STRNDUP(s, n) GC_strndup(s, n)
+#ifdef GC_REQUIRE_WCSDUP
+#include <wchar.h>
+GC_API GC_ATTR_MALLOC wchar_t *GC_wcsdup(const wchar_t *);
+#define GC_WCSDUP(s) GC_wcsdup(s)
+#endif
 #define GC_NEW(t) ((t *)GC_MALLOC(sizeof(t)))
 #define GC_NEW_ATOMIC(t) ((t *)GC_MALLOC_ATOMIC(sizeof(t)))
 #define GC_NEW_UNCOLLECTABLE(t) ((t *)GC_MALLOC_UNCOLLECTABLE(sizeof(t)))
@@ -443,10 +538,26 @@ GC_API void GC_set_thr_restart_signal(int); /* no restart signal is used */
 #define GC_GENERAL_REGISTER_DISAPPEARING_LINK(link, obj) \
   GC_general_register_disappearing_link(link, obj)
 #define GC_REGISTER_DISPLACEMENT(n) GC_register_displacement(n)
+typedef GC_word GC_hidden_pointer;
 #define GC_HIDE_POINTER(p) (~(GC_hidden_pointer_t)(p))
 #define GC_REVEAL_POINTER(p) ((void *)GC_HIDE_POINTER(p))
 #define HIDE_POINTER(p) GC_HIDE_POINTER(p)
 #define REVEAL_POINTER(p) GC_REVEAL_POINTER(p)
+#define GC_PTR_STORE_AND_DIRTY(p, q) GC_ptr_store_and_dirty(p, q)
+/* bdwgc's pointer-arithmetic checks (in its GC_DEBUG builds); plain
+ * arithmetic here, as in bdwgc's other builds. */
+#define GC_PTR_ADD(x, n) ((x) + (n))
+#define GC_PRE_INCR(x, n) ((x) += (n))
+#define GC_POST_INCR(x) ((x)++)
+#define GC_POST_DECR(x) ((x)--)
+#define GC_PTR_STORE(p, q) (*(p) = (q))
+/* Keeps PTR, and what it points to, alive up to this point: the compiler
+ * must have it in a register or memory here (a conservative root). */
+#if defined(__GNUC__) || defined(__clang__)
+#define GC_reachable_here(ptr) __asm__ __volatile__(" " : : "X"(ptr) : "memory")
+#else
+#define GC_reachable_here(ptr) GC_noop1((GC_word)(ptr))
+#endif
 
 #ifdef __cplusplus
 }

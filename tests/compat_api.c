@@ -25,10 +25,14 @@
  *      roots then).
  */
 #define GC_THREADS /* GC_get_parallel */
+#define GC_REQUIRE_WCSDUP /* declared by both; Debian's bdwgc leaves it out */
 #include <gc.h>
 #include <gc/gc_gcj.h>
 #include <gc/gc_mark.h>
 #include <gc/gc_typed.h>
+
+#include <unistd.h>
+#include <wchar.h>
 
 #include "common.h"
 
@@ -282,6 +286,28 @@ static void static_roots_callback(void) {
   CHECK(global_finalized == 1, "the globals' segment was scanned though the callback said no");
 }
 
+/* sgc only: GC_wcsdup (Debian's bdwgc is built without it) and
+ * GC_log_printf, which bdwgc keeps private, going to GC_set_log_fd's
+ * descriptor. */
+static void wide_strings_and_log(void) {
+#ifdef SGC_GC_H
+  const wchar_t *text = L"wide \u00e9t\u00e9";
+  wchar_t *copy = GC_WCSDUP(text);
+  CHECK(copy != NULL && copy != text && wcscmp(copy, text) == 0);
+  CHECK(GC_size(copy) >= (wcslen(text) + 1) * sizeof(wchar_t));
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  GC_set_log_fd(fds[1]);
+  GC_log_printf("logged %d\n", 42);
+  GC_set_log_fd(2);
+  close(fds[1]); /* a log written elsewhere reads as end of file, not a hang */
+  char line[32] = {0};
+  CHECK(read(fds[0], line, sizeof line - 1) > 0 && strcmp(line, "logged 42\n") == 0,
+        "GC_log_printf wrote \"%s\" to its descriptor", line);
+  close(fds[0]);
+#endif
+}
+
 int main(void) {
   t_test_name = "compat_api";
   GC_INIT();
@@ -296,6 +322,7 @@ int main(void) {
   prof_stats();
   set_mark_bit();
   static_roots_callback();
+  wide_strings_and_log();
   t_note("ok\n");
   return 0;
 }

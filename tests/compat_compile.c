@@ -15,11 +15,16 @@
  * Beyond compiling, it runs a little Lisp-ish workload and checks results.
  */
 #define GC_THREADS
+/* Settings GC_INIT applies (bdwgc's GC_INIT_CONF_*). */
+#define GC_INITIAL_HEAP_SIZE (24 << 20)
+#define GC_FREE_SPACE_DIVISOR 4
+#define GC_MARKERS 2
 #ifdef COMPAT_GC_SUBDIR
 #include <gc/gc.h>
 #else
 #include <gc.h>
 #endif
+#include <gc/gc_inline.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -192,6 +197,8 @@ int main(void)
 
     GC_set_all_interior_pointers(1);
     GC_INIT();
+    EXPECT(GC_get_heap_size() >= (24 << 20)); /* GC_INITIAL_HEAP_SIZE */
+    EXPECT(GC_get_free_space_divisor() == 4); /* GC_FREE_SPACE_DIVISOR */
     GC_set_free_space_divisor(3);
     EXPECT(GC_get_free_space_divisor() == 3);
     old_warn = GC_get_warn_proc();
@@ -230,6 +237,36 @@ int main(void)
         EXPECT(GC_size(u) >= 100);
         GC_FREE(u);
         GC_FREE(au);
+    }
+
+    /* gc_inline.h's macros, pointer arithmetic, GC_reachable_here */
+    {
+        void *tiny_fl[GC_TINY_FREELISTS] = {0};
+        void **words, **pair;
+        char *chars, *p;
+        struct GC_timeval_s tv = {5, 250};
+        GC_hidden_pointer hidden;
+        GC_MALLOC_WORDS(words, 3, tiny_fl);
+        EXPECT(words != NULL && words[0] == NULL && words[2] == NULL);
+        GC_MALLOC_ATOMIC_WORDS(chars, 2, tiny_fl);
+        EXPECT(chars != NULL && GC_size(chars) >= 2 * sizeof(GC_word));
+        GC_CONS(pair, words, chars, tiny_fl);
+        EXPECT(pair != NULL && pair[0] == (void *)words && pair[1] == (void *)chars);
+        GC_PTR_STORE_AND_DIRTY(&words[1], pair);
+        EXPECT(words[1] == (void *)pair);
+        p = GC_PTR_ADD(chars, 1);
+        EXPECT(p == chars + 1);
+        (void)GC_PRE_INCR(p, 2);
+        (void)GC_POST_INCR(p);
+        (void)GC_POST_DECR(p);
+        EXPECT(p == chars + 3);
+        hidden = GC_HIDE_POINTER(pair);
+        EXPECT(GC_REVEAL_POINTER(hidden) == (void *)pair);
+        GC_set_time_limit_tv(tv);
+        tv = GC_get_time_limit_tv();
+        EXPECT(tv.tv_ms == 5 && tv.tv_nsec == 250);
+        GC_set_time_limit(GC_TIME_UNLIMITED);
+        GC_reachable_here(pair);
     }
 
     /* weak pointer through the macro */

@@ -1,6 +1,8 @@
-/* The part of bdwgc's <gc/gc_inline.h> sgc provides: filling a
- * program's own inline free list.  (bdwgc's GC_FAST_MALLOC_GRANS macros,
- * which index its internal free-list layout, are not provided.) */
+/* bdwgc's <gc/gc_inline.h>: filling a program's own inline free list,
+ * and the allocation macros over one.  bdwgc's macros pop the program's
+ * list of tiny objects inline; sgc's allocator already pops a
+ * thread-local list, so here they call it (the list arguments go
+ * unused), and a program written for either builds unchanged. */
 #ifndef SGC_GC_INLINE_H
 #define SGC_GC_INLINE_H
 #include "gc_mark.h"
@@ -14,6 +16,42 @@ extern "C" {
  * pointer-free kind's list must be reachable some other way than its
  * links (a mark procedure, or holding every object). */
 GC_API void GC_generic_malloc_many(size_t lb, int k, void **result);
+
+/* bdwgc's <gc/gc_tiny_fl.h>: granules of 16 bytes on 64-bit targets. */
+#define GC_GRANULE_BYTES 16
+#define GC_GRANULE_WORDS (GC_GRANULE_BYTES / sizeof(GC_word))
+#define GC_TINY_FREELISTS 25
+#define GC_RAW_BYTES_FROM_INDEX(i) ((i) * GC_GRANULE_BYTES)
+#define GC_WORDS_TO_GRANULES(n) ((n) * sizeof(void *) / GC_GRANULE_BYTES)
+#define GC_WORDS_TO_WHOLE_GRANULES(n) GC_WORDS_TO_GRANULES((n) + GC_GRANULE_WORDS - 1)
+
+/* DEFAULT_EXPR is what bdwgc evaluates when the list is empty: always,
+ * here (INIT readies an object taken from the list, so it is not needed). */
+#define GC_FAST_MALLOC_GRANS(result, granules, tiny_fl, num_direct, kind, default_expr, init) \
+  do {                                                                                       \
+    (void)(tiny_fl);                                                                         \
+    (result) = (default_expr);                                                               \
+  } while (0)
+#define GC_MALLOC_WORDS_KIND(result, n, tiny_fl, kind, init)                       \
+  do {                                                                             \
+    (void)(tiny_fl);                                                               \
+    (result) = GC_malloc_kind((n) * sizeof(GC_word), (kind));                     \
+  } while (0)
+#define GC_MALLOC_WORDS(result, n, tiny_fl) \
+  GC_MALLOC_WORDS_KIND(result, n, tiny_fl, GC_I_NORMAL, (void)0)
+#define GC_MALLOC_ATOMIC_WORDS(result, n, tiny_fl) \
+  GC_MALLOC_WORDS_KIND(result, n, tiny_fl, GC_I_PTRFREE, (void)0)
+/* A two-word object holding FIRST and SECOND. */
+#define GC_CONS(result, first, second, tiny_fl)                  \
+  do {                                                           \
+    void *sgc_first_ = (void *)(first);                          \
+    void *sgc_second_ = (void *)(second);                        \
+    GC_MALLOC_WORDS(result, 2, tiny_fl);                         \
+    if ((result) != NULL) {                                      \
+      ((void **)(result))[0] = sgc_first_;                       \
+      ((void **)(result))[1] = sgc_second_;                      \
+    }                                                            \
+  } while (0)
 
 #ifdef __cplusplus
 }

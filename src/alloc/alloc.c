@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "alloc/alloc.h"
 #include "alloc/percpu.h"
@@ -67,6 +68,16 @@ GC_API char *GC_strdup(const char *s) {
   if (!s) return NULL;
   size_t n = strlen(s) + 1;
   char *copy = GC_malloc_atomic(n);
+  if (copy) memcpy(copy, s, n);
+  return copy;
+}
+
+/* gc.h declares it under GC_REQUIRE_WCSDUP, as bdwgc's does. */
+GC_API wchar_t *GC_wcsdup(const wchar_t *s);
+GC_API wchar_t *GC_wcsdup(const wchar_t *s) {
+  if (!s) return NULL;
+  size_t n = (wcslen(s) + 1) * sizeof(wchar_t);
+  wchar_t *copy = GC_malloc_atomic(n);
   if (copy) memcpy(copy, s, n);
   return copy;
 }

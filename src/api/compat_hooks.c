@@ -126,6 +126,14 @@ GC_API void GC_set_full_freq(int n) { GC_full_freq = n; }
 GC_API int GC_get_full_freq(void) { return GC_full_freq; }
 GC_API void GC_set_time_limit(unsigned long ms) { GC_time_limit = ms; }
 GC_API unsigned long GC_get_time_limit(void) { return GC_time_limit; }
+static unsigned long time_limit_nsec;
+GC_API void GC_set_time_limit_tv(struct GC_timeval_s tv) {
+  GC_time_limit = tv.tv_ms;
+  time_limit_nsec = tv.tv_nsec;
+}
+GC_API struct GC_timeval_s GC_get_time_limit_tv(void) {
+  return (struct GC_timeval_s){GC_time_limit, time_limit_nsec};
+}
 GC_API void GC_set_non_gc_bytes(GC_word n) { GC_non_gc_bytes = n; }
 GC_API GC_word GC_get_non_gc_bytes(void) { return GC_non_gc_bytes; }
 /* GC_no_dls is honoured: the static roots of shared libraries are skipped. */
@@ -189,8 +197,17 @@ GC_API void GC_err_printf(const char *format, ...) {
   print_to(stderr, format, ap);
   va_end(ap);
 }
-/* bdwgc's log goes to stderr unless redirected; sgc's always does. */
-GC_API void GC_log_printf(const char *format, ...) __attribute__((alias("GC_err_printf")));
+/* bdwgc's log: standard error unless GC_set_log_fd redirected it. */
+static _Atomic int log_fd = -1;
+GC_API void GC_set_log_fd(int fd) { atomic_store(&log_fd, fd); }
+GC_API void GC_log_printf(const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  int fd = atomic_load(&log_fd);
+  if (fd >= 0) vdprintf(fd, format, ap);
+  else print_to(stderr, format, ap);
+  va_end(ap);
+}
 
 /* A collection if one is due; sgc has no increments, so nothing is left. */
 GC_API int GC_collect_a_little(void) {
