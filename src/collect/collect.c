@@ -126,6 +126,9 @@ size_t collect_growth_bytes(size_t needed) {
  * still exists. */
 SGC_NOINLINE static void mark_from_this_frame(struct sgc_thread *self) {
   uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+  /* Collecting from the allocation slow path: its frames hold nothing
+   * live, only stale words (alloc/refill.c). */
+  if (self->slow_path_sp > sp) sp = self->slow_path_sp;
   mark_push_range(sp, thread_stack_end(self));
   mark_drain_parallel();
 }
@@ -142,6 +145,9 @@ static void push_thread_roots(struct sgc_thread *self) {
     if (t == self) continue;
     /* The x86-64 red zone: leaf code may keep data 128 bytes below sp. */
     uintptr_t from = t->scan_regs ? t->scan_from - 128 : t->scan_from;
+    /* Stopped in the allocation slow path: as for the collector's own
+     * stack (mark_from_this_frame). */
+    if (from && t->slow_path_sp > from) from = t->slow_path_sp;
     uintptr_t end = thread_stack_end(t);
     if (from && from < end) mark_push_range(from, end);
     if (t->scan_regs)
