@@ -214,16 +214,17 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
 static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsigned cls,
                                        bool *finish);
 
-/* The small-object slow path, as seen by the collector: below the stack
- * pointer this records, the thread's stack holds only this path's frames
- * (its own, heap_lock's, a collection's), so the collector scans the
- * thread from here up (collect.c).  Those frames keep stale words from
+/* The small-object slow path, as seen by a collection it runs: below the
+ * stack pointer this records, the thread's stack holds only this path's
+ * frames (its own, the page policy's, the collection's), so the
+ * collection scans this thread from here up (collect.c).  Those frames keep stale words from
  * earlier refills -- the first and last objects of lists gathered then,
  * long since handed out -- and a collection run from here found them
  * live: one such word kept a whole 5 MiB list of `unfair -m drop` alive,
- * its heap 28 MiB where 8 do.  Nothing there is needed: lists gathered
- * but not installed are dropped if a collection runs meanwhile (the
- * epoch checks below).  __builtin_unwind_init puts the caller's
+ * its heap 28 MiB where 8 do.  Nothing there is needed: the path
+ * collects only before it has gathered or taken an object.  (Other
+ * threads are scanned whole: one stopped here may hold the object it is
+ * about to return, on no free list.)  __builtin_unwind_init puts the caller's
  * callee-saved registers in this frame, above the recorded pointer, so
  * they are still scanned.  The program's code that a refill may run --
  * finalizers, the out-of-memory function -- runs after the pointer is

@@ -127,7 +127,8 @@ size_t collect_growth_bytes(size_t needed) {
 SGC_NOINLINE static void mark_from_this_frame(struct sgc_thread *self) {
   uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
   /* Collecting from the allocation slow path: its frames hold nothing
-   * live, only stale words (alloc/refill.c). */
+   * live, only stale words (alloc/refill.c): this thread collects there
+   * only before it has gathered or taken any object. */
   if (self->slow_path_sp > sp) sp = self->slow_path_sp;
   mark_push_range(sp, thread_stack_end(self));
   mark_drain_parallel();
@@ -144,10 +145,10 @@ static void push_thread_roots(struct sgc_thread *self) {
     mark_word((uintptr_t)t->in_flight);
     if (t == self) continue;
     /* The x86-64 red zone: leaf code may keep data 128 bytes below sp. */
+    /* All of a stopped thread's stack, its slow-path frames included: it
+     * may be between releasing heap_lock (or leaving the page path) and
+     * returning the object it takes, which no free list holds then. */
     uintptr_t from = t->scan_regs ? t->scan_from - 128 : t->scan_from;
-    /* Stopped in the allocation slow path: as for the collector's own
-     * stack (mark_from_this_frame). */
-    if (from && t->slow_path_sp > from) from = t->slow_path_sp;
     uintptr_t end = thread_stack_end(t);
     if (from && from < end) mark_push_range(from, end);
     if (t->scan_regs)

@@ -65,7 +65,8 @@ struct sgc_thread {
   void *blocking_arg;
   void *in_flight;        /* an object being handed out (a root) */
   /* Inside the small-object slow path: the stack below this holds only
-   * its frames, which the collector skips (alloc/refill.c); else 0. */
+   * its frames, which a collection this thread runs skips
+   * (alloc/refill.c); else 0. */
   uintptr_t slow_path_sp;
   void *exit_result;      /* kept as a root until GC_pthread_join */
   struct page_store *page_store; /* page policies (alloc/page_store.c) */
