@@ -17,6 +17,8 @@ find_program() {
   exit 77
 }
 
+. "$(dirname "$0")/wait_for.sh"
+
 # watched LABEL OUT ERR COMMAND...: runs COMMAND (environment assignments
 # first, through env) with its output in OUT and ERR, and returns its
 # status; past PRELOAD_WATCH_S seconds (default 120) it prints what each
@@ -31,26 +33,19 @@ watched() {
   else
     env "$@" >"$out" 2>"$err" &
   fi
-  pid=$!
-  waited=0
-  while kill -0 "$pid" 2>/dev/null; do
-    if [ "$waited" -ge "$((${PRELOAD_WATCH_S:-120} * 10))" ]; then
-      echo "[$TAG] $label: still running after ${PRELOAD_WATCH_S:-120} s; its threads:"
-      if command -v gdb >/dev/null 2>&1; then
-        gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>/dev/null | grep -E "^(Thread|#)"
-      else
-        for task in /proc/"$pid"/task/*; do
-          echo "  $(cat "$task/comm" 2>/dev/null) $(cat "$task/wchan" 2>/dev/null)"
-        done
-      fi
-      kill -9 "$pid" 2>/dev/null
-      wait "$pid" 2>/dev/null
-      return 124
-    fi
-    sleep 0.1
-    waited=$((waited + 1))
-  done
-  wait "$pid"
+  wait_for $! "${PRELOAD_WATCH_S:-120}" print_threads
+}
+
+# print_threads PID: what each thread of PID is doing (for watched).
+print_threads() {
+  echo "[$TAG] $label: still running after ${PRELOAD_WATCH_S:-120} s; its threads:"
+  if command -v gdb >/dev/null 2>&1; then
+    gdb -p "$1" -batch -ex "thread apply all bt 12" 2>/dev/null | grep -E "^(Thread|#)"
+  else
+    for task in /proc/"$1"/task/*; do
+      echo "  $(cat "$task/comm" 2>/dev/null) $(cat "$task/wchan" 2>/dev/null)"
+    done
+  fi
 }
 
 # same_output NAME TORTURE COMMAND...

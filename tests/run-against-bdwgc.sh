@@ -41,24 +41,15 @@ run() {
     [ $st -eq 0 ] || tail -n 15 "$TMP/$name.log" | sed 's/^/      /'
 }
 
-# wait for PID at most LIMIT seconds; kill it after that (status 124)
-wait_for() {
-    pid=$1; limit=$2; t=0
-    while kill -0 "$pid" 2>/dev/null; do
-        if [ $t -ge $((limit * 10)) ]; then
-            kill -9 "$pid" 2>/dev/null
-            wait "$pid" 2>/dev/null
-            return 124
-        fi
-        sleep 0.1
-        t=$((t + 1))
-    done
-    wait "$pid"
-}
+. "$HERE/wait_for.sh"
 
 $CC $CFLAGS -fPIC -shared "$HERE/dso_lib.c" -o "$TMP/libbb_dso.so" &&
     cp "$TMP/libbb_dso.so" "$TMP/bb_dso_dl.so"
-for t in oracle_stress finalize weak api_basic threads fork interior_end dso_roots free_reuse compat_api displacement custom_kinds typed_threads coroutines heap_bounded; do
+# Run alike against both collectors (oracle_stress and dso_roots have runs
+# of their own below).
+PLAIN="finalize weak api_basic threads fork interior_end free_reuse compat_api displacement
+custom_kinds typed_threads coroutines heap_bounded"
+for t in oracle_stress dso_roots $PLAIN; do
     extra=""
     [ "$t" = dso_roots ] && extra="-L$TMP -lbb_dso -Wl,-rpath,$TMP -ldl"
     # shellcheck disable=SC2086
@@ -81,7 +72,7 @@ B=$TMP
         record "oracle_selftest_$mode (must detect)" $st
     done
 }
-for t in finalize weak api_basic threads fork interior_end free_reuse compat_api displacement custom_kinds typed_threads coroutines heap_bounded; do
+for t in $PLAIN; do
     [ -x "$B/$t" ] && run "$t" 300 "$B/$t"
 done
 [ -x "$B/dso_roots" ] && run dso_roots 300 "$B/dso_roots" "$B/bb_dso_dl.so"

@@ -108,8 +108,9 @@ GC_API void GC_set_stackbottom(void *gc_thread_handle, const struct GC_stack_bas
     __atomic_store_n(&GC_stackbottom, (char *)sb->mem_base, __ATOMIC_RELAXED);
     return;
   }
-  t->stack_base = (uintptr_t)sb->mem_base;
+  /* The main thread's end is GC_stackbottom alone (thread_stack_end). */
   if (t->is_main) __atomic_store_n(&GC_stackbottom, (char *)sb->mem_base, __ATOMIC_RELAXED);
+  else t->stack_base = (uintptr_t)sb->mem_base;
 }
 
 GC_API void *GC_call_with_stack_base(GC_stack_base_func fn, void *arg) {
