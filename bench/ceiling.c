@@ -15,6 +15,12 @@
  *                cycle, every node visited once in all: one cache and TLB
  *                miss per step with no reuse, the access pattern of marking
  *                a heap (so -s may not exceed -n);
+ *   -m gather  : chase, but each thread follows GATHER_LANES stretches of
+ *                its part of the cycle at once, one step of each in turn:
+ *                that many independent misses in flight, as the marker's
+ *                prefetch window keeps (src/mark/mark.c), so this is the
+ *                ceiling of marking when latency is hidden and the memory
+ *                system's concurrency is what two threads share;
  *   -m stream  : sequential 8-byte reads, one per 64-byte node, thread i
  *                going round and round the i-th slice of the nodes (memory
  *                bandwidth, the access pattern of sweeping and scanning).
@@ -29,7 +35,10 @@
  */
 #include "bench_common.h"
 
-enum mode { MODE_COMPUTE, MODE_CHASE, MODE_STREAM };
+enum mode { MODE_COMPUTE, MODE_CHASE, MODE_GATHER, MODE_STREAM };
+
+/* The marker's prefetch window (PREFETCH_DEPTH in src/mark/mark.c). */
+enum { GATHER_LANES = 16 };
 
 /* One cache line per node so that each chase step is its own miss. */
 typedef struct node {
@@ -45,6 +54,8 @@ typedef struct {
   long lo, hi;       /* stream: its slice of the nodes */
   long start_node;   /* chase: where its stretch of the cycle begins */
   long end_position; /* chase: the position in the cycle's order it reaches */
+  /* gather: each lane's first node, steps and the position it reaches */
+  long lane_start[GATHER_LANES], lane_steps[GATHER_LANES], lane_end[GATHER_LANES];
   uint64_t result;
 } worker;
 
@@ -62,6 +73,18 @@ static void *run_worker(void *arg) {
     node *p = &w->nodes[w->start_node];
     for (long i = 0; i < w->steps; i++) p = p->next;
     w->result = p->index;
+  } else if (w->mode == MODE_GATHER) {
+    node *p[GATHER_LANES];
+    long common = w->lane_steps[GATHER_LANES - 1]; /* the fewest: later lanes get no extra */
+    for (int j = 0; j < GATHER_LANES; j++) p[j] = &w->nodes[w->lane_start[j]];
+    for (long i = 0; i < common; i++)
+      for (int j = 0; j < GATHER_LANES; j++) p[j] = p[j]->next;
+    uint64_t h = 0;
+    for (int j = 0; j < GATHER_LANES; j++) {
+      for (long i = common; i < w->lane_steps[j]; i++) p[j] = p[j]->next;
+      h = bench_mix(h, p[j]->index);
+    }
+    w->result = h;
   } else {
     /* One 8-byte load per 64-byte line keeps the loop bound by memory
      * bandwidth rather than by adds. */
@@ -130,7 +153,7 @@ int main(int argc, char **argv) {
     case 'n': n = bench_arg_long("-n", optarg, 2, 1L << 26); break;
     case 's': steps = bench_arg_long("-s", optarg, 1, 1L << 40); break;
     default:
-      fprintf(stderr, "usage: ceiling [-m compute|chase|stream] [-t threads] [-n nodes] "
+      fprintf(stderr, "usage: ceiling [-m compute|chase|gather|stream] [-t threads] [-n nodes] "
                       "[-s steps in all]\n");
       return 2;
     }
@@ -138,13 +161,17 @@ int main(int argc, char **argv) {
   enum mode mode;
   if (!strcmp(mode_name, "compute")) mode = MODE_COMPUTE;
   else if (!strcmp(mode_name, "chase")) mode = MODE_CHASE;
+  else if (!strcmp(mode_name, "gather")) mode = MODE_GATHER;
   else if (!strcmp(mode_name, "stream")) mode = MODE_STREAM;
   else {
     fprintf(stderr, "ceiling: unknown mode %s\n", mode_name);
     return 2;
   }
   if (steps < 0) /* about 0.2-0.4 s for one thread on a 2020s x86 core */
-    steps = mode == MODE_CHASE ? n : 100000000L;
+    steps = mode == MODE_CHASE ? n : mode == MODE_GATHER ? 8 * n : 100000000L;
+  /* Gather goes round the cycle: 14 times as fast as chase, one pass is
+   * too short a run, and the cycle is four times the L3, so a node comes
+   * back only after the cache has turned over. */
   if (mode == MODE_CHASE && steps > n) {
     fprintf(stderr, "ceiling: -s %ld exceeds -n %ld: chase visits each node at most once\n",
             steps, n);
@@ -184,6 +211,16 @@ int main(int argc, char **argv) {
       w[i].start_node = order[at];
       at += share;
       w[i].end_position = at;
+    } else if (mode == MODE_GATHER) {
+      /* The stretch in GATHER_LANES consecutive pieces, the first ones a
+       * step longer. */
+      for (int j = 0; j < GATHER_LANES; j++) {
+        long piece = share / GATHER_LANES + (j < share % GATHER_LANES);
+        w[i].lane_start[j] = order[at % n];
+        w[i].lane_steps[j] = piece;
+        at += piece;
+        w[i].lane_end[j] = at;
+      }
     }
   }
 
@@ -196,6 +233,11 @@ int main(int argc, char **argv) {
     uint64_t want;
     if (mode == MODE_COMPUTE) want = compute_loop(w[i].steps);
     else if (mode == MODE_CHASE) want = (uint64_t)order[w[i].end_position % n];
+    else if (mode == MODE_GATHER) {
+      want = 0;
+      for (int j = 0; j < GATHER_LANES; j++)
+        want = bench_mix(want, (uint64_t)order[w[i].lane_end[j] % n]);
+    }
     else want = stream_sum((uint64_t)w[i].lo, (uint64_t)w[i].hi, (uint64_t)w[i].steps);
     if (w[i].result != want) {
       bench_fail("thread %ld: result %llu, expected %llu", i, (unsigned long long)w[i].result,

@@ -152,12 +152,16 @@ PROGRAMS = {
         "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
         "args": sizes(["-m", "chase", "-n", "65536"], ["-m", "chase"]),
     },
+    "ceiling-gather": {
+        "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
+        "args": sizes(["-m", "gather", "-n", "65536"], ["-m", "gather"]),
+    },
     "ceiling-stream": {
         "bin": "ceiling", "metric": "mops", "malloc": True, "impls": ["glibc"], "hash": False,
         "args": sizes(["-m", "stream", "-n", "4096", "-s", "100000"], ["-m", "stream"]),
     },
 }
-CEILING = ["ceiling-compute", "ceiling-chase", "ceiling-stream"]
+CEILING = ["ceiling-compute", "ceiling-chase", "ceiling-gather", "ceiling-stream"]
 ALLOC_PROGRAMS = ["alloc-free", "alloc-free-long", "alloc-free-256", "alloc-drop",
                   "alloc-typed-free", "alloc-typed-drop"]
 

@@ -196,7 +196,9 @@ def section_ceiling(rows):
     return ["## Machine ceiling\n",
             "Loops that share nothing and take no lock (`bench/ceiling.c`; compute: registers "
             "only; chase: one dependent cache miss per step along a random cycle through "
-            "shared nodes (32 MiB at the default size), the access pattern of marking; "
+            "shared nodes (128 MiB at the default size), the access pattern of marking; "
+            "gather: the same cycle followed at 16 places at once, so 16 misses are in "
+            "flight, as the marker's prefetch window keeps them; "
             "stream: sequential reads), each thread doing the work of one, run in this "
             "invocation's rounds.  A parallel speed-up measured in the same rounds can be "
             "expected to stay at or below these.\n",
