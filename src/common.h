@@ -30,6 +30,7 @@ struct sgc_settings {
   bool sweep_parallel;        /* SGC_SWEEP=parallel */
   bool adaptive_markers;      /* SGC_ADAPTIVE (default on) */
   uint64_t stop_spin_ns;     /* SGC_STOP_SPIN_US: watch for stop acks before sleeping */
+  uint64_t prewake_ns;       /* SGC_PREWAKE_US: GC threads woken before the stop wait this long */
   unsigned usable_cpus;      /* os_usable_cpus() at start-up */
   int print_stats;            /* SGC_STATS: 1 summary, 2 also a line per page store */
   bool print_each_gc;         /* GC_PRINT_STATS */

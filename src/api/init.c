@@ -73,6 +73,8 @@ static void read_settings(void) {
   s->adaptive_markers = env_long("SGC_ADAPTIVE", 1) != 0;
   long stop_spin_us = env_long("SGC_STOP_SPIN_US", 50);
   s->stop_spin_ns = stop_spin_us > 0 ? (uint64_t)stop_spin_us * 1000 : 0;
+  long prewake_us = env_long("SGC_PREWAKE_US", 2000);
+  s->prewake_ns = prewake_us > 0 ? (uint64_t)prewake_us * 1000 : 0;
   const char *sweep = getenv("SGC_SWEEP");
   if (sweep && *sweep) {
     if (!strcmp(sweep, "parallel")) s->sweep_parallel = true;

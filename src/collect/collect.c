@@ -218,6 +218,10 @@ void collect_locked(enum SGC_gc_reason reason) {
   custom_kinds_before_mark();
   roots_snapshot_static();
   parallel_ensure_markers(sgc_settings.markers);
+  /* Before the work that precedes the stop, so the GC threads' wake-up
+   * overlaps it as well as the stop.  The wake is this thread's cost,
+   * paid before the other threads' pause begins (t0). */
+  parallel_prewake();
   pthread_mutex_lock(&registry_lock);
   page_path_close();
   pthread_mutex_lock(&meta_lock);

@@ -53,6 +53,9 @@ unsigned parallel_markers_ready(void);
 struct marker *parallel_marker(unsigned i);
 void parallel_after_fork_child(void);
 void parallel_ensure_markers(unsigned want);
+/* Before the world stops: wakes the GC threads the coming mark will use,
+ * so their wake-up overlaps the stop (parallel.c). */
+void parallel_prewake(void);
 unsigned parallel_markers_created(void);
 void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all);
 unsigned parallel_set_active(unsigned want);

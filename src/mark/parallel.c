@@ -195,20 +195,67 @@ static _Atomic int phase_collector_cpu = -1; /* where the collector runs the pha
  * is restored right after, so the user's affinity settings stand
  * (os_move_off_cpu). */
 
+/* ---- waking the helpers while the world stops ----
+ * A parked helper takes 30-70 us to run again after the futex wake
+ * (tools/helper_cpu.py: it joined 32 us after the collector began marking
+ * on gcbench, 45-68 us on cube, whose marks last 200-500 us).  Stopping
+ * the world takes about as long, so the collector wakes the helpers the
+ * coming mark will use before it sends the stop signals: they wake while
+ * the mutators stop, and wait for the phase yielding their CPU (a mutator
+ * still has to run there to take its signal).  Only a hint: a helper that
+ * misses it, or whose wait (SGC_PREWAKE_US) runs out, is woken by the
+ * phase as before. */
+static _Atomic uint32_t prewake_seq;       /* bumped per pre-wake */
+static _Atomic unsigned prewake_markers;   /* markers the coming mark uses */
+
+void parallel_prewake(void) {
+  unsigned want = parallel_adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1);
+  if (want <= 1 || helpers_created == 0 || !sgc_settings.prewake_ns) return;
+  atomic_store_explicit(&prewake_markers, want, memory_order_relaxed);
+  atomic_store_explicit(&phase_collector_cpu, sched_getcpu(), memory_order_relaxed);
+  /* Release: a helper that sees the new sequence sees the count. */
+  atomic_fetch_add_explicit(&prewake_seq, 1, memory_order_release);
+  futex_wake_all(&phase_epoch);
+}
+
+/* Waits until phase_epoch moves past SEEN; *HINT is the last pre-wake
+ * this helper answered. */
+static uint32_t helper_wait_phase(struct marker *m, uint32_t seen, uint32_t *hint) {
+  uint32_t epoch;
+  unsigned spins = 0;
+  uint64_t awake_until = 0;
+  while ((epoch = atomic_load_explicit(&phase_epoch, memory_order_acquire)) == seen) {
+    if (++spins < 256) {
+      __builtin_ia32_pause();
+      continue;
+    }
+    uint32_t h = atomic_load_explicit(&prewake_seq, memory_order_acquire);
+    if (h != *hint) {
+      *hint = h;
+      if (m->index < atomic_load_explicit(&prewake_markers, memory_order_relaxed))
+        awake_until = os_now_ns() + sgc_settings.prewake_ns;
+    }
+    if (awake_until && os_now_ns() < awake_until) {
+      /* Not on the collector's CPU: it marks there without yielding, and
+       * this helper would wait behind it (see os_move_off_cpu below). */
+      os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
+      sched_yield();
+    } else {
+      futex_wait(&phase_epoch, seen);
+    }
+  }
+  return epoch;
+}
+
 static void *helper_main(void *arg) {
   struct marker *m = arg;
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
+  uint32_t seen = 0, hint = atomic_load_explicit(&prewake_seq, memory_order_relaxed);
   atomic_fetch_add_explicit(&helpers_started, 1, memory_order_release);
-  uint32_t seen = 0;
   for (;;) {
-    uint32_t epoch;
-    unsigned spins = 0;
-    while ((epoch = atomic_load_explicit(&phase_epoch, memory_order_acquire)) == seen) {
-      if (++spins < 256) __builtin_ia32_pause();
-      else futex_wait(&phase_epoch, seen);
-    }
+    uint32_t epoch = helper_wait_phase(m, seen, &hint);
     seen = epoch;
     if (!gate_join(epoch)) continue;
     atomic_fetch_add_explicit(&phase_joins, 1, memory_order_relaxed);
