@@ -59,11 +59,16 @@ static size_t divisor(void) {
   return d ? d : 1;
 }
 
-/* bdwgc's rule in spirit: collect after allocating about
- * (2 x live + roots) / divisor, never less than MIN_COLLECT_BYTES, so the
- * heap settles near live x (1 + 2/divisor). */
+/* bdwgc's rule (its min_bytes_allocd): collect after allocating about
+ * (2 x live scanned + live pointer-free / 4 + roots) / divisor, never less
+ * than MIN_COLLECT_BYTES, so the heap settles near live x (1 + 2/divisor)
+ * when every object holds pointers.  Pointer-free data weighs a quarter:
+ * marking it costs a mark bit, not a scan, so a collection of it is cheap
+ * and can come sooner. */
 static size_t collect_threshold(void) {
-  size_t scan = 2 * heap_accounting.live_after_gc + heap_accounting.root_bytes;
+  size_t atomic = heap_accounting.live_atomic_after_gc;
+  size_t scanned = heap_accounting.live_after_gc - atomic;
+  size_t scan = 2 * scanned + atomic / 4 + heap_accounting.root_bytes;
   size_t t = scan / divisor();
   size_t floor = sgc_settings.initial_heap_bytes > MIN_COLLECT_BYTES
                      ? sgc_settings.initial_heap_bytes / 2 : MIN_COLLECT_BYTES;
@@ -274,6 +279,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   collection_event(EVENT_RECLAIM_END);
 
   heap_accounting.live_after_gc = after_finalize.bytes;
+  heap_accounting.live_atomic_after_gc = after_finalize.atomic_bytes;
   heap_accounting.allocated_since_gc = 0;
   heap_accounting.gc_count++;
   GC_gc_no = heap_accounting.gc_count;

@@ -26,6 +26,7 @@ struct heap_accounting {
   size_t allocated_since_gc; /* bytes handed out since the last collection */
   size_t total_allocated;
   size_t live_after_gc;      /* marked bytes at the last collection */
+  size_t live_atomic_after_gc; /* of them, in pointer-free objects */
   size_t root_bytes;         /* static roots at the last collection */
   uint64_t gc_count;
   uint64_t page_refills;      /* free-list refills that took heap_lock */

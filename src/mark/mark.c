@@ -80,7 +80,7 @@ void mark_begin(void) {
     m->top = 0;
     atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
     atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
-    m->marked_bytes = m->marked_objects = 0;
+    m->marked_bytes = m->marked_objects = m->marked_atomic_bytes = 0;
     m->steal_attempts = m->steal_successes = 0;
     m->busy_ns = m->idle_ns = m->cpu_ns = 0;
   }
@@ -232,7 +232,7 @@ SGC_NOINLINE static void scan_custom_object(struct owner_view *v, struct marker 
 
 __attribute__((always_inline)) static inline size_t mark_candidate_cached(
     struct owner_view *v, struct marker *m, uintptr_t w, uintptr_t lowest, uintptr_t span,
-    bool interior, struct page_cache *cache) {
+    bool interior, struct page_cache *cache, uint64_t *atomic_bytes) {
   if (w - lowest >= span) return 0;
   uintptr_t page_address = w & ~(uintptr_t)(PAGE_BYTES - 1);
   struct page_header *p;
@@ -251,6 +251,7 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   unsigned kind = page->kind;
   if (kind_is_scanned(kind)) view_push(v, m, base, base + size);
   else if (unlikely(kind_is_custom(kind))) scan_custom_object(v, m, kind, base, size);
+  else *atomic_bytes += size;
   return size;
 }
 
@@ -267,7 +268,7 @@ void mark_drain_own(struct marker *m) {
   bool interior = heap_interior_pointers;
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   uintptr_t span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
-  uint64_t bytes = 0, objects = 0;
+  uint64_t bytes = 0, objects = 0, atomic_bytes = 0;
   /* Valid for this drain only: pages do not change while marking. */
   struct page_cache cache = {1, NULL};
   struct owner_view v;
@@ -308,7 +309,7 @@ void mark_drain_own(struct marker *m) {
     count--;
   scan:
     for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
-      size_t size = mark_candidate_cached(&v, m, *p, lowest, span, interior, &cache);
+      size_t size = mark_candidate_cached(&v, m, *p, lowest, span, interior, &cache, &atomic_bytes);
       if (size) {
         bytes += size;
         objects++;
@@ -326,6 +327,7 @@ void mark_drain_own(struct marker *m) {
   m->top = v.top;
   m->marked_bytes += bytes;
   m->marked_objects += objects;
+  m->marked_atomic_bytes += atomic_bytes;
 }
 
 /* ---- the collector thread's helpers (marker 0) ---- */
@@ -352,7 +354,7 @@ void mark_word_with(struct marker *m, uintptr_t w) {
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   size_t size = mark_candidate_cached(&v, m, w, lowest,
                                       atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
-                                      heap_interior_pointers, &cache);
+                                      heap_interior_pointers, &cache, &m->marked_atomic_bytes);
   m->top = v.top;
   if (size) {
     m->marked_bytes += size;
@@ -387,6 +389,7 @@ struct mark_totals mark_collect_totals(void) {
   for (unsigned i = 0; i < n; i++) {
     struct marker *m = parallel_marker(i);
     t.bytes += m->marked_bytes;
+    t.atomic_bytes += m->marked_atomic_bytes;
     t.objects += m->marked_objects;
     t.steal_attempts += m->steal_attempts;
     t.steal_successes += m->steal_successes;

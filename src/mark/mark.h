@@ -36,6 +36,7 @@ void mark_drain_own(struct marker *m);
 
 struct mark_totals {
   uint64_t bytes;   /* bytes of objects newly marked */
+  uint64_t atomic_bytes; /* of them, in objects with no pointers (GC_malloc_atomic) */
   uint64_t objects;
   uint64_t steal_attempts, steal_successes;
   uint64_t idle_ns;       /* summed over markers: stealing and terminating */

@@ -50,6 +50,7 @@ struct marker {
   uint64_t rng;
   /* Statistics of the current collection (owner only). */
   uint64_t marked_bytes, marked_objects;
+  uint64_t marked_atomic_bytes; /* of them, in objects with no pointers */
   uint64_t steal_attempts, steal_successes;
   uint64_t busy_ns, idle_ns;
   /* CPU time the marker's thread got in the phase: less than busy + idle
