@@ -33,7 +33,7 @@ run SGC_TORTURE=3 SGC_MARKERS=8 SGC_ADAPTIVE=0 SGC_SWEEP=parallel $B/bb_oracle_s
 run SGC_TORTURE=1 THREADS_ROUNDS=5 THREADS_MANY=50 $B/bb_threads
 run SGC_EXTRA_BYTES=1 $B/bb_oracle_stress -r $ROUNDS -t 4
 for prewake in 0 1; do
-  run SGC_PREWAKE_US=$prewake SGC_MARKERS=4 SGC_ADAPTIVE=0 GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 4
+  run SGC_PREWAKE_US=$prewake SGC_MARKERS=2 SGC_ADAPTIVE=0 GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 4
 done
 rm -f /tmp/sgc-stress.$$
 if [ $fail = 0 ]; then echo "stress: all passed"; else echo "stress: FAILURES"; exit 1; fi
