@@ -418,6 +418,19 @@ static void test_strdup(void)
     big[sizeof big - 1] = 0;
     char *bd = GC_strdup(big);
     CHECK(bd && strlen(bd) == sizeof big - 1);
+    /* GC_strndup terminates the copy itself: pointer-free objects come
+     * back from GC_free uncleared, and the next one of that size may be
+     * one of these, full of 'x'. */
+    /* (The terminator past the first word: the free-list link clears
+     * that one.) */
+    for (int i = 0; i < 64; i++) {
+        char *junk = GC_malloc_atomic(11);
+        CHECK(junk != NULL);
+        memset(junk, 'x', GC_size(junk));
+        GC_free(junk);
+        char *n = GC_strndup("hello, world", 10);
+        CHECK(n && strcmp(n, "hello, wor") == 0, "GC_strndup gave \"%.16s\"", n ? n : "(null)");
+    }
 }
 
 static void test_stats(void)

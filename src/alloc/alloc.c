@@ -64,22 +64,19 @@ GC_API void *GC_malloc_atomic_uncollectable(size_t bytes) {
 GC_API void *GC_malloc_ignore_off_page(size_t bytes) { return GC_malloc(bytes); }
 GC_API void *GC_malloc_atomic_ignore_off_page(size_t bytes) { return GC_malloc_atomic(bytes); }
 
-GC_API char *GC_strdup(const char *s) {
-  if (!s) return NULL;
-  size_t n = strlen(s) + 1;
-  char *copy = GC_malloc_atomic(n);
+/* A pointer-free copy of the N bytes at S (the dup functions). */
+static void *atomic_copy(const void *s, size_t n) {
+  void *copy = GC_malloc_atomic(n);
   if (copy) memcpy(copy, s, n);
   return copy;
 }
 
+GC_API char *GC_strdup(const char *s) { return s ? atomic_copy(s, strlen(s) + 1) : NULL; }
+
 /* gc.h declares it under GC_REQUIRE_WCSDUP, as bdwgc's does. */
 GC_API wchar_t *GC_wcsdup(const wchar_t *s);
 GC_API wchar_t *GC_wcsdup(const wchar_t *s) {
-  if (!s) return NULL;
-  size_t n = (wcslen(s) + 1) * sizeof(wchar_t);
-  wchar_t *copy = GC_malloc_atomic(n);
-  if (copy) memcpy(copy, s, n);
-  return copy;
+  return s ? atomic_copy(s, (wcslen(s) + 1) * sizeof(wchar_t)) : NULL;
 }
 
 GC_API char *GC_strndup(const char *s, size_t max) {
@@ -88,7 +85,7 @@ GC_API char *GC_strndup(const char *s, size_t max) {
   char *copy = GC_malloc_atomic(n + 1);
   if (copy) {
     memcpy(copy, s, n);
-    copy[n] = 0;
+    copy[n] = 0; /* pointer-free objects are not cleared */
   }
   return copy;
 }

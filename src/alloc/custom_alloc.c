@@ -243,12 +243,17 @@ void custom_cache_retire(struct sgc_thread *t) {
   free(cache);
 }
 
-/* Unthreads the free list left in PAGE: its objects read as zeros. */
-static void list_undo(struct page_header *page) {
-  for (void *p = page->free_head, *n; p; p = n) {
+/* Clears the links of the free list LIST: its objects read as zeros. */
+static void list_unthread(void *list) {
+  for (void *p = list, *n; p; p = n) {
     n = *(void **)p;
     *(void **)p = NULL;
   }
+}
+
+/* Unthreads the free list left in PAGE. */
+static void list_undo(struct page_header *page) {
+  list_unthread(page->free_head);
   page->free_head = page->free_tail = NULL;
   page->free_count = 0;
 }
@@ -256,11 +261,7 @@ static void list_undo(struct page_header *page) {
 /* Unthreads the lists on the given-back stack *STACK and empties it. */
 static void given_back_undo(void **stack) {
   void *list;
-  while ((list = list_stack_pop(stack)) != NULL)
-    for (void *p = list, *n; p; p = n) {
-      n = *(void **)p;
-      *(void **)p = NULL;
-    }
+  while ((list = list_stack_pop(stack)) != NULL) list_unthread(list);
 }
 
 /* heap_lock held, before marking (the mark bits are still the last

@@ -195,6 +195,12 @@ static _Atomic int phase_collector_cpu = -1; /* where the collector runs the pha
  * is restored right after, so the user's affinity settings stand
  * (os_move_off_cpu). */
 
+/* The markers the coming mark uses: what the pre-wake and the mark
+ * itself must agree on. */
+static unsigned markers_for_next_mark(void) {
+  return parallel_adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1);
+}
+
 /* ---- waking the helpers while the world stops ----
  * A parked helper takes 30-70 us to run again after the futex wake
  * (tools/helper_cpu.py: it joined 32 us after the collector began marking
@@ -209,7 +215,7 @@ static _Atomic uint32_t prewake_seq;       /* bumped per pre-wake */
 static _Atomic unsigned prewake_markers;   /* markers the coming mark uses */
 
 void parallel_prewake(void) {
-  unsigned want = parallel_adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1);
+  unsigned want = markers_for_next_mark();
   if (want <= 1 || helpers_created == 0 || !sgc_settings.prewake_ns) return;
   /* Only when every marker can have a CPU of its own: with more (4 GC
    * threads on 2 CPUs) the pre-woken helpers wait on CPUs the collector
@@ -379,7 +385,7 @@ unsigned parallel_adaptive_markers(unsigned want) {
 }
 
 void mark_drain_parallel(void) {
-  parallel_set_active(parallel_adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1));
+  parallel_set_active(markers_for_next_mark());
   if (active <= 1) {
     uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
     mark_config.single_marker = true;
