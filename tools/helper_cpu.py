@@ -5,8 +5,9 @@ Runs one benchmark program RUNS times with SGC_TRACE and reads each
 collection's mark_threads: a helper counts as starved when the CPU time it
 got (cpu_ns) is under half the time it was present (busy_ns + idle_ns),
 which is what a helper woken onto the collector's CPU looks like.  Also
-prints how late the helpers joined (the collector's presence minus each
-helper's, summed) and their idle time, per collection on average.
+prints how late the helpers that joined a mark did so (SGC_TRACE's join_ns),
+how many of them were pre-woken, how many missed a mark they were meant
+for, and the helpers' idle time per collection on average.
 
   tools/helper_cpu.py [-n RUNS] BUILD PROGRAM [ARGS...]
   tools/helper_cpu.py -n 10 /tmp/build bench-gcbench-sgc -t 1
@@ -28,7 +29,7 @@ def main():
     ap.add_argument("program")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
-    parallel = starved = 0
+    parallel = starved = joined = missed = prewoken = 0
     late_ns = idle_ns = 0
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace")
@@ -42,19 +43,30 @@ def main():
                     if rec["markers"] < 2:
                         continue
                     parallel += 1
-                    helpers = rec["mark_threads"][1:]
+                    helpers = rec["mark_threads"][1:rec["markers"]]
                     collector = rec["mark_threads"][0]
                     present = collector["busy_ns"] + collector["idle_ns"]
-                    late_ns += sum(present - h["busy_ns"] - h["idle_ns"] for h in helpers)
+                    for h in helpers:
+                        if h["busy_ns"] + h["idle_ns"] == 0:
+                            missed += 1  # found the phase over, or never woke in time
+                            continue
+                        joined += 1
+                        prewoken += h.get("prewoken", False)
+                        # join_ns since 2026-11-22; before, the collector's
+                        # presence minus the helper's
+                        late_ns += h.get("join_ns", present - h["busy_ns"] - h["idle_ns"])
                     idle_ns += sum(h["idle_ns"] for h in helpers)
                     if any(h["cpu_ns"] * 2 < h["busy_ns"] + h["idle_ns"] for h in helpers):
                         starved += 1
             os.unlink(trace)
     print(f"{a.program} {' '.join(a.args)}: {starved} of {parallel} parallel collections "
           f"had a helper on a CPU for under half its presence ({a.runs} runs)")
+    if joined:
+        print(f"helpers that joined ({joined}; {prewoken} of them pre-woken) did so "
+              f"{late_ns / joined / 1e3:.1f} us after the mark began, on average; {missed} "
+              f"missed their mark")
     if parallel:
-        print(f"helpers joined {late_ns / parallel / 1e3:.1f} us after the collector started "
-              f"marking and idled {idle_ns / parallel / 1e3:.1f} us, per parallel collection")
+        print(f"helpers idled {idle_ns / parallel / 1e3:.1f} us per parallel collection")
 
 
 if __name__ == "__main__":

@@ -82,7 +82,8 @@ void mark_begin(void) {
     atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
     m->marked_bytes = m->marked_objects = m->marked_atomic_bytes = 0;
     m->steal_attempts = m->steal_successes = 0;
-    m->busy_ns = m->idle_ns = m->cpu_ns = 0;
+    m->busy_ns = m->idle_ns = m->cpu_ns = m->join_ns = 0;
+    m->prewoken = false;
   }
   /* One walk over the page headers: collectable pages lose their marks;
    * uncollectable objects keep theirs (the bit means "allocated") and are

@@ -56,6 +56,11 @@ struct marker {
   /* CPU time the marker's thread got in the phase: less than busy + idle
    * when its CPU ran something else (another process, on a shared machine). */
   uint64_t cpu_ns;
+  /* How this helper came to the phase: the time from the phase's start to
+   * its first work, and whether it was awake (pre-woken, yield-waiting)
+   * or asleep on the futex when the phase began (mark/parallel.c). */
+  uint64_t join_ns;
+  bool prewoken;
   bool counted_idle; /* No-NSB: this marker is in the idle counter */
   /* Objects of custom kinds waiting for their mark procedure (lo: the
    * object, hi: the descriptor; mark/custom_kind.c), empty between calls. */

@@ -159,6 +159,7 @@ static _Atomic uint32_t phase_leave; /* bumped when the last joiner leaves */
 static _Atomic uint32_t phase_joins; /* helpers that joined the phase */
 static void (*phase_work)(struct marker *, void *);
 static void *phase_arg;
+static uint64_t phase_start_ns; /* when the collector announced the phase */
 
 static void mark_phase(struct marker *m, void *arg) {
   (void)arg;
@@ -230,11 +231,13 @@ void parallel_prewake(void) {
 }
 
 /* Waits until phase_epoch moves past SEEN; *HINT is the last pre-wake
- * this helper answered. */
-static uint32_t helper_wait_phase(struct marker *m, uint32_t seen, uint32_t *hint) {
+ * this helper answered, *AWAKE whether it was yield-waiting (pre-woken)
+ * rather than asleep when the phase came. */
+static uint32_t helper_wait_phase(struct marker *m, uint32_t seen, uint32_t *hint, bool *awake) {
   uint32_t epoch;
   unsigned spins = 0;
   uint64_t awake_until = 0;
+  *awake = true; /* spinning below: the previous phase has just ended */
   while ((epoch = atomic_load_explicit(&phase_epoch, memory_order_acquire)) == seen) {
     if (++spins < 256) {
       __builtin_ia32_pause();
@@ -246,7 +249,8 @@ static uint32_t helper_wait_phase(struct marker *m, uint32_t seen, uint32_t *hin
       if (m->index < atomic_load_explicit(&prewake_markers, memory_order_relaxed))
         awake_until = os_now_ns() + sgc_settings.prewake_ns;
     }
-    if (awake_until && os_now_ns() < awake_until) {
+    *awake = awake_until && os_now_ns() < awake_until;
+    if (*awake) {
       /* Not on the collector's CPU: it marks there without yielding, and
        * this helper would wait behind it (see os_move_off_cpu below). */
       os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
@@ -266,12 +270,16 @@ static void *helper_main(void *arg) {
   uint32_t seen = 0, hint = atomic_load_explicit(&prewake_seq, memory_order_relaxed);
   atomic_fetch_add_explicit(&helpers_started, 1, memory_order_release);
   for (;;) {
-    uint32_t epoch = helper_wait_phase(m, seen, &hint);
+    bool awake;
+    uint32_t epoch = helper_wait_phase(m, seen, &hint, &awake);
     seen = epoch;
     if (!gate_join(epoch)) continue;
     atomic_fetch_add_explicit(&phase_joins, 1, memory_order_relaxed);
     if (m->index < active) {
       os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
+      /* phase_start_ns was written before the epoch's release store. */
+      m->join_ns = os_now_ns() - phase_start_ns;
+      m->prewoken = awake;
       phase_work(m, phase_arg);
     }
     gate_leave();
@@ -431,6 +439,7 @@ void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool w
   phase_arg = arg;
   atomic_store_explicit(&phase_joins, 0, memory_order_relaxed);
   atomic_store_explicit(&phase_collector_cpu, sched_getcpu(), memory_order_relaxed);
+  phase_start_ns = os_now_ns();
   uint32_t epoch = atomic_load_explicit(&phase_epoch, memory_order_relaxed) + 1;
   atomic_store_explicit(&phase_gate, ((uint64_t)epoch << 32) | GATE_OPEN, memory_order_release);
   atomic_store_explicit(&phase_epoch, epoch, memory_order_release);

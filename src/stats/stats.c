@@ -119,7 +119,7 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
 
 static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_record *m,
                         unsigned count) {
-  char line[1024 + TRACE_MAX_MARKERS * 240]; /* a marker's object is at most ~230 */
+  char line[1024 + TRACE_MAX_MARKERS * 300]; /* a marker's object is at most ~275 */
   int n = snprintf(line, sizeof line,
                    "{\"gc_no\":%" PRIu64 ",\"reason\":\"%s\",\"threads\":%d,\"markers\":%d,"
                    "\"start_ns\":%" PRIu64 ",\"pause_ns\":%" PRIu64 ",\"stop_ns\":%" PRIu64
@@ -141,13 +141,14 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
   /* Each GC thread's share: its marked bytes and objects, steals tried and
    * won, busy and idle (stealing, terminating) time, and the CPU time it
    * got meanwhile. */
-  for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 240; i++)
+  for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 300; i++)
     n += snprintf(line + n, sizeof line - (size_t)n,
                   "%s{\"bytes\":%" PRIu64 ",\"objects\":%" PRIu64 ",\"steal_attempts\":%" PRIu64
                   ",\"steal_successes\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
-                  ",\"cpu_ns\":%" PRIu64 "}",
+                  ",\"cpu_ns\":%" PRIu64 ",\"join_ns\":%" PRIu64 ",\"prewoken\":%s}",
                   i ? "," : "", m[i].bytes, m[i].objects, m[i].steal_attempts, m[i].steal_successes,
-                  m[i].busy_ns, m[i].idle_ns, m[i].cpu_ns);
+                  m[i].busy_ns, m[i].idle_ns, m[i].cpu_ns, m[i].join_ns,
+                  m[i].prewoken ? "true" : "false");
   if (n > 0 && (size_t)n < sizeof line - 3) n += snprintf(line + n, sizeof line - (size_t)n, "]}\n");
   if (n > 0 && write(fd, line, (size_t)n) < 0) { /* tracing is best effort */ }
 }

@@ -2,11 +2,15 @@
 #ifndef SGC_STATS_H
 #define SGC_STATS_H
 
+#include <stdbool.h>
+
 #include "sgc.h"
 
 /* One GC thread's share of a collection's marking (thesis Fig 3.8). */
 struct marker_record {
   uint64_t bytes, objects, steal_attempts, steal_successes, busy_ns, idle_ns, cpu_ns;
+  uint64_t join_ns; /* from the phase's start to the helper's first work */
+  bool prewoken;    /* the helper was awake, pre-woken, when the phase began */
 };
 enum { TRACE_MAX_MARKERS = 64 };
 
