@@ -52,7 +52,7 @@ typedef struct SGC_gc_record {
   int reason;              /* enum SGC_gc_reason */
   int markers;             /* collector threads that marked */
   int threads;             /* mutator threads stopped (incl. the collector) */
-  uint64_t start_ns;       /* CLOCK_MONOTONIC when the collection began */
+  uint64_t start_ns;       /* CLOCK_MONOTONIC at the first stop signal */
   uint64_t stop_ns;        /* time to stop the world */
   uint64_t mark_ns;        /* marking (roots, heap, finalization) */
   uint64_t sweep_ns;       /* eager sweep part (large objects, page lists) */
@@ -73,6 +73,12 @@ typedef struct SGC_gc_record {
   /* Free bytes sitting in allocation caches (thread or per-CPU lists) at
    * the collection: what papers/001 calls wasted in partly used buffers. */
   uint64_t cache_bytes;
+  /* From the collection's start to its first stop signal (start_ns), the
+   * other threads still running: waiting for page operations in flight,
+   * clearing the marks, waking the GC threads.  A thread that needs
+   * heap_lock meanwhile waits for it through this, the pause and the
+   * sweep. */
+  uint64_t prestop_ns;
 } SGC_gc_record_t;
 
 /* Totals since start. */

@@ -136,7 +136,7 @@ static void *list_take(unsigned index, unsigned kind, unsigned cls) {
     pthread_mutex_unlock(&heap_lock);
     page_fill(page, kind, cls, fresh);
     page_op_end();
-    pthread_mutex_lock(&heap_lock);
+    heap_lock_take(sgc_self);
     /* A collection meanwhile undid the list (and zeroed fills_untaken)
      * and queued the page for sweeping again: look again. */
     if (atomic_load_explicit(&gc_epoch, memory_order_relaxed) != epoch) continue;
@@ -158,7 +158,7 @@ SGC_NOINLINE static void *custom_refill(size_t bytes, unsigned kind, unsigned cl
   unsigned index = kind - KIND_COUNT;
   struct sgc_thread *t = thread_self_or_register();
   struct custom_cache *cache = cache_of(t);
-  pthread_mutex_lock(&heap_lock);
+  heap_lock_take(t);
   if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
   void *list = list_take(index, kind, cls);
   if (!list) {

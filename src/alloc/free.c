@@ -51,7 +51,7 @@ SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned
    * batch the push then restores): inside the page-path gate, which a
    * collection closes first, or else under heap_lock, which it holds. */
   bool gated = page_path_enter(t);
-  if (!gated) pthread_mutex_lock(&heap_lock);
+  if (!gated) heap_lock_take(t);
   void *list = t->free_lists[kind][cls];
   t->free_lists[kind][cls] = NULL;
   if (list) batch_push_own(t, kind, cls, list);
@@ -103,7 +103,7 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
     return;
   }
   if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
-    pthread_mutex_lock(&heap_lock);
+    heap_lock_take(self);
     large_free(page);
     pthread_mutex_unlock(&heap_lock);
     return;
@@ -118,7 +118,7 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
      * batch, which a thread on another CPU can take. */
     if (unlikely(++t->freed_count[kind][cls] >= flush_objects[cls])) {
       t->freed_count[kind][cls] = 0;
-      pthread_mutex_lock(&heap_lock);
+      heap_lock_take(t);
       void *list = percpu_detach(kind, cls);
       if (list) batch_push(kind, cls, list);
       pthread_mutex_unlock(&heap_lock);

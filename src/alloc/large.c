@@ -15,7 +15,7 @@ void *large_allocate(size_t bytes, unsigned kind) {
   if (sgc_settings.max_heap_bytes && (pages << PAGE_SHIFT) > sgc_settings.max_heap_bytes)
     return sgc_out_of_memory(bytes);
   struct sgc_thread *t = thread_self_or_register();
-  pthread_mutex_lock(&heap_lock);
+  heap_lock_take(t);
   if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
   struct page_header *head = page_acquire(pages);
   if (!head) {

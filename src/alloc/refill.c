@@ -261,7 +261,7 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
     void *first = refill_unlocked(t, kind, cls);
     if (first) return first;
   }
-  pthread_mutex_lock(&heap_lock);
+  heap_lock_take(t);
   page_store_of(t);
   if (torture) collect_locked(SGC_REASON_TORTURE);
   void *head = NULL, *tail = NULL;
@@ -323,7 +323,7 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
       if (fresh) list = page_format_small(page, kind, cls, &n, &ptail);
       else sweep_page(page);
       page_op_end();
-      pthread_mutex_lock(&heap_lock);
+      heap_lock_take(t);
       if (atomic_load_explicit(&gc_epoch, memory_order_relaxed) != epoch) {
         /* The collection re-queued this page (and the gathered ones). */
         epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);

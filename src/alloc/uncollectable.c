@@ -34,7 +34,7 @@ void *uncollectable_allocate(size_t bytes, unsigned kind) {
   if (bytes > MAX_SMALL_BYTES) return large_allocate(bytes, kind);
   unsigned cls = size_class_for_bytes(bytes);
   struct page_header *fresh;
-  pthread_mutex_lock(&heap_lock);
+  heap_lock_take(sgc_self);
   void *p = locked_list_pop(&free_lists[kind - KIND_UNCOLLECTABLE][cls], kind, cls, &fresh);
   if (!p) {
     pthread_mutex_unlock(&heap_lock);
@@ -49,7 +49,7 @@ void *uncollectable_allocate(size_t bytes, unsigned kind) {
 }
 
 void uncollectable_free(struct page_header *page, void *obj) {
-  pthread_mutex_lock(&heap_lock);
+  heap_lock_take(sgc_self);
   if (page->state == PAGE_LARGE_HEAD) {
     large_free(page);
   } else {

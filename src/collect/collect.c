@@ -213,6 +213,7 @@ void collect_locked(enum SGC_gc_reason reason) {
    * explicit ones included (as bdwgc). */
   if (heap_accounting.collecting || GC_dont_gc || heap_accounting.disable_count) return;
   heap_accounting.collecting = true;
+  uint64_t begun = os_now_ns();
   struct sgc_thread *self = thread_self_or_register();
   SGC_gc_record_t rec;
   memset(&rec, 0, sizeof rec);
@@ -231,21 +232,16 @@ void collect_locked(enum SGC_gc_reason reason) {
   custom_kinds_before_mark();
   roots_snapshot_static();
   parallel_ensure_markers(sgc_settings.markers);
+  /* The GC threads are woken now, so their wake-up (30-70 us on the VM)
+   * overlaps clearing the marks and the stop (mark/parallel.c).  The wake
+   * is this thread's cost, paid before the other threads' pause (t0).
+   * Woken after clearing the marks instead, right before the stop, they
+   * joined later once the other threads waiting for heap_lock were no
+   * longer signalled (threads/pthread_api.c): gcbench -t 2 paused 2,520
+   * against 2,336 us, -t 1 1,165 against 1,122 (medians, 7 runs,
+   * history.md). */
+  parallel_prewake();
   pthread_mutex_lock(&registry_lock);
-  /* The GC threads are woken before the stop, so their wake-up overlaps
-   * it (mark/parallel.c): with no other thread to stop, before clearing
-   * the marks, the only work left to overlap; otherwise after it, right
-   * before the stop signals, so that the woken threads are not yielding
-   * their way through the walk on the CPUs where the other threads run
-   * and must take those signals.  Measured both ways (4 runs each,
-   * 2 GC threads): with gcbench -t 2 woken before the walk, helpers
-   * joined 56 us after the mark began on average, and the stop took
-   * 56 us; after it, 16 and 47 us; cube -t 2, 16 against 1.3 us, and 28
-   * against 2 parallel marks the helper missed; gcbench -t 1 marked 5%
-   * faster with its helper woken before the walk (7 runs).  The wake is
-   * this thread's cost, paid before the other threads' pause (t0). */
-  bool others_to_stop = thread_registry_count() > 1;
-  if (!others_to_stop) parallel_prewake();
   page_path_close();
   pthread_mutex_lock(&meta_lock);
   /* The marks are cleared before the world stops, not in the pause: from
@@ -258,7 +254,6 @@ void collect_locked(enum SGC_gc_reason reason) {
    * (cube, gcbench, cky with 2 threads), the marking's only serial part
    * that grows with the heap. */
   mark_begin();
-  if (others_to_stop) parallel_prewake();
   uint64_t t0 = os_now_ns();
   rec.start_ns = t0;
   collection_event(EVENT_PRE_STOP_WORLD);
@@ -321,6 +316,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   rec.mark_busy_max_ns = totals.max_busy_ns;
   rec.mark_busy_min_ns = totals.min_busy_ns;
   rec.gc_no = heap_accounting.gc_count;
+  rec.prestop_ns = t0 - begun;
   rec.stop_ns = t1 - t0;
   rec.mark_ns = t2 - t1;
   rec.pause_ns = t3 - t0;

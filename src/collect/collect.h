@@ -15,6 +15,17 @@
  * collector.  The allocation and free fast paths never take it.  Lock
  * order: heap_lock, registry_lock, meta_lock. */
 extern pthread_mutex_t heap_lock;
+/* heap_lock for mutator T (NULL: not registered).  A thread that has to
+ * wait for it -- most often for a whole collection, which holds it from
+ * start to end -- waits in a blocking section (threads/pthread_api.c), so
+ * the collection does not signal it: waking a thread asleep in the
+ * kernel to take the stop signal costs tens of microseconds on a VM. */
+struct sgc_thread;
+void heap_lock_wait(struct sgc_thread *t);
+static inline void heap_lock_take(struct sgc_thread *t) {
+  if (__builtin_expect(pthread_mutex_trylock(&heap_lock) == 0, 1)) return;
+  heap_lock_wait(t);
+}
 /* meta_lock guards the finalizer and disappearing-link tables and the
  * registered roots. */
 extern pthread_mutex_t meta_lock;

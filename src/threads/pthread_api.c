@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include "collect/collect.h"
 #include "common.h"
 #include "threads/thread.h"
 
@@ -42,10 +43,29 @@ GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
   return r;
 }
 
+struct join_call {
+  pthread_t thread;
+  void **result;
+  int status;
+};
+
+static void *join_call_run(void *arg) {
+  struct join_call *c = arg;
+  c->status = pthread_join(c->thread, c->result);
+  return NULL;
+}
+
+/* A thread waiting for another to end touches no heap, so it waits in a
+ * blocking section and collections meanwhile do not signal it: a thread
+ * asleep in the kernel must be woken to take the signal, which cost most
+ * of the time to stop the world on the 2-core VM (the main thread of
+ * every parallel benchmark waits here).  The joined thread's result stays
+ * a root in its zombie record until thread_forget_zombie. */
 GC_API int GC_pthread_join(pthread_t thread, void **result) {
-  int r = pthread_join(thread, result);
-  if (r == 0) thread_forget_zombie(thread);
-  return r;
+  struct join_call call = {thread, result, 0};
+  GC_do_blocking(join_call_run, &call);
+  if (call.status == 0) thread_forget_zombie(thread);
+  return call.status;
 }
 
 GC_API int GC_pthread_detach(pthread_t thread) {
@@ -123,20 +143,59 @@ GC_API void *GC_call_with_stack_base(GC_stack_base_func fn, void *arg) {
  * signalled and its stack above this frame is scanned as it was on entry.
  * The callee-saved registers are spilled into this frame first, so
  * pointers held only in registers are on the scanned stack. */
+struct blocking_outer {
+  struct sgc_thread *thread;
+  uintptr_t sp;
+  void *arg;
+};
+
+/* Leaving waits for any collection in progress: it holds registry_lock. */
+static void blocking_leave(void *arg) {
+  struct blocking_outer *outer = arg;
+  struct sgc_thread *t = outer->thread;
+  pthread_mutex_lock(&registry_lock);
+  atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
+  t->blocked_sp = outer->sp;
+  t->blocking_arg = outer->arg;
+  pthread_mutex_unlock(&registry_lock);
+}
+
 SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, void *cd) {
-  uintptr_t outer_sp = t->blocked_sp;
-  void *outer_arg = t->blocking_arg;
+  struct blocking_outer outer = {t, t->blocked_sp, t->blocking_arg};
   t->blocking_arg = cd; /* a root while blocked: it may live only in a register */
   t->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&t->blocked, 1, memory_order_release);
-  void *result = fn(cd);
-  /* Leaving waits for any collection in progress: it holds registry_lock. */
-  pthread_mutex_lock(&registry_lock);
-  atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
-  t->blocked_sp = outer_sp;
-  t->blocking_arg = outer_arg;
-  pthread_mutex_unlock(&registry_lock);
+  void *result;
+  /* FN may be a cancellation point (pthread_join is): a cancelled thread
+   * leaves the section before the program's cleanup handlers run, since
+   * they may allocate, and a collection must then stop the thread. */
+  pthread_cleanup_push(blocking_leave, &outer);
+  result = fn(cd);
+  pthread_cleanup_pop(1);
   return result;
+}
+
+/* heap_lock_take's wait (collect/collect.h): inside a blocking section
+ * of its own, entered without a lock, as the wait ends only once no
+ * collection can be in progress: one holds heap_lock throughout. */
+SGC_NOINLINE static void heap_lock_wait_blocked(struct sgc_thread *t) {
+  t->blocked_sp = (uintptr_t)__builtin_frame_address(0);
+  atomic_store_explicit(&t->blocked, 1, memory_order_release);
+  pthread_mutex_lock(&heap_lock);
+  atomic_store_explicit(&t->blocked, 0, memory_order_release);
+  t->blocked_sp = 0;
+}
+
+SGC_NOINLINE void heap_lock_wait(struct sgc_thread *t) {
+  if (!t || atomic_load_explicit(&t->blocked, memory_order_relaxed)) {
+    pthread_mutex_lock(&heap_lock);
+    return;
+  }
+  /* The callee-saved registers into this frame, above blocked_sp: a
+   * refill waiting here may hold a list it has just formatted in one. */
+  __builtin_unwind_init();
+  heap_lock_wait_blocked(t);
+  __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
 }
 
 GC_API void *GC_do_blocking(GC_fn_type fn, void *cd) {

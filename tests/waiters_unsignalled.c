@@ -1,0 +1,148 @@
+/* waiters_unsignalled: threads waiting in sgc are not signalled to stop.
+ *
+ * Stopping the world signals every registered thread, and a thread asleep
+ * in the kernel must be woken to take the signal.  Two kinds of waiting
+ * thread touch no heap until sgc lets them go on, so sgc counts them as
+ * stopped without a signal (a blocking section, as GC_do_blocking): one
+ * in GC_pthread_join, and one waiting for heap_lock, which a collection
+ * holds from start to end.  Their stacks must still be scanned.
+ *
+ *  A. The main thread makes a list reachable only from its own frame and
+ *     joins a worker, which waits until the main thread sleeps and then
+ *     collects 20 times: each collection stopped no thread but the
+ *     collector (SGC_gc_record_t.threads == 1), and the list is intact
+ *     after the join.
+ *  B. A worker allocates without pause (a ring of lists it checks), while
+ *     the main thread collects 300 times: with 2 or more CPUs, some of
+ *     those collections found the worker waiting for heap_lock, stopping
+ *     no thread but the collector; the worker's data stays intact.
+ *
+ * sgc-only: the collection records are sgc's.
+ */
+#ifndef GC_THREADS
+#define GC_THREADS
+#endif
+#include "gc.h"
+#include "sgc.h"
+
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "common.h"
+
+enum { LIST = 2000, JOIN_COLLECTIONS = 20, RING = 64, RING_LIST = 50, HEAP_COLLECTIONS = 300 };
+
+struct node {
+  struct node *next;
+  uint64_t value;
+};
+
+static struct node *make_list(uint64_t seed, int n) {
+  struct node *head = NULL;
+  for (int i = 0; i < n; i++) {
+    struct node *x = GC_MALLOC(sizeof *x);
+    CHECK(x != NULL);
+    x->value = seed * 1000003u + (uint64_t)i;
+    x->next = head;
+    head = x;
+  }
+  return head;
+}
+
+static void check_list(const struct node *head, uint64_t seed, int n) {
+  for (int i = n - 1; i >= 0; i--, head = head->next) {
+    CHECK(head != NULL, "list %llu ends early", (unsigned long long)seed);
+    CHECK(head->value == seed * 1000003u + (uint64_t)i, "list %llu corrupt at %d",
+          (unsigned long long)seed, i);
+  }
+  CHECK(head == NULL);
+}
+
+/* The last collection's record. */
+static SGC_gc_record_t last_record(void) {
+  static SGC_gc_record_t records[1024];
+  size_t n = SGC_get_gc_records(records, 1024);
+  CHECK(n > 0);
+  return records[n - 1];
+}
+
+/* Whether thread TID sleeps (state S in /proc). */
+static int thread_sleeps(pid_t tid) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *state = strrchr(buf, ')');
+  return state && state[1] == ' ' && state[2] == 'S';
+}
+
+static void *join_worker(void *arg) {
+  (void)arg;
+  /* The main thread is in GC_pthread_join once it sleeps (it does nothing
+   * else after creating this thread). */
+  for (int i = 0; i < 5000 && !thread_sleeps(getpid()); i++) usleep(1000);
+  for (int i = 0; i < JOIN_COLLECTIONS; i++) {
+    (void)make_list(100 + (uint64_t)i, LIST); /* garbage */
+    GC_gcollect();
+    SGC_gc_record_t r = last_record();
+    CHECK(r.threads == 1, "collection %d stopped %d threads while main was joining", i,
+          r.threads);
+  }
+  return NULL;
+}
+
+T_NOINLINE static void part_a(void) {
+  struct node *volatile kept = make_list(7, LIST);
+  pthread_t worker;
+  CHECK(GC_pthread_create(&worker, NULL, join_worker, NULL) == 0);
+  CHECK(GC_pthread_join(worker, NULL) == 0);
+  check_list(kept, 7, LIST);
+  printf("[waiters_unsignalled] A: %d collections during a join stopped only the collector\n",
+         JOIN_COLLECTIONS);
+}
+
+static atomic_int allocating_stop;
+
+static void *allocating_worker(void *arg) {
+  (void)arg;
+  struct node **ring = GC_MALLOC(RING * sizeof *ring);
+  CHECK(ring != NULL);
+  for (uint64_t round = 0; !atomic_load(&allocating_stop); round++) {
+    int slot = (int)(round % RING);
+    if (ring[slot]) check_list(ring[slot], round - RING, RING_LIST);
+    ring[slot] = make_list(round, RING_LIST);
+  }
+  for (int slot = 0; slot < RING; slot++) CHECK(ring[slot] != NULL);
+  return NULL;
+}
+
+static void part_b(void) {
+  pthread_t worker;
+  CHECK(GC_pthread_create(&worker, NULL, allocating_worker, NULL) == 0);
+  usleep(20000);
+  int alone = 0;
+  for (int i = 0; i < HEAP_COLLECTIONS; i++) {
+    GC_gcollect();
+    SGC_gc_record_t r = last_record();
+    CHECK(r.threads <= 2, "collection %d stopped %d threads", i, r.threads);
+    alone += r.threads == 1;
+  }
+  atomic_store(&allocating_stop, 1);
+  CHECK(GC_pthread_join(worker, NULL) == 0);
+  printf("[waiters_unsignalled] B: %d of %d collections found the allocating thread waiting "
+         "for the heap lock\n", alone, HEAP_COLLECTIONS);
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+    CHECK(alone > 0, "no collection found the allocating thread waiting for heap_lock");
+}
+
+int main(void) {
+  t_test_name = "waiters_unsignalled";
+  GC_INIT();
+  part_a();
+  part_b();
+  printf("[waiters_unsignalled] PASS\n");
+  return 0;
+}
