@@ -254,6 +254,7 @@ void collect_locked(enum SGC_gc_reason reason) {
    * (cube, gcbench, cky with 2 threads), the marking's only serial part
    * that grows with the heap. */
   mark_begin();
+  parallel_prewake_settle();
   uint64_t t0 = os_now_ns();
   rec.start_ns = t0;
   collection_event(EVENT_PRE_STOP_WORLD);

@@ -57,6 +57,9 @@ void parallel_ensure_markers(unsigned want);
 /* Before the world stops: wakes the GC threads the coming mark will use,
  * so their wake-up overlaps the stop (parallel.c). */
 void parallel_prewake(void);
+/* Right before the stop: lets a pre-woken GC thread that has not yet run
+ * get off the collector's CPU. */
+void parallel_prewake_settle(void);
 unsigned parallel_markers_created(void);
 void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all);
 unsigned parallel_set_active(unsigned want);

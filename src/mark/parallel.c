@@ -214,9 +214,12 @@ static unsigned markers_for_next_mark(void) {
  * phase as before. */
 static _Atomic uint32_t prewake_seq;       /* bumped per pre-wake */
 static _Atomic unsigned prewake_markers;   /* markers the coming mark uses */
+static _Atomic unsigned prewake_answers;   /* helpers awake for the latest pre-wake */
+static unsigned prewake_expected;          /* the collector's: helpers it woke */
 
 void parallel_prewake(void) {
   unsigned want = markers_for_next_mark();
+  prewake_expected = 0;
   if (want <= 1 || helpers_created == 0 || !sgc_settings.prewake_ns) return;
   /* Only when every marker can have a CPU of its own: with more (4 GC
    * threads on 2 CPUs) the pre-woken helpers wait on CPUs the collector
@@ -224,10 +227,24 @@ void parallel_prewake(void) {
    * pre-woken, and its pauses were 1.09x with only one (21 runs). */
   if (want > sgc_settings.usable_cpus) return;
   atomic_store_explicit(&prewake_markers, want, memory_order_relaxed);
+  atomic_store_explicit(&prewake_answers, 0, memory_order_relaxed);
+  prewake_expected = want - 1;
   atomic_store_explicit(&phase_collector_cpu, sched_getcpu(), memory_order_relaxed);
   /* Release: a helper that sees the new sequence sees the count. */
   atomic_fetch_add_explicit(&prewake_seq, 1, memory_order_release);
   futex_wake_all(&phase_epoch);
+}
+
+/* Called just before the stop: a pre-woken helper that has not answered
+ * may be queued behind this thread on its CPU, where it would wait out
+ * the collector's whole time slice (up to 3 ms: gcbench -t 2 had 13 of
+ * 153 helpers that missed their pre-wake join 0.1-3.3 ms into the mark,
+ * tools/helper_cpu.py).  One yield lets such a helper run and move itself
+ * off this CPU; when none is queued here it costs a system call. */
+void parallel_prewake_settle(void) {
+  if (prewake_expected &&
+      atomic_load_explicit(&prewake_answers, memory_order_acquire) < prewake_expected)
+    sched_yield();
 }
 
 /* Waits until phase_epoch moves past SEEN; *HINT is the last pre-wake
@@ -246,8 +263,12 @@ static uint32_t helper_wait_phase(struct marker *m, uint32_t seen, uint32_t *hin
     uint32_t h = atomic_load_explicit(&prewake_seq, memory_order_acquire);
     if (h != *hint) {
       *hint = h;
-      if (m->index < atomic_load_explicit(&prewake_markers, memory_order_relaxed))
+      if (m->index < atomic_load_explicit(&prewake_markers, memory_order_relaxed)) {
         awake_until = os_now_ns() + sgc_settings.prewake_ns;
+        /* Off the collector's CPU first, then answer (parallel_prewake_settle). */
+        os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
+        atomic_fetch_add_explicit(&prewake_answers, 1, memory_order_release);
+      }
     }
     *awake = awake_until && os_now_ns() < awake_until;
     if (*awake) {
