@@ -272,8 +272,9 @@ def section_pauses(rows):
         return []
     return ["## Pause times (cf. Table 5.1)\n",
             "Average and worst stop-the-world pause per run (median over runs), ms, "
-            "and the mean time to stop the world per collection (from the collection's "
-            "start until every thread has acknowledged its stop signal; sgc only).\n",
+            "and the mean time to stop the world per collection (from the first stop "
+            "signal until every thread has acknowledged it; threads waiting in sgc for "
+            "its lock or in GC_pthread_join are not signalled; sgc only).\n",
             md_table(["program", "impl", "thr", "GC thr", "variant", "collections",
                       "mean pause ms", "max pause ms", "mean stop µs"], pause_rows), ""]
 
