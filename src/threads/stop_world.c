@@ -2,7 +2,8 @@
  * spirit: no lock on the restart path).
  *
  * The collector bumps world_epoch to an odd value and sends SIGPWR to each
- * registered thread not inside GC_do_blocking.  The handler saves the
+ * registered thread not in a blocking section (GC_do_blocking, and sgc's
+ * own waits in GC_pthread_join and for heap_lock).  The handler saves the
  * interrupted registers and stack pointer in the thread's record, counts
  * itself in stop_acks and sleeps on a futex until world_epoch changes.
  * Restarting is one store and one futex wake: no second signal, and a
@@ -95,10 +96,13 @@ static bool thread_stopped(struct sgc_thread *t, uint32_t epoch) {
  * that lands on this CPU preempts the spinner.  With many more threads
  * than CPUs the spin is wasted (bursty, 200 threads: 1.10x the time to
  * stop).  gcbench and cube with 2 threads on 2 CPUs (their main thread
- * waiting in pthread_join is signalled too): 0.68x and 0.76x the time to
- * stop (tools/ab.sh -n 11 -t -f stop_ns -a SGC_STOP_SPIN_US=0 -b
+ * waiting in pthread_join was signalled too then): 0.68x and 0.76x the
+ * time to stop (tools/ab.sh -n 11 -t -f stop_ns -a SGC_STOP_SPIN_US=0 -b
  * SGC_STOP_SPIN_US=50); 20 us was too short for gcbench (1.41x the stop
- * time of 50), 100 too long for cube (1.16x). */
+ * time of 50), 100 too long for cube (1.16x).  Threads waiting in
+ * GC_pthread_join or for heap_lock are no longer signalled at all
+ * (threads/pthread_api.c), so most collections of those programs now
+ * signal no thread and the spin does not start. */
 static void spin_for_acks(uint32_t signalled) {
   uint64_t budget = sgc_settings.stop_spin_ns;
   if (!budget || !signalled || signalled > sgc_settings.usable_cpus) return;
