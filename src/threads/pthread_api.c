@@ -139,10 +139,6 @@ GC_API void *GC_call_with_stack_base(GC_stack_base_func fn, void *arg) {
   return fn(&sb, arg);
 }
 
-/* Runs FN while the collector treats the thread as stopped: it is not
- * signalled and its stack above this frame is scanned as it was on entry.
- * The callee-saved registers are spilled into this frame first, so
- * pointers held only in registers are on the scanned stack. */
 struct blocking_outer {
   struct sgc_thread *thread;
   uintptr_t sp;
@@ -160,6 +156,11 @@ static void blocking_leave(void *arg) {
   pthread_mutex_unlock(&registry_lock);
 }
 
+/* Runs FN while the collector treats the thread as stopped: it is not
+ * signalled and its stack above this frame is scanned as it was on entry.
+ * The caller (GC_do_blocking) spilled the callee-saved registers into its
+ * frame, above this one, so pointers held only in registers are on the
+ * scanned stack. */
 SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, void *cd) {
   struct blocking_outer outer = {t, t->blocked_sp, t->blocking_arg};
   t->blocking_arg = cd; /* a root while blocked: it may live only in a register */
