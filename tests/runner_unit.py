@@ -79,6 +79,25 @@ class Tables(unittest.TestCase):
         self.assertEqual(r[6], "3.00")  # sgc mark time
         self.assertEqual(r[7], "2.00")  # 3e9 bytes / 1.5 s of pauses = 2000 MB/s
 
+    def test_mark_rate_over_pauses_counts_the_time_before_the_stops(self):
+        # sgc clears the marks before the world stops: that time (prestop_s)
+        # counts with the pauses, since bdwgc's figure includes its clearing.
+        rows = [row("gcbench", "sgc", 2, 1, "default", 1, mark_mb_per_s=3000.0,
+                    marked_bytes=3e9, gc_s=1.0, prestop_s=0.5),
+                row("gcbench", "bdwgc", 2, 1, "default", 1, mark_mb_per_s=1000.0)]
+        (r,) = tables.mark_rate_rows(rows)
+        self.assertEqual(r[7], "2.00")  # 3e9 bytes / (1.0 + 0.5) s
+
+    def test_trace_sums_the_time_before_the_stops(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+            for prestop in (1000, 3000):
+                f.write(json.dumps({"pause_ns": 10, "mark_ns": 5, "prestop_ns": prestop}) + "\n")
+        try:
+            s = gcstats.parse_sgc_trace(f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertAlmostEqual(s["prestop_s"], 4000 / 1e9)
+
 
 class Trace(unittest.TestCase):
     def test_idle_share_counts_parallel_collections_only(self):

@@ -46,6 +46,10 @@ def parse_sgc_trace(path):
         stop=[r.get("stop_ns", 0) / 1e9 for r in recs],
         sweep=[r.get("sweep_ns", 0) / 1e9 for r in recs],
         markers=max([r.get("markers", 0) for r in recs], default=None))
+    # Collector time before each stop (clearing the marks, waking the GC
+    # threads), outside the pauses since sgc does it with the world running.
+    if recs and "prestop_ns" in recs[-1]:
+        summary["prestop_s"] = sum(r.get("prestop_ns", 0) for r in recs) / 1e9
     # Page-policy counters (cumulative; thesis Fig 2.5): pages consumed and
     # the share of pages a thread got that another thread consumed first.
     if recs and "pages_taken" in recs[-1]:

@@ -143,8 +143,10 @@ def section_mark_rate(rows):
             "sgc/bdwgc > 1 means sgc marks faster.  bdwgc's mark time ('World-stopped "
             "marking') includes stopping and restarting the world and sgc's `mark_ns` does "
             "not, so the last column divides sgc's marked bytes by its whole pauses "
-            "instead (stop, mark, finalisation, restart: more than bdwgc's figure "
-            "counts).  The two heaps differ (collection points, heap sizes), so this "
+            "and the time before each stop (`prestop_ns`: clearing the marks, which "
+            "sgc does with the world running, and waking GC threads) instead (stop, "
+            "mark, finalisation, restart and that: more than bdwgc's figure counts).  "
+            "The two heaps differ (collection points, heap sizes), so this "
             "compares rates, not work.\n",
             md_table(["program", "thr", "GC thr", "sgc MB/s", "sgc MB/s over pauses",
                       "bdwgc MB/s", "sgc/bdwgc", "sgc over pauses/bdwgc"], rate),
