@@ -236,10 +236,9 @@ void collect_locked(enum SGC_gc_reason reason) {
    * overlaps clearing the marks and the stop (mark/parallel.c).  The wake
    * is this thread's cost, paid before the other threads' pause (t0).
    * Woken after clearing the marks instead, right before the stop, they
-   * joined later once the other threads waiting for heap_lock were no
-   * longer signalled (threads/pthread_api.c): gcbench -t 2 paused 2,520
-   * against 2,336 us, -t 1 1,165 against 1,122 (medians, 7 runs,
-   * history.md). */
+   * joined 16-21 us into the mark (median) once the threads waiting for
+   * heap_lock were no longer signalled (threads/pthread_api.c), against
+   * 0.4-0.5 us woken here (history.md, tools/helper_cpu.py). */
   parallel_prewake();
   pthread_mutex_lock(&registry_lock);
   page_path_close();

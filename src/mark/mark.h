@@ -55,7 +55,7 @@ struct marker *parallel_marker(unsigned i);
 void parallel_after_fork_child(void);
 void parallel_ensure_markers(unsigned want);
 /* Before the world stops: wakes the GC threads the coming mark will use,
- * so their wake-up overlaps the stop (parallel.c). */
+ * so their wake-up overlaps clearing the marks and the stop (parallel.c). */
 void parallel_prewake(void);
 /* Right before the stop: lets a pre-woken GC thread that has not yet run
  * get off the collector's CPU. */

@@ -202,16 +202,13 @@ static unsigned markers_for_next_mark(void) {
   return parallel_adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1);
 }
 
-/* ---- waking the helpers while the world stops ----
- * A parked helper takes 30-70 us to run again after the futex wake
- * (tools/helper_cpu.py: it joined 32 us after the collector began marking
- * on gcbench, 45-68 us on cube, whose marks last 200-500 us).  Stopping
- * the world takes about as long, so the collector wakes the helpers the
- * coming mark will use before it sends the stop signals: they wake while
- * the mutators stop, and wait for the phase yielding their CPU (a mutator
- * still has to run there to take its signal).  Only a hint: a helper that
- * misses it, or whose wait (SGC_PREWAKE_US) runs out, is woken by the
- * phase as before. */
+/* ---- waking the helpers before the world stops ----
+ * A parked helper takes 30-70 us to run again after the futex wake.  So
+ * the collector wakes the helpers the coming mark will use before it
+ * clears the marks and stops the world (collect.c): they wake meanwhile,
+ * move off the collector's CPU, answer, and wait for the phase yielding
+ * their CPU.  Only a hint: a helper that misses it, or whose wait
+ * (SGC_PREWAKE_US) runs out, is woken by the phase as before. */
 static _Atomic uint32_t prewake_seq;       /* bumped per pre-wake */
 static _Atomic unsigned prewake_markers;   /* markers the coming mark uses */
 static _Atomic unsigned prewake_answers;   /* helpers awake for the latest pre-wake */
@@ -272,8 +269,8 @@ static uint32_t helper_wait_phase(struct marker *m, uint32_t seen, uint32_t *hin
     }
     *awake = awake_until && os_now_ns() < awake_until;
     if (*awake) {
-      /* Not on the collector's CPU: it marks there without yielding, and
-       * this helper would wait behind it (see os_move_off_cpu below). */
+      /* Not on the collector's CPU (where it may have been put back): it
+       * marks there without yielding, and this helper would wait behind it. */
       os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
       sched_yield();
     } else {
