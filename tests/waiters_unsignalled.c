@@ -16,6 +16,10 @@
  *     the main thread collects 300 times: with 2 or more CPUs, some of
  *     those collections found the worker waiting for heap_lock, stopping
  *     no thread but the collector; the worker's data stays intact.
+ *  C. The other side: a thread cancelled while blocked in read() inside
+ *     GC_do_blocking has left the blocking section by the time its
+ *     cleanup handler runs, so a collection then signals it
+ *     (threads == 2); the handler then allocates and checks a list.
  *
  * sgc-only: the collection records are sgc's.
  */
@@ -138,11 +142,60 @@ static void part_b(void) {
     CHECK(alone > 0, "no collection found the allocating thread waiting for heap_lock");
 }
 
+static int cancel_pipe[2];
+static atomic_int reader_ready, in_cleanup, cleanup_may_go;
+
+static void *blocking_read(void *arg) {
+  (void)arg;
+  atomic_store(&reader_ready, 1);
+  char c;
+  (void)!read(cancel_pipe[0], &c, 1); /* a cancellation point */
+  return NULL;
+}
+
+static void cleanup_allocates(void *arg) {
+  (void)arg;
+  atomic_store(&in_cleanup, 1);
+  while (!atomic_load(&cleanup_may_go)) {
+  } /* running, not waiting in sgc: a collection must signal this thread */
+  check_list(make_list(9, LIST), 9, LIST);
+}
+
+static void *cancelled_thread(void *arg) {
+  pthread_cleanup_push(cleanup_allocates, arg);
+  GC_do_blocking(blocking_read, NULL);
+  pthread_cleanup_pop(0);
+  return NULL;
+}
+
+static void part_c(void) {
+  CHECK(pipe(cancel_pipe) == 0);
+  pthread_t t;
+  CHECK(GC_pthread_create(&t, NULL, cancelled_thread, NULL) == 0);
+  while (!atomic_load(&reader_ready)) usleep(1000);
+  usleep(20000); /* into read() (a cancel before it acts at its start) */
+  CHECK(pthread_cancel(t) == 0);
+  while (!atomic_load(&in_cleanup)) usleep(1000);
+  GC_gcollect();
+  SGC_gc_record_t r = last_record();
+  atomic_store(&cleanup_may_go, 1);
+  void *result = NULL;
+  CHECK(GC_pthread_join(t, &result) == 0);
+  CHECK(result == PTHREAD_CANCELED);
+  CHECK(r.threads == 2, "a thread cancelled inside GC_do_blocking was not stopped while its "
+                        "cleanup handler ran (%d threads stopped)", r.threads);
+  close(cancel_pipe[0]);
+  close(cancel_pipe[1]);
+  printf("[waiters_unsignalled] C: a thread cancelled in a blocking section was stopped in its "
+         "cleanup handler\n");
+}
+
 int main(void) {
   t_test_name = "waiters_unsignalled";
   GC_INIT();
   part_a();
   part_b();
+  part_c();
   printf("[waiters_unsignalled] PASS\n");
   return 0;
 }
