@@ -210,22 +210,20 @@ static unsigned markers_for_next_mark(void) {
  * their CPU.  Only a hint: a helper that misses it, or whose wait
  * (SGC_PREWAKE_US) runs out, is woken by the phase as before. */
 static _Atomic uint32_t prewake_seq;       /* bumped per pre-wake */
-static _Atomic unsigned prewake_markers;   /* markers the coming mark uses */
+static _Atomic unsigned prewake_markers;   /* markers the coming mark uses; 0: none woken */
 static _Atomic unsigned prewake_answers;   /* helpers awake for the latest pre-wake */
-static unsigned prewake_expected;          /* the collector's: helpers it woke */
 
 void parallel_prewake(void) {
   unsigned want = markers_for_next_mark();
-  prewake_expected = 0;
+  atomic_store_explicit(&prewake_markers, 0, memory_order_relaxed);
   if (want <= 1 || helpers_created == 0 || !sgc_settings.prewake_ns) return;
   /* Only when every marker can have a CPU of its own: with more (4 GC
    * threads on 2 CPUs) the pre-woken helpers wait on CPUs the collector
    * and the others need; gcbench -t 2 ran 1.14x as long with all of them
    * pre-woken, and its pauses were 1.09x with only one (21 runs). */
   if (want > sgc_settings.usable_cpus) return;
-  atomic_store_explicit(&prewake_markers, want, memory_order_relaxed);
   atomic_store_explicit(&prewake_answers, 0, memory_order_relaxed);
-  prewake_expected = want - 1;
+  atomic_store_explicit(&prewake_markers, want, memory_order_relaxed);
   atomic_store_explicit(&phase_collector_cpu, sched_getcpu(), memory_order_relaxed);
   /* Release: a helper that sees the new sequence sees the count. */
   atomic_fetch_add_explicit(&prewake_seq, 1, memory_order_release);
@@ -239,8 +237,8 @@ void parallel_prewake(void) {
  * tools/helper_cpu.py).  One yield lets such a helper run and move itself
  * off this CPU; when none is queued here it costs a system call. */
 void parallel_prewake_settle(void) {
-  if (prewake_expected &&
-      atomic_load_explicit(&prewake_answers, memory_order_acquire) < prewake_expected)
+  unsigned woken = atomic_load_explicit(&prewake_markers, memory_order_relaxed);
+  if (woken > 1 && atomic_load_explicit(&prewake_answers, memory_order_acquire) < woken - 1)
     sched_yield();
 }
 
