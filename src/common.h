@@ -19,6 +19,8 @@
 /* Definition of an exported variable (GC_API is for declarations). */
 #define SGC_EXPORT __attribute__((visibility("default")))
 
+enum { MARKERS_CYCLE_MAX = 16 };
+
 /* Run-time settings, read once at start-up (api/settings.c). */
 struct sgc_settings {
   size_t initial_heap_bytes;
@@ -27,6 +29,10 @@ struct sgc_settings {
   unsigned extra_bytes;       /* bytes added to every request (bdwgc: 1) */
   size_t small_request_limit; /* MAX_SMALL_BYTES - extra_bytes */
   unsigned markers;
+  /* SGC_MARKERS_CYCLE: collection n marks with markers_cycle[n % length]
+   * markers (0 length: off), a benchmarking setting (mark/parallel.c). */
+  unsigned markers_cycle[MARKERS_CYCLE_MAX];
+  unsigned markers_cycle_length;
   bool sweep_parallel;        /* SGC_SWEEP=parallel */
   bool adaptive_markers;      /* SGC_ADAPTIVE (default on) */
   uint64_t stop_spin_ns;     /* SGC_STOP_SPIN_US: watch for stop acks before sleeping */

@@ -121,6 +121,36 @@ class Trace(unittest.TestCase):
         self.assertAlmostEqual(s["mark_idle_share"], 400 / 8000)
 
 
+    def test_markers_split_rates_each_count_over_its_own_collections(self):
+        recs = [
+            # one GC thread: 4e6 bytes in 2000 ns and 2e6 in 1000 ns: 2000 B/ns
+            {"pause_ns": 10, "mark_ns": 2000, "markers": 1, "marked_bytes": 4000000},
+            {"pause_ns": 10, "mark_ns": 1000, "markers": 1, "marked_bytes": 2000000},
+            # two: 6e6 bytes in 1500 ns: 4000 B/ns
+            {"pause_ns": 10, "mark_ns": 1500, "markers": 2, "marked_bytes": 6000000},
+        ]
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+            for rec in recs:
+                f.write(json.dumps(rec) + "\n")
+        try:
+            s = gcstats.parse_sgc_trace(f.name, by_markers=True)
+            plain = gcstats.parse_sgc_trace(f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertAlmostEqual(s["cycle_speedup"], 2.0)
+        self.assertAlmostEqual(s["cycle_mb_per_gc_1"], 3.0)
+        self.assertAlmostEqual(s["cycle_mb_per_gc_n"], 6.0)
+        self.assertNotIn("cycle_speedup", plain)  # only when asked
+        self.assertIsNone(gcstats.markers_split(recs[:2]))  # one side only
+
+    def test_cycle_section_medians_over_runs(self):
+        rows = [row("gcbench", "sgc", 2, 2, "cycle-store", i, cycle_speedup=v,
+                    cycle_mb_per_gc_1=16.0, cycle_mb_per_gc_n=17.0)
+                for i, v in enumerate([1.7, 1.9, 2.0], 1)]
+        text = "\n".join(report.section_cycle(rows))
+        self.assertIn("| gcbench | 2 | 2 | cycle-store | 3 | 1.90 | 1.70–2.00 |", text)
+
+
 class Pooling(unittest.TestCase):
     def test_merged_runs_pair_within_their_source(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -18,6 +18,10 @@ for variant in opt simple noopt no-slo no-nsb; do
     run SGC_MARK_VARIANT=$variant SGC_MARKERS=$markers SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
   done
 done
+for markers in 2 8; do
+  run SGC_MARK_SET=exchange SGC_MARKERS=$markers SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+done
+run SGC_MARKERS_CYCLE=1,2,8 GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 4
 for variant in opt noopt no-slo no-nsb; do
   run SGC_MARK_DEQUE=chase-lev SGC_MARK_VARIANT=$variant SGC_MARKERS=4 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
 done

@@ -179,7 +179,8 @@ def run_one(cfg, run_idx, profile, bin_dir, logs_dir, timeout, with_stats):
     stats = None
     if with_stats and impl["kind"] == "gc":
         if impl["stats"] == "sgc":
-            stats = parse_sgc_trace(prefix + ".trace.jsonl")
+            stats = parse_sgc_trace(prefix + ".trace.jsonl",
+                                    by_markers="SGC_MARKERS_CYCLE" in VARIANTS.get(cfg.variant, {}))
         else:
             stats = parse_bdwgc_stats(prefix + ".err", cfg.gc_threads)
     if stats:

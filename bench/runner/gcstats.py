@@ -23,7 +23,32 @@ def parse_result_line(path):
     return res
 
 
-def parse_sgc_trace(path):
+def markers_split(recs):
+    """For a run whose collections used different GC thread counts
+    (SGC_MARKERS_CYCLE): the mark rate of those with the most over the rate
+    of those with one, and each side's marked bytes per collection; None
+    unless the run has both."""
+    one = [r for r in recs if r.get("markers") == 1]
+    most = max((r.get("markers", 1) for r in recs), default=1)
+    many = [r for r in recs if most > 1 and r.get("markers") == most]
+    if not one or not many:
+        return None
+
+    def rate(rs):
+        ns = sum(r.get("mark_ns", 0) for r in rs)
+        return sum(r.get("marked_bytes", 0) for r in rs) / ns if ns else None
+
+    r1, rn = rate(one), rate(many)
+    if not r1 or not rn:
+        return None
+    return {"cycle_speedup": rn / r1,
+            "cycle_mb_per_gc_1": sum(r.get("marked_bytes", 0) for r in one) / len(one) / 1e6,
+            "cycle_mb_per_gc_n": sum(r.get("marked_bytes", 0) for r in many) / len(many) / 1e6}
+
+
+def parse_sgc_trace(path, by_markers=False):
+    """BY_MARKERS: also split the collections by GC thread count
+    (markers_split), for runs under SGC_MARKERS_CYCLE."""
     recs = []
     try:
         with open(path) as f:
@@ -67,6 +92,8 @@ def parse_sgc_trace(path):
     present = sum(r["markers"] * r.get("mark_ns", 0) for r in par)
     if present:
         summary["mark_idle_share"] = sum(r["mark_idle_ns"] for r in par) / present
+    if by_markers:
+        summary.update(markers_split(recs) or {})
     return summary
 
 

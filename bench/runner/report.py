@@ -134,6 +134,32 @@ def section_speedup(rows):
             md_table(hdr, body), ""]
 
 
+def section_cycle(rows):
+    """The mark speed-up within each run (experiment mark-cycle)."""
+    body = []
+    for (prog, impl, t, gct, var), rs in group(rows).items():
+        vals = [r["cycle_speedup"] for r in ok_rows(rs) if r.get("cycle_speedup")]
+        if not vals:
+            continue
+        per_1 = median([r["cycle_mb_per_gc_1"] for r in ok_rows(rs) if r.get("cycle_mb_per_gc_1")])
+        per_n = median([r["cycle_mb_per_gc_n"] for r in ok_rows(rs) if r.get("cycle_mb_per_gc_n")])
+        body.append([prog, t, gct_label(gct), var, len(vals), f"{median(vals):.2f}",
+                     f"{min(vals):.2f}–{max(vals):.2f}", fmt_num(per_1), fmt_num(per_n)])
+    if not body:
+        return []
+    return ["### Mark speed-up within each run\n",
+            "Collections alternate between 1 GC thread and the most the run has "
+            "(`SGC_MARKERS_CYCLE=1,2`), so each pair of neighbouring collections marks "
+            "alike heaps milliseconds apart, where the table above pairs whole runs "
+            "seconds or minutes apart.  Per run: the marked bytes over the mark time of "
+            "the collections with the most GC threads, divided by the same for those "
+            "with one; the median over runs and its range.  Marked MB/GC: each side's "
+            "mean, median over runs.  `cycle-store` sets marks with a plain store (the "
+            "default), `cycle-exchange` with the atomic exchange (`SGC_MARK_SET`).\n",
+            md_table(["program", "thr", "GC thr", "variant", "runs", "in-run mark speed-up",
+                      "range", "marked MB/GC 1 GC thr", "marked MB/GC most"], body), ""]
+
+
 def section_mark_rate(rows):
     rate = mark_rate_rows(rows)
     if not rate:
@@ -284,7 +310,7 @@ def section_pauses(rows):
 def write_report(out_dir, rows, meta):
     plt = get_plt()
     lines = (section_header(meta) + section_status(rows) + section_versus_bdwgc(rows)
-             + section_figures(rows, out_dir, plt) + section_speedup(rows)
+             + section_figures(rows, out_dir, plt) + section_speedup(rows) + section_cycle(rows)
              + section_mark_rate(rows) + section_ceiling(rows) + section_alloc(rows, out_dir, plt)
              + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_pauses(rows))
     lines += ["## All configurations\n", all_configs_table(rows), "",

@@ -13,7 +13,8 @@ CSV_COLUMNS = [
     "exit_code", "check", "wall_s", "proc_wall_s", "user_s", "sys_s", "gc_s", "mark_s",
     "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "peak_rss_kb", "collections",
     "gc_count", "heap_bytes", "live_bytes", "marked_bytes", "mark_mb_per_s", "markers_used",
-    "pages_consumed", "remote_ratio", "cache_kb", "mark_idle_share", "prestop_s", "metric_name", "metric", "mops", "hash", "extra", "args", "env", "command", "log",
+    "pages_consumed", "remote_ratio", "cache_kb", "mark_idle_share", "prestop_s", "cycle_speedup", "cycle_mb_per_gc_1",
+    "cycle_mb_per_gc_n", "metric_name", "metric", "mops", "hash", "extra", "args", "env", "command", "log",
 ]
 
 
@@ -22,7 +23,7 @@ NUMERIC = {
     "gc_s", "mark_s", "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "peak_rss_kb",
     "collections", "gc_count", "heap_bytes", "live_bytes", "marked_bytes", "mark_mb_per_s",
     "markers_used", "pages_consumed", "remote_ratio", "cache_kb", "mark_idle_share", "metric",
-    "mops", "prestop_s",
+    "mops", "prestop_s", "cycle_speedup", "cycle_mb_per_gc_1", "cycle_mb_per_gc_n",
 }
 
 

@@ -34,8 +34,7 @@ void *large_allocate(size_t bytes, unsigned kind) {
   head->head_offset = 0;
   head->object_bytes = rounded;
   head->next = head->prev = NULL;
-  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-    atomic_store_explicit(&head->mark_bits[w], 0, memory_order_relaxed);
+  page_clear_marks(head);
   if (kind == KIND_UNCOLLECTABLE || kind == KIND_ATOMIC_UNCOLLECTABLE)
     mark_bit_set(head, head->start);
   account_allocation(pages << PAGE_SHIFT);

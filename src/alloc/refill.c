@@ -31,8 +31,7 @@ void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
   page->free_head = NULL;
   page->free_count = 0;
   page->next = page->prev = NULL;
-  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-    atomic_store_explicit(&page->mark_bits[w], 0, memory_order_relaxed);
+  page_clear_marks(page);
   /* Thread the list in address order: allocation then walks the page
    * sequentially, which the hardware prefetcher likes. */
   size_t size = size_class_bytes[cls];

@@ -61,6 +61,28 @@ static const char *env_first(const char *a, const char *b) {
   return v && *v ? a : b;
 }
 
+/* SGC_MARKERS_CYCLE=1,2: a comma-separated list of marker counts, each
+ * 1 or more; anything else is ignored with a warning. */
+static void read_markers_cycle(struct sgc_settings *s) {
+  const char *v = getenv("SGC_MARKERS_CYCLE");
+  if (!v || !*v) return;
+  unsigned n = 0;
+  const char *p = v;
+  for (;;) {
+    char *end;
+    long count = strtol(p, &end, 10);
+    if (end == p || count < 1 || count > 1024 || n == MARKERS_CYCLE_MAX || (*end && *end != ',')) {
+      sgc_warn("ignoring SGC_MARKERS_CYCLE=%s: want up to %d counts from 1 to 1024, comma-separated",
+               v, MARKERS_CYCLE_MAX);
+      return;
+    }
+    s->markers_cycle[n++] = (unsigned)count;
+    if (!*end) break;
+    p = end + 1;
+  }
+  s->markers_cycle_length = n;
+}
+
 static void read_settings(void) {
   struct sgc_settings *s = &sgc_settings;
   s->initial_heap_bytes = env_size(env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE"), 0);
@@ -99,6 +121,10 @@ static void read_settings(void) {
   }
   s->small_request_limit = MAX_SMALL_BYTES - s->extra_bytes;
   s->usable_cpus = os_usable_cpus();
+  read_markers_cycle(s);
+  /* A cycle needs GC threads for its largest count, whatever SGC_MARKERS says. */
+  for (unsigned i = 0; i < s->markers_cycle_length; i++)
+    if (s->markers_cycle[i] > s->markers) s->markers = s->markers_cycle[i];
   settings_set_markers(s->markers ? s->markers : s->usable_cpus);
 }
 

@@ -28,6 +28,21 @@ enum page_flags {
   PAGE_RELEASED = 4, /* free and given back to the OS (reads as zero) */
 };
 
+/* A page's marks: one byte a granule, the object's first granule holding
+ * its mark; always 0 or 1, so a word's popcount counts marked objects.
+ * Bytes rather than bits so that GC threads marking side by side can set
+ * a mark with a plain store: no two of them ever write the same byte with
+ * different values, where a plain read-modify-write of a shared word of
+ * bits loses a neighbour's bit (gcbench failed its checks that way), and a
+ * locked OR cost 13% of the mark rate (one GC thread, SGC_MARKERS_CYCLE
+ * runs).  bdwgc's parallel builds use mark bytes for the same reason.  In
+ * the header, so that a page reached for the first time costs the
+ * header's misses and not one more in a separate table. */
+union page_marks {
+  _Atomic uint8_t byte[GRANULES_PER_PAGE];
+  _Atomic uint64_t word[MARK_WORDS_PER_PAGE];
+};
+
 struct page_header {
   _Atomic uint8_t state;       /* enum page_state; read racily by GC_base */
   uint8_t kind;                /* enum object_kind */
@@ -50,16 +65,12 @@ struct page_header {
   uint32_t live_objects;       /* small pages: marked objects at the last sweep */
   size_t object_bytes;         /* large head: bytes of the object */
   uintptr_t start;             /* address of the page's first byte */
-  /* One mark bit a granule, in the header: a page the marker reaches for
-   * the first time costs one cache miss for the header and its marks
-   * together, not one more in a separate bitmap (wide heap: -4% mark
-   * time, list heap: -7%). */
-  _Atomic uint64_t mark_bits[MARK_WORDS_PER_PAGE];
   struct page_header *next, *prev; /* pool or sweep lists */
   struct page_store *owner_store; /* page policies: the thread that owns it */
   int32_t first_owner;         /* thread id that consumed the page first */
   void *free_head, *free_tail; /* a swept page's free list (partial lists) */
   uint32_t free_count;
+  union page_marks marks;      /* last: the fields above share a line */
 };
 
 struct chunk {
@@ -167,27 +178,45 @@ static inline size_t object_size(const struct page_header *p) {
                                 : p->object_bytes;
 }
 
-/* Mark bits: one per granule, the object's first granule holds its bit. */
-static inline unsigned mark_bit_index(const struct page_header *p, uintptr_t base) {
-  return (unsigned)((base - p->start) >> GRANULE_SHIFT);
+/* Marks (union page_marks): the object's first granule holds its mark. */
+static inline _Atomic uint8_t *mark_bit_of(struct page_header *p, uintptr_t base) {
+  return &p->marks.byte[(base - p->start) >> GRANULE_SHIFT];
 }
 static inline bool mark_bit_test(const struct page_header *p, uintptr_t base) {
-  unsigned i = mark_bit_index(p, base);
-  return (atomic_load_explicit(&p->mark_bits[i >> 6], memory_order_relaxed) >> (i & 63)) & 1;
+  return atomic_load_explicit(&p->marks.byte[(base - p->start) >> GRANULE_SHIFT],
+                              memory_order_relaxed) != 0;
 }
-/* Optimistic update (thesis §3.4.3): read first, and only when the bit is
- * clear do the atomic OR.  Returns true when this call set the bit. */
+/* Optimistic update (thesis §3.4.3): read first, and only when the mark
+ * is clear the atomic exchange.  Returns true when this call set it: for
+ * callers that must know exactly (allocation, bdwgc's GC_set_mark_bit);
+ * GC threads set marks as mark.c's set_mark says. */
 __attribute__((always_inline)) static inline bool mark_bit_set(struct page_header *p, uintptr_t base) {
-  unsigned i = mark_bit_index(p, base);
-  _Atomic uint64_t *w = &p->mark_bits[i >> 6];
-  uint64_t bit = (uint64_t)1 << (i & 63);
-  if (atomic_load_explicit(w, memory_order_relaxed) & bit) return false;
-  return !(atomic_fetch_or_explicit(w, bit, memory_order_relaxed) & bit);
+  _Atomic uint8_t *m = mark_bit_of(p, base);
+  if (atomic_load_explicit(m, memory_order_relaxed)) return false;
+  return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
 }
 static inline void mark_bit_clear(struct page_header *p, uintptr_t base) {
-  unsigned i = mark_bit_index(p, base);
-  atomic_fetch_and_explicit(&p->mark_bits[i >> 6], ~((uint64_t)1 << (i & 63)),
-                            memory_order_relaxed);
+  atomic_store_explicit(mark_bit_of(p, base), 0, memory_order_relaxed);
+}
+/* Objects marked on P: each mark byte is 0 or 1. */
+static inline unsigned page_marked_count(const struct page_header *p) {
+  unsigned n = 0;
+  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+    n += (unsigned)__builtin_popcountll(atomic_load_explicit(&p->marks.word[w], memory_order_relaxed));
+  return n;
+}
+static inline bool page_any_marked(const struct page_header *p) {
+  uint64_t any = 0;
+  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+    any |= atomic_load_explicit(&p->marks.word[w], memory_order_relaxed);
+  return any != 0;
+}
+/* Clears P's marks, storing only to words with a mark: a page without
+ * any keeps its lines clean, and they are not written back. */
+static inline void page_clear_marks(struct page_header *p) {
+  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+    if (atomic_load_explicit(&p->marks.word[w], memory_order_relaxed))
+      atomic_store_explicit(&p->marks.word[w], 0, memory_order_relaxed);
 }
 
 /* ---- heap.c ---- */

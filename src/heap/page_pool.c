@@ -96,8 +96,7 @@ void page_pool_put(struct page_header *first, size_t pages) {
     first[i].next = first[i].prev = NULL;
     /* Pages in the pool keep no marks: the start of a collection skips
      * free spans (mark_begin), and a page leaves the pool unmarked. */
-    for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-      atomic_store_explicit(&first[i].mark_bits[w], 0, memory_order_relaxed);
+    page_clear_marks(&first[i]);
   }
   /* Merge with the span after. */
   uintptr_t after = first->start + (pages << PAGE_SHIFT);

@@ -84,7 +84,8 @@ struct marker {
 struct mark_config {
   enum mark_variant variant;
   size_t split_bytes;       /* SLO threshold, 0 = never split */
-  bool optimistic_bits;     /* read the mark bit before the atomic OR */
+  bool optimistic_bits;     /* read the mark before setting it */
+  bool plain_mark_store;    /* SGC_MARK_SET=store: set it without a lock (mark.c) */
   bool balance;             /* stealing on */
   bool nsb;                 /* flag-based termination */
   bool single_marker;       /* this collection marks with one thread */

@@ -62,10 +62,7 @@ void sweep_page(struct page_header *page) {
   /* Only object starts are ever marked, so the bits counted are the
    * survivors: a page with none, or with every object marked (common in
    * old data), needs no walk over its objects. */
-  unsigned marked = 0;
-  for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-    marked += (unsigned)__builtin_popcountll(
-        atomic_load_explicit(&page->mark_bits[w], memory_order_relaxed));
+  unsigned marked = page_marked_count(page);
   void *head = NULL, **link = &head;
   unsigned live = 0, free_count = 0;
   if (marked == 0 || marked == page->capacity) {
@@ -251,10 +248,7 @@ void sweep_after_mark(void) {
       uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
       step = page_walk_step(p, state); /* before large_free merges the span */
       if (state == PAGE_SMALL && p->kind < KIND_THREAD_LOCAL_COUNT) {
-        uint64_t any = 0;
-        for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-          any |= atomic_load_explicit(&p->mark_bits[w], memory_order_relaxed);
-        live_pages += any != 0;
+        live_pages += page_any_marked(p);
         p->free_head = NULL;
         p->free_count = 0;
         unsigned k = p->kind, cl = p->size_class;

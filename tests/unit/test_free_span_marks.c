@@ -32,11 +32,7 @@ static size_t marked_free_pages(size_t *free_total) {
       struct page_header *p = &c->pages[i];
       if (atomic_load_explicit(&p->state, memory_order_relaxed) != PAGE_FREE) continue;
       (*free_total)++;
-      for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-        if (atomic_load_explicit(&p->mark_bits[w], memory_order_relaxed)) {
-          marked++;
-          break;
-        }
+      if (page_any_marked(p)) marked++;
     }
   }
   return marked;

@@ -2,10 +2,10 @@
  * (wide, deep, one huge array, a long list, a list ending in a tree),
  * marked by every variant of
  * thesis Table 3.2 with 1 to 8 markers (more than this machine's cores).
- * A collection that declared termination while work remained, lost a
- * stolen entry, or marked an object twice would report a count other than
- * K; every reachable object's mark bit is also checked by a walk of the
- * test's own.  Each shape runs in a fresh child so nothing else is in the
+ * A collection that declared termination while work remained or lost a
+ * stolen entry would report fewer than K, and one that marked an object
+ * twice with the atomic exchange (SGC_MARK_SET=exchange) more; every
+ * reachable object's mark is also checked by a walk of the test's own.  Each shape runs in a fresh child so nothing else is in the
  * heap. */
 #include <stdlib.h>
 #include <string.h>
@@ -133,12 +133,18 @@ static void run_shape(const char *name, size_t (*build)(void)) {
       mark_config.deque = (enum mark_deque)deque;
       sgc_settings.markers = markers;
       for (int rep = 0; rep < 3; rep++) {
+        /* Marks set by a plain store (the default) and by the exchange. */
+        bool plain = rep != 1;
+        mark_config.plain_mark_store = plain;
         GC_gcollect();
         SGC_gc_record_t rec;
         CHECK(SGC_get_gc_records(&rec, 1) == 1, "no record");
-        CHECK(rec.marked_objects == k, "%s, %s, %s, %u markers: marked %lu objects, expected %zu",
-              name, deque ? "chase-lev" : "watermark", variant_names[v], markers,
-              (unsigned long)rec.marked_objects, k);
+        /* With plain stores two GC threads may both count an object (never
+         * in these graphs but for a root found twice); never fewer. */
+        CHECK(plain ? rec.marked_objects >= k : rec.marked_objects == k,
+              "%s, %s, %s, %u markers, %s: marked %lu objects, expected %zu", name,
+              deque ? "chase-lev" : "watermark", variant_names[v], markers,
+              plain ? "store" : "exchange", (unsigned long)rec.marked_objects, k);
         CHECK(rec.markers == (int)markers, "%s: %d markers ran, asked for %u", name,
               rec.markers, markers);
         size_t lost = unmarked_reachable();
