@@ -28,6 +28,18 @@ def row(program, impl, threads, gc_threads, variant, run, **cols):
     return r
 
 
+def parse_trace(recs, tail="", **kw):
+    """parse_sgc_trace over a trace file holding RECS (then TAIL, raw)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        for rec in recs:
+            f.write(json.dumps(rec) + "\n")
+        f.write(tail)
+    try:
+        return gcstats.parse_sgc_trace(f.name, **kw)
+    finally:
+        os.unlink(f.name)
+
+
 class PairedRatio(unittest.TestCase):
     def test_pairs_by_round_not_by_median(self):
         # Round 1 is a slow phase for both sides, rounds 2 and 3 fast ones.
@@ -89,13 +101,7 @@ class Tables(unittest.TestCase):
         self.assertEqual(r[7], "2.00")  # 3e9 bytes / (1.0 + 0.5) s
 
     def test_trace_sums_the_time_before_the_stops(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
-            for prestop in (1000, 3000):
-                f.write(json.dumps({"pause_ns": 10, "mark_ns": 5, "prestop_ns": prestop}) + "\n")
-        try:
-            s = gcstats.parse_sgc_trace(f.name)
-        finally:
-            os.unlink(f.name)
+        s = parse_trace([{"pause_ns": 10, "mark_ns": 5, "prestop_ns": p} for p in (1000, 3000)])
         self.assertAlmostEqual(s["prestop_s"], 4000 / 1e9)
 
 
@@ -109,14 +115,7 @@ class Trace(unittest.TestCase):
             # 2 x 3000 ns present, 300 idle
             {"pause_ns": 10, "mark_ns": 3000, "markers": 2, "mark_idle_ns": 300},
         ]
-        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
-            for rec in recs:
-                f.write(json.dumps(rec) + "\n")
-            f.write('{"truncated":')  # a crash's last line is skipped
-        try:
-            s = gcstats.parse_sgc_trace(f.name)
-        finally:
-            os.unlink(f.name)
+        s = parse_trace(recs, tail='{"truncated":')  # a crash's last line is skipped
         self.assertEqual(s["collections"], 3)
         self.assertAlmostEqual(s["mark_idle_share"], 400 / 8000)
 
@@ -129,14 +128,8 @@ class Trace(unittest.TestCase):
             # two: 6e6 bytes in 1500 ns: 4000 B/ns
             {"pause_ns": 10, "mark_ns": 1500, "markers": 2, "marked_bytes": 6000000},
         ]
-        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
-            for rec in recs:
-                f.write(json.dumps(rec) + "\n")
-        try:
-            s = gcstats.parse_sgc_trace(f.name, by_markers=True)
-            plain = gcstats.parse_sgc_trace(f.name)
-        finally:
-            os.unlink(f.name)
+        s = parse_trace(recs, by_markers=True)
+        plain = parse_trace(recs)
         self.assertAlmostEqual(s["cycle_speedup"], 2.0)
         self.assertAlmostEqual(s["cycle_mb_per_gc_1"], 3.0)
         self.assertAlmostEqual(s["cycle_mb_per_gc_n"], 6.0)

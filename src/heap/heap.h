@@ -34,8 +34,8 @@ enum page_flags {
  * a mark with a plain store: no two of them ever write the same byte with
  * different values, where a plain read-modify-write of a shared word of
  * bits loses a neighbour's bit (gcbench failed its checks that way), and a
- * locked OR cost 13% of the mark rate (one GC thread, SGC_MARKERS_CYCLE
- * runs).  bdwgc's parallel builds use mark bytes for the same reason.  In
+ * locked OR cost 13% of one GC thread's gcbench mark rate (history.md,
+ * "Mark bytes set by a plain store").  bdwgc's parallel builds use mark bytes for the same reason.  In
  * the header, so that a page reached for the first time costs the
  * header's misses and not one more in a separate table. */
 union page_marks {
@@ -179,12 +179,11 @@ static inline size_t object_size(const struct page_header *p) {
 }
 
 /* Marks (union page_marks): the object's first granule holds its mark. */
-static inline _Atomic uint8_t *mark_bit_of(struct page_header *p, uintptr_t base) {
-  return &p->marks.byte[(base - p->start) >> GRANULE_SHIFT];
+static inline _Atomic uint8_t *mark_bit_of(const struct page_header *p, uintptr_t base) {
+  return (_Atomic uint8_t *)&p->marks.byte[(base - p->start) >> GRANULE_SHIFT];
 }
 static inline bool mark_bit_test(const struct page_header *p, uintptr_t base) {
-  return atomic_load_explicit(&p->marks.byte[(base - p->start) >> GRANULE_SHIFT],
-                              memory_order_relaxed) != 0;
+  return atomic_load_explicit(mark_bit_of(p, base), memory_order_relaxed) != 0;
 }
 /* Optimistic update (thesis §3.4.3): read first, and only when the mark
  * is clear the atomic exchange.  Returns true when this call set it: for

@@ -135,20 +135,19 @@ static inline bool kind_is_scanned(unsigned kind) {
  * mark is clear, set it with a plain store (SGC_MARK_SET=store, the
  * default, and always with one marker) or the exchange (=exchange).  A
  * plain store takes no lock, so the loads after it (the next candidates'
- * headers, a list's next node) are not held back until it completes: the
- * locked operation cost 13% of one GC thread's mark rate.  Two GC
+ * headers, a list's next node) are not held back until it completes: a
+ * locked operation forced on one GC thread cost it 13% of its gcbench
+ * mark rate (history.md, "Mark bytes set by a plain store").  Two GC
  * threads may then both find a mark clear and both scan the object; that
  * scan finds its referents marked, so it only repeats work, and the
  * object's bytes count twice in the marked totals. */
 static inline bool set_mark(struct page_header *p, uintptr_t base) {
   _Atomic uint8_t *m = mark_bit_of(p, base);
   if (!mark_config.optimistic_bits) return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
+  if (!mark_config.single_marker && !mark_config.plain_mark_store) return mark_bit_set(p, base);
   if (atomic_load_explicit(m, memory_order_relaxed)) return false;
-  if (mark_config.single_marker || mark_config.plain_mark_store) {
-    atomic_store_explicit(m, 1, memory_order_relaxed);
-    return true;
-  }
-  return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
+  atomic_store_explicit(m, 1, memory_order_relaxed);
+  return true;
 }
 
 /* Marks the object W points into, if any, and queues it for scanning.

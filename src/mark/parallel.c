@@ -203,7 +203,7 @@ static _Atomic int phase_collector_cpu = -1; /* where the collector runs the pha
  * the heap, do not depend on the count) milliseconds apart, while
  * separate runs, seconds apart on a shared VM, marked the same heap
  * (bh-pt: 92.6 MB in 20 collections every run) at 1,540 to 2,771 MB/s
- * with one GC thread (20261122 deque report).  Advanced once per
+ * with one GC thread (20261122-035000-deque-ceiling).  Advanced once per
  * collection (parallel_after_collection). */
 static unsigned cycle_position;
 
