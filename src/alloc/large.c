@@ -25,10 +25,10 @@ void *large_allocate(size_t bytes, unsigned kind) {
   bool zeroed = page_span_is_zeroed(head, pages);
   for (size_t i = 1; i < pages; i++) {
     head[i].head_offset = (uint32_t)i;
-    head[i].flags &= (uint8_t)~PAGE_ZEROED;
+    head[i].flags |= PAGE_DIRTY;
     atomic_store_explicit(&head[i].state, PAGE_LARGE_TAIL, memory_order_relaxed);
   }
-  head->flags &= (uint8_t)~PAGE_ZEROED;
+  head->flags |= PAGE_DIRTY;
   head->kind = (uint8_t)kind;
   head->span_pages = (uint32_t)pages;
   head->head_offset = 0;

@@ -15,9 +15,9 @@ void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
                         unsigned *count, void **tail) {
   unsigned granules = size_class_bytes[cls] >> GRANULE_SHIFT;
   unsigned capacity = PAGE_BYTES / size_class_bytes[cls];
-  if (kind != KIND_ATOMIC && kind != KIND_ATOMIC_UNCOLLECTABLE && !(page->flags & PAGE_ZEROED))
+  if (kind != KIND_ATOMIC && kind != KIND_ATOMIC_UNCOLLECTABLE && (page->flags & PAGE_DIRTY))
     memset((void *)page->start, 0, PAGE_BYTES);
-  page->flags &= (uint8_t)~PAGE_ZEROED;
+  page->flags |= PAGE_DIRTY;
   page->kind = (uint8_t)kind;
   page->size_class = (uint8_t)cls;
   page->object_granules = (uint16_t)granules;

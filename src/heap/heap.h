@@ -23,7 +23,10 @@ enum page_state {
 };
 
 enum page_flags {
-  PAGE_ZEROED = 1,   /* every byte is zero (fresh from the OS) */
+  /* May hold non-zero bytes (written since it came from the OS or was
+   * released).  Clear on a fresh page: a header's zero state is a valid
+   * free page, so a new chunk's headers need no writing (heap_grow). */
+  PAGE_DIRTY = 1,
   PAGE_CONSUMED = 2, /* has held small objects once: counts in "a" */
   PAGE_RELEASED = 4, /* free and given back to the OS (reads as zero) */
 };

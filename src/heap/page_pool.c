@@ -14,6 +14,9 @@ enum { EXACT_BUCKETS = 64 };
 static struct page_header *buckets[EXACT_BUCKETS];
 static size_t free_pages;
 static size_t released_pages; /* free pages whose memory the OS took back */
+/* Free pages written since the OS gave them (PAGE_DIRTY): what releasing
+ * can give back.  Fresh pages of a new chunk are free but not dirty. */
+static size_t dirty_free_pages;
 
 size_t page_pool_free_pages(void) { return free_pages; }
 
@@ -33,6 +36,7 @@ bool page_pool_is_span_head(const struct page_header *p) {
          (p->next || p->prev || buckets[bucket_of(p->span_pages)] == p);
 }
 
+/* HEAD's start is written; its tail's is set here. */
 static void span_link(struct page_header *head, size_t pages) {
   head->span_pages = (uint32_t)pages;
   head->head_offset = 0;
@@ -42,6 +46,7 @@ static void span_link(struct page_header *head, size_t pages) {
     atomic_store_explicit(&tail->state, PAGE_FREE, memory_order_relaxed);
     tail->head_offset = (uint32_t)(pages - 1);
     tail->span_pages = 0;
+    tail->start = head->start + ((pages - 1) << PAGE_SHIFT);
   }
   unsigned b = bucket_of(pages);
   head->prev = NULL;
@@ -61,6 +66,7 @@ static void span_unlink(struct page_header *head) {
 }
 
 void page_pool_add_chunk(struct chunk *c) {
+  c->pages[0].start = c->base;
   span_link(&c->pages[0], c->page_count);
 }
 
@@ -75,14 +81,20 @@ struct page_header *page_pool_take(size_t pages) {
   if (!span) return NULL;
   size_t have = span->span_pages;
   span_unlink(span);
-  if (have > pages) span_link(span + pages, have - pages);
+  if (have > pages) {
+    span[pages].start = span->start + (pages << PAGE_SHIFT);
+    span_link(span + pages, have - pages);
+  }
   span->span_pages = (uint32_t)pages;
   /* Released pages come back on first touch, zeroed by the kernel. */
-  for (size_t i = 0; i < pages; i++)
+  for (size_t i = 0; i < pages; i++) {
+    span[i].start = span->start + (i << PAGE_SHIFT);
+    if (span[i].flags & PAGE_DIRTY) dirty_free_pages--;
     if (span[i].flags & PAGE_RELEASED) {
       span[i].flags &= (uint8_t)~PAGE_RELEASED;
       released_pages--;
     }
+  }
   return span;
 }
 
@@ -91,7 +103,8 @@ struct page_header *page_pool_take(size_t pages) {
 void page_pool_put(struct page_header *first, size_t pages) {
   for (size_t i = 0; i < pages; i++) {
     if (first[i].flags & PAGE_RELEASED) released_pages--; /* not expected: in use pages */
-    first[i].flags &= (uint8_t)~(PAGE_ZEROED | PAGE_RELEASED);
+    first[i].flags = (uint8_t)((first[i].flags & ~PAGE_RELEASED) | PAGE_DIRTY);
+    dirty_free_pages++;
     atomic_store_explicit(&first[i].state, PAGE_FREE, memory_order_relaxed);
     first[i].next = first[i].prev = NULL;
     /* Pages in the pool keep no marks: the start of a collection skips
@@ -127,7 +140,7 @@ void page_pool_put(struct page_header *first, size_t pages) {
 
 bool page_span_is_zeroed(struct page_header *first, size_t pages) {
   for (size_t i = 0; i < pages; i++)
-    if (!(first[i].flags & PAGE_ZEROED)) return false;
+    if (first[i].flags & PAGE_DIRTY) return false;
   return true;
 }
 
@@ -140,17 +153,21 @@ size_t page_pool_release(size_t min_pages) {
   size_t released = 0;
   /* Nothing left to give back: skip the walk over every free page, which
    * on a large, mostly free heap cost each collection 0.8 ms a GiB. */
-  if (free_pages - released_pages < min_pages) return 0;
+  if (dirty_free_pages < min_pages) return 0;
   for (unsigned b = 0; b < EXACT_BUCKETS; b++) {
     if (b && b < min_pages) continue;
     for (struct page_header *s = buckets[b]; s; s = s->next) {
       if (s->span_pages < min_pages) continue;
+      /* Only dirty pages' headers are written: a clean page's (fresh from
+       * the OS, never used) may not be resident, and reading it is free. */
       size_t n = 0;
-      for (size_t i = 0; i < s->span_pages; i++) n += !(s[i].flags & PAGE_RELEASED);
+      for (size_t i = 0; i < s->span_pages; i++) n += (s[i].flags & PAGE_DIRTY) != 0;
       if (!n) continue;
       os_decommit((void *)s->start, (size_t)s->span_pages << PAGE_SHIFT);
-      for (size_t i = 0; i < s->span_pages; i++) s[i].flags |= PAGE_ZEROED | PAGE_RELEASED;
+      for (size_t i = 0; i < s->span_pages; i++)
+        if (s[i].flags & PAGE_DIRTY) s[i].flags = (uint8_t)((s[i].flags & ~PAGE_DIRTY) | PAGE_RELEASED);
       released_pages += n;
+      dirty_free_pages -= n;
       released += n << PAGE_SHIFT;
     }
   }

@@ -7,16 +7,6 @@
 #include "common.h"
 #include "unit.h"
 
-static long resident_kb(void) {
-  long size = 0, resident = 0;
-  FILE *f = fopen("/proc/self/statm", "r");
-  if (f) {
-    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
-    fclose(f);
-  }
-  return resident * 4;
-}
-
 static void *volatile keep;
 
 static __attribute__((noinline)) void build_and_drop(void) {
@@ -47,9 +37,9 @@ int main(void) {
   build_and_drop();
   build_and_drop();
   clear_stack();
-  long before = resident_kb();
+  long before = unit_resident_kb();
   GC_gcollect_and_unmap();
-  long after = resident_kb();
+  long after = unit_resident_kb();
   size_t unmapped = GC_get_unmapped_bytes();
   printf("resident %ld KiB -> %ld KiB, unmapped %zu KiB\n", before, after, unmapped / 1024);
   CHECK(unmapped >= (size_t)16 << 20, "only %zu bytes given back", unmapped);

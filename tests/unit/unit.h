@@ -18,6 +18,16 @@ static int unit_passed, unit_failed;
       }                                                                   \
     }                                                                     \
   } while (0)
+/* The process's resident set in KiB (/proc/self/statm), 0 if unreadable. */
+static inline long unit_resident_kb(void) {
+  long size = 0, resident = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return resident * 4;
+}
 static int unit_finish(void) {
   printf("%d passed, %d failed\n", unit_passed, unit_failed);
   return unit_failed ? 1 : 0;
