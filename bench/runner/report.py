@@ -17,6 +17,14 @@ from .tables import (all_configs_table, alloc_series, comparison_rows, headline_
 from .util import REPO, fmt_num, gct_label, log, median, to_float
 
 
+def table_section(heading, prose, headers, body):
+    """A section of one table: HEADING, a paragraph, the table of BODY's
+    rows; empty when BODY is."""
+    if not body:
+        return []
+    return [heading, prose, md_table(headers, body), ""]
+
+
 def section_header(meta):
     m = meta.get("machine", {})
     return [
@@ -145,38 +153,36 @@ def section_cycle(rows):
         per_n = median([r["cycle_mb_per_gc_n"] for r in ok_rows(rs) if r.get("cycle_mb_per_gc_n")])
         body.append([prog, t, gct_label(gct), var, len(vals), f"{median(vals):.2f}",
                      f"{min(vals):.2f}–{max(vals):.2f}", fmt_num(per_1), fmt_num(per_n)])
-    if not body:
-        return []
-    return ["### Mark speed-up within each run\n",
-            "Collections alternate between 1 GC thread and the most the run has "
-            "(`SGC_MARKERS_CYCLE=1,2`), so each pair of neighbouring collections marks "
-            "alike heaps milliseconds apart, where the table above pairs whole runs "
-            "seconds or minutes apart.  Per run: the marked bytes over the mark time of "
-            "the collections with the most GC threads, divided by the same for those "
-            "with one; the median over runs and its range.  Marked MB/GC: each side's "
-            "mean, median over runs.  `cycle-store` sets marks with a plain store (the "
-            "default), `cycle-exchange` with the atomic exchange (`SGC_MARK_SET`).\n",
-            md_table(["program", "thr", "GC thr", "variant", "runs", "in-run mark speed-up",
-                      "range", "marked MB/GC 1 GC thr", "marked MB/GC most"], body), ""]
+    return table_section(
+        "### Mark speed-up within each run\n",
+        "Collections alternate between 1 GC thread and the most the run has "
+        "(`SGC_MARKERS_CYCLE=1,2`), so each pair of neighbouring collections marks "
+        "alike heaps milliseconds apart, where the table above pairs whole runs "
+        "seconds or minutes apart.  Per run: the marked bytes over the mark time of "
+        "the collections with the most GC threads, divided by the same for those "
+        "with one; the median over runs and its range.  Marked MB/GC: each side's "
+        "mean, median over runs.  `cycle-store` sets marks with a plain store (the "
+        "default), `cycle-exchange` with the atomic exchange (`SGC_MARK_SET`).\n",
+        ["program", "thr", "GC thr", "variant", "runs", "in-run mark speed-up", "range",
+         "marked MB/GC 1 GC thr", "marked MB/GC most"],
+        body)
 
 
 def section_mark_rate(rows):
-    rate = mark_rate_rows(rows)
-    if not rate:
-        return []
-    return ["### Mark rate against bdwgc\n",
-            "Marked bytes / mark time (median MB/s) with the same GC thread count; "
-            "sgc/bdwgc > 1 means sgc marks faster.  bdwgc's mark time ('World-stopped "
-            "marking') includes stopping and restarting the world and sgc's `mark_ns` does "
-            "not, so the last column divides sgc's marked bytes by its whole pauses "
-            "and the time before each stop (`prestop_ns`: clearing the marks, which "
-            "sgc does with the world running, and waking GC threads) instead (stop, "
-            "mark, finalisation, restart and that: more than bdwgc's figure counts).  "
-            "The two heaps differ (collection points, heap sizes), so this "
-            "compares rates, not work.\n",
-            md_table(["program", "thr", "GC thr", "sgc MB/s", "sgc MB/s over pauses",
-                      "bdwgc MB/s", "sgc/bdwgc", "sgc over pauses/bdwgc"], rate),
-            ""]
+    return table_section(
+        "### Mark rate against bdwgc\n",
+        "Marked bytes / mark time (median MB/s) with the same GC thread count; "
+        "sgc/bdwgc > 1 means sgc marks faster.  bdwgc's mark time ('World-stopped "
+        "marking') includes stopping and restarting the world and sgc's `mark_ns` does "
+        "not, so the last column divides sgc's marked bytes by its whole pauses "
+        "and the time before each stop (`prestop_ns`: clearing the marks, which "
+        "sgc does with the world running, and waking GC threads) instead (stop, "
+        "mark, finalisation, restart and that: more than bdwgc's figure counts).  "
+        "The two heaps differ (collection points, heap sizes), so this "
+        "compares rates, not work.\n",
+        ["program", "thr", "GC thr", "sgc MB/s", "sgc MB/s over pauses", "bdwgc MB/s",
+         "sgc/bdwgc", "sgc over pauses/bdwgc"],
+        mark_rate_rows(rows))
 
 
 def section_alloc(rows, out_dir, plt):
@@ -219,19 +225,18 @@ def section_ceiling(rows):
                 paired = paired_ratio(g, keys[t], keys[1], "mops")
                 body.append([prog, t, fmt_num(base), fmt_num(speed), f"{speed / base:.2f}",
                              f"{paired:.2f}" if paired else "-"])
-    if not body:
-        return []
-    return ["## Machine ceiling\n",
-            "Loops that share nothing and take no lock (`bench/ceiling.c`; compute: registers "
-            "only; chase: one dependent cache miss per step along a random cycle through "
-            "shared nodes (128 MiB at the default size), the access pattern of marking; "
-            "gather: the same cycle followed at 16 places at once, so 16 misses are in "
-            "flight, as the marker's prefetch window keeps them; "
-            "stream: sequential reads), each thread doing the work of one, run in this "
-            "invocation's rounds.  A parallel speed-up measured in the same rounds can be "
-            "expected to stay at or below these.\n",
-            md_table(["loop", "thr", "M steps/s 1 thr", "M steps/s", "speed-up",
-                      "paired speed-up"], body), ""]
+    return table_section(
+        "## Machine ceiling\n",
+        "Loops that share nothing and take no lock (`bench/ceiling.c`; compute: registers "
+        "only; chase: one dependent cache miss per step along a random cycle through "
+        "shared nodes (128 MiB at the default size), the access pattern of marking; "
+        "gather: the same cycle followed at 16 places at once, so 16 misses are in "
+        "flight, as the marker's prefetch window keeps them; "
+        "stream: sequential reads), each thread doing the work of one, run in this "
+        "invocation's rounds.  A parallel speed-up measured in the same rounds can be "
+        "expected to stay at or below these.\n",
+        ["loop", "thr", "M steps/s 1 thr", "M steps/s", "speed-up", "paired speed-up"],
+        body)
 
 
 def section_unfair(rows, out_dir, plt):
@@ -296,15 +301,15 @@ def section_pauses(rows):
                            fmt_num(agg(rs, "collections")), fmt_num(agg(rs, "mean_pause_ms")),
                            fmt_num(agg(rs, "max_pause_ms")),
                            fmt_num(median(stops)) if stops else "-"])
-    if not pause_rows:
-        return []
-    return ["## Pause times (cf. Table 5.1)\n",
-            "Average and worst stop-the-world pause per run (median over runs), ms, "
-            "and the mean time to stop the world per collection (from the first stop "
-            "signal until every thread has acknowledged it; threads waiting in sgc for "
-            "its lock or in GC_pthread_join are not signalled; sgc only).\n",
-            md_table(["program", "impl", "thr", "GC thr", "variant", "collections",
-                      "mean pause ms", "max pause ms", "mean stop µs"], pause_rows), ""]
+    return table_section(
+        "## Pause times (cf. Table 5.1)\n",
+        "Average and worst stop-the-world pause per run (median over runs), ms, "
+        "and the mean time to stop the world per collection (from the first stop "
+        "signal until every thread has acknowledged it; threads waiting in sgc for "
+        "its lock or in GC_pthread_join are not signalled; sgc only).\n",
+        ["program", "impl", "thr", "GC thr", "variant", "collections", "mean pause ms",
+         "max pause ms", "mean stop µs"],
+        pause_rows)
 
 
 def write_report(out_dir, rows, meta):
