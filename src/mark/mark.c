@@ -78,6 +78,10 @@ void mark_init(void) {
 }
 
 void mark_begin(void) {
+  /* Roots are marked by the collector alone, under the rule of a drain by
+   * several (as before the rule was one field): the variant's and
+   * SGC_MARK_SET's, which tests may change between collections. */
+  mark_choose_set_rule(false);
   for (unsigned i = 0; i < parallel_markers_created(); i++) {
     struct marker *m = parallel_marker(i);
     /* Every stack is empty between collections: restart at the bottom. */
@@ -141,10 +145,19 @@ static inline bool kind_is_scanned(unsigned kind) {
  * threads may then both find a mark clear and both scan the object; that
  * scan finds its referents marked, so it only repeats work, and the
  * object's bytes count twice in the marked totals. */
+void mark_choose_set_rule(bool single_marker) {
+  if (!mark_config.optimistic_bits) mark_config.set_rule = MARK_SET_EXCHANGE;
+  else if (single_marker || mark_config.plain_mark_store) mark_config.set_rule = MARK_SET_READ_STORE;
+  else mark_config.set_rule = MARK_SET_READ_EXCHANGE;
+}
+
 static inline bool set_mark(struct page_header *p, uintptr_t base) {
   _Atomic uint8_t *m = mark_bit_of(p, base);
-  if (!mark_config.optimistic_bits) return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
-  if (!mark_config.single_marker && !mark_config.plain_mark_store) return mark_bit_set(p, base);
+  switch (mark_config.set_rule) {
+  case MARK_SET_EXCHANGE: return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
+  case MARK_SET_READ_EXCHANGE: return mark_bit_set(p, base);
+  case MARK_SET_READ_STORE: break;
+  }
   if (atomic_load_explicit(m, memory_order_relaxed)) return false;
   atomic_store_explicit(m, 1, memory_order_relaxed);
   return true;

@@ -88,8 +88,15 @@ struct mark_config {
   bool plain_mark_store;    /* SGC_MARK_SET=store: set it without a lock (mark.c) */
   bool balance;             /* stealing on */
   bool nsb;                 /* flag-based termination */
-  bool single_marker;       /* this collection marks with one thread */
   enum mark_deque deque;
+  /* How set_mark sets a mark in the coming drain, derived from the three
+   * inputs above (variant, SGC_MARK_SET, one marker or more) by
+   * mark_choose_set_rule, so the mark loop reads one field, not three. */
+  enum mark_set_rule {
+    MARK_SET_READ_EXCHANGE = 0, /* read, then the atomic exchange: exactly once */
+    MARK_SET_READ_STORE,        /* read, then a plain store */
+    MARK_SET_EXCHANGE,          /* No-Opt: the exchange without reading first */
+  } set_rule;
 };
 
 
@@ -98,6 +105,8 @@ extern struct mark_config mark_config;
 extern _Atomic int mark_detection_interrupted;
 
 void marker_init(struct marker *m, unsigned index);
+/* mark.c: sets mark_config.set_rule for a drain by one marker or more. */
+void mark_choose_set_rule(bool single_marker);
 void marker_grow(struct marker *m);
 
 /* chase_lev.c */
