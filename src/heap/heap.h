@@ -38,9 +38,10 @@ enum page_flags {
  * different values, where a plain read-modify-write of a shared word of
  * bits loses a neighbour's bit (gcbench failed its checks that way), and a
  * locked OR cost 13% of one GC thread's gcbench mark rate (history.md,
- * "Mark bytes set by a plain store").  bdwgc's parallel builds use mark bytes for the same reason.  In
- * the header, so that a page reached for the first time costs the
- * header's misses and not one more in a separate table. */
+ * "Mark bytes set by a plain store").  bdwgc's parallel builds use mark
+ * bytes for the same reason.  In the header, so that a page reached for
+ * the first time costs the header's misses and not one more in a
+ * separate table. */
 union page_marks {
   _Atomic uint8_t byte[GRANULES_PER_PAGE];
   _Atomic uint64_t word[MARK_WORDS_PER_PAGE];

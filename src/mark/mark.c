@@ -78,9 +78,9 @@ void mark_init(void) {
 }
 
 void mark_begin(void) {
-  /* Roots are marked by the collector alone, under the rule of a drain by
-   * several (as before the rule was one field): the variant's and
-   * SGC_MARK_SET's, which tests may change between collections. */
+  /* Roots are marked by the collector alone, under the rule a drain by
+   * several GC threads uses (the variant's and SGC_MARK_SET's), chosen
+   * at every collection because tests change those in between. */
   mark_choose_set_rule(false);
   for (unsigned i = 0; i < parallel_markers_created(); i++) {
     struct marker *m = parallel_marker(i);
@@ -133,6 +133,12 @@ static inline bool kind_is_scanned(unsigned kind) {
   return kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE;
 }
 
+void mark_choose_set_rule(bool single_marker) {
+  if (!mark_config.optimistic_bits) mark_config.set_rule = MARK_SET_EXCHANGE;
+  else if (single_marker || mark_config.plain_mark_store) mark_config.set_rule = MARK_SET_READ_STORE;
+  else mark_config.set_rule = MARK_SET_READ_EXCHANGE;
+}
+
 /* Sets the mark of the object at BASE; true when the caller is to scan
  * it.  The No-Opt variant always does the atomic exchange (thesis: no
  * optimistic read); the others read first (thesis §3.4.3) and, when the
@@ -145,12 +151,6 @@ static inline bool kind_is_scanned(unsigned kind) {
  * threads may then both find a mark clear and both scan the object; that
  * scan finds its referents marked, so it only repeats work, and the
  * object's bytes count twice in the marked totals. */
-void mark_choose_set_rule(bool single_marker) {
-  if (!mark_config.optimistic_bits) mark_config.set_rule = MARK_SET_EXCHANGE;
-  else if (single_marker || mark_config.plain_mark_store) mark_config.set_rule = MARK_SET_READ_STORE;
-  else mark_config.set_rule = MARK_SET_READ_EXCHANGE;
-}
-
 static inline bool set_mark(struct page_header *p, uintptr_t base) {
   _Atomic uint8_t *m = mark_bit_of(p, base);
   switch (mark_config.set_rule) {
