@@ -32,7 +32,7 @@ enum page_flags {
 };
 
 /* A page's marks: one byte a granule, the object's first granule holding
- * its mark; always 0 or 1, so a word's popcount counts marked objects.
+ * its mark; always 0 or 1, so the bytes' sum counts marked objects.
  * Bytes rather than bits so that GC threads marking side by side can set
  * a mark with a plain store: no two of them ever write the same byte with
  * different values, where a plain read-modify-write of a shared word of
@@ -201,12 +201,22 @@ __attribute__((always_inline)) static inline bool mark_bit_set(struct page_heade
 static inline void mark_bit_clear(struct page_header *p, uintptr_t base) {
   atomic_store_explicit(mark_bit_of(p, base), 0, memory_order_relaxed);
 }
-/* Objects marked on P: each mark byte is 0 or 1. */
+/* Objects marked on P.  Each mark byte is 0 or 1, so adding the mark
+ * words adds byte lanes that never carry (each lane ends at most
+ * MARK_WORDS_PER_PAGE = 32), and one fold sums the lanes.  Not
+ * __builtin_popcountll: without -mpopcnt (the x86-64 baseline this
+ * library is built for) that is a libgcc call per word, 32 a page, and
+ * was 3.5% of gcbench's run time (perf, cpu-clock) in the sweep. */
 static inline unsigned page_marked_count(const struct page_header *p) {
-  unsigned n = 0;
+  _Static_assert(MARK_WORDS_PER_PAGE <= 255, "byte lanes would carry");
+  uint64_t lanes = 0;
   for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-    n += (unsigned)__builtin_popcountll(atomic_load_explicit(&p->marks.word[w], memory_order_relaxed));
-  return n;
+    lanes += atomic_load_explicit(&p->marks.word[w], memory_order_relaxed);
+  /* Pairs of byte lanes into 16-bit lanes (each at most 64), then the
+   * multiply gathers the four into the top 16 bits (at most 256). */
+  const uint64_t low_bytes = 0x00ff00ff00ff00ffull;
+  lanes = (lanes & low_bytes) + ((lanes >> 8) & low_bytes);
+  return (unsigned)((lanes * 0x0001000100010001ull) >> 48);
 }
 static inline bool page_any_marked(const struct page_header *p) {
   uint64_t any = 0;
