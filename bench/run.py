@@ -140,12 +140,16 @@ def main(argv=None):
         if i not in IMPLS:
             ap.error(f"unknown implementation {i}; known: {', '.join(IMPLS)}")
 
-    bin_dir = a.bin_dir or os.path.join(a.build_dir, "bench")
+    # Absolute: every run executes with its logs folder as the working
+    # directory, where a relative binary or SGC_TRACE path would point
+    # elsewhere (a relative --out once left every sgc run without its
+    # trace, and the report without sgc's GC columns).
+    bin_dir = os.path.abspath(a.bin_dir or os.path.join(a.build_dir, "bench"))
     cfgs = []
     for n, e in exps:
         cfgs += expand(n, e, progs, impls, threads, gc_threads)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = a.out or os.path.join(REPO, "bench", "out", stamp)
+    out_dir = os.path.abspath(a.out or os.path.join(REPO, "bench", "out", stamp))
     logs_dir = os.path.join(out_dir, "logs")
     os.makedirs(logs_dir, exist_ok=True)
 

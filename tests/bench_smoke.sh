@@ -15,8 +15,23 @@ for peer in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc
   if ldconfig -p 2>/dev/null | grep -q "${peer#*:} "; then impls=$impls,${peer%%:*}; fi
 done
 rm -rf "$out"
-"$py" "$repo/bench/run.py" --smoke --impls "$impls" --bin-dir "$bin" --out "$out"
+mkdir -p "$(dirname "$out")"
+# Relative --out and --bin-dir, from another directory: the runs execute in
+# their logs folder, and the runner must still find the binaries and give
+# sgc a trace file it can open.
+parent=$(cd "$(dirname "$out")" && pwd)
+(cd "$parent" && "$py" "$repo/bench/run.py" --smoke --impls "$impls" \
+   --bin-dir "$(realpath --relative-to="$parent" "$bin")" --out "$(basename "$out")")
 runs=$(tail -n +2 "$out/results.csv" | wc -l)
 grep -q "^$runs of $runs runs passed" "$out/report.md" || {
   echo "report.md does not count $runs of $runs runs as passed" >&2; exit 1; }
+# Every sgc gcbench run collects at these sizes: its trace must have been
+# read (a trace path the program could not open leaves the count empty).
+"$py" - "$out/results.csv" <<'PY' || exit 1
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["impl"] == "sgc" and r["program"] == "gcbench"]
+bad = [r["log"] for r in rows if not r["collections"] or not r["gc_s"]]
+if not rows or bad:
+    sys.exit(f"sgc gcbench runs without trace statistics: {bad or 'no runs'}")
+PY
 echo "bench_smoke: $runs runs with $impls, all passed"
