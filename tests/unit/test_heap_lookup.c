@@ -9,12 +9,6 @@
 #include "unit.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next_random(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
 
 static uintptr_t start_of(uintptr_t a) {
   struct page_header *p;
@@ -78,8 +72,8 @@ int main(int argc, char **argv) {
   /* Random words, and random words inside the heap's range. */
   uintptr_t lo = atomic_load(&heap_lowest), hi = atomic_load(&heap_highest);
   for (int i = 0; i < 2000000; i++) {
-    check_word((uintptr_t)next_random());
-    check_word(lo + next_random() % (hi - lo + 4096));
+    check_word((uintptr_t)unit_xorshift(&rng));
+    check_word(lo + unit_xorshift(&rng) % (hi - lo + 4096));
   }
 
   /* Large objects: across pages and across chunks. */

@@ -11,12 +11,6 @@
 #include "unit.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static uint64_t next_random(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
 
 static unsigned count_bytes(const struct page_header *p) {
   unsigned n = 0;
@@ -54,9 +48,9 @@ int main(void) {
   }
   /* Random patterns of every density. */
   for (int round = 0; round < 20000; round++) {
-    unsigned density = (unsigned)(next_random() % 101);
+    unsigned density = (unsigned)(unit_xorshift(&rng) % 101);
     for (unsigned g = 0; g < GRANULES_PER_PAGE; g++)
-      atomic_store_explicit(&page.marks.byte[g], next_random() % 100 < density,
+      atomic_store_explicit(&page.marks.byte[g], unit_xorshift(&rng) % 100 < density,
                             memory_order_relaxed);
     unsigned want = count_bytes(&page), got = page_marked_count(&page);
     CHECK(got == want, "random pattern %d (density %u%%): %u, want %u", round, density, got, want);

@@ -97,12 +97,6 @@ static void check_bounds(const char *name, const struct event *ev, size_t n, int
 }
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
 
 int main(void) {
   enum { M = 1280 }; /* about 5 MB of 4 KiB pages, as the thesis's unfair benchmark */
@@ -142,13 +136,13 @@ int main(void) {
 
   /* Random traces, 2 to 16 threads, biased walks so usage moves around. */
   for (int trial = 0; trial < 200; trial++) {
-    int threads = 2 + (int)(next() % 15);
+    int threads = 2 + (int)(unit_xorshift(&rng) % 15);
     n = 0;
     long held[MAX_THREADS] = {0};
-    size_t len = 2000 + next() % 20000;
+    size_t len = 2000 + unit_xorshift(&rng) % 20000;
     for (size_t e = 0; e < len; e++) {
-      int t = (int)(next() % (uint64_t)threads);
-      bool grow = (next() % 100) < (uint64_t)(held[t] < 50 ? 70 : 35);
+      int t = (int)(unit_xorshift(&rng) % (uint64_t)threads);
+      bool grow = (unit_xorshift(&rng) % 100) < (uint64_t)(held[t] < 50 ? 70 : 35);
       if (!grow && held[t] == 0) grow = true;
       ev[n++] = (struct event){t, grow ? +1 : -1};
       held[t] += grow ? 1 : -1;

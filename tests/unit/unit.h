@@ -2,6 +2,7 @@
  * program ends with "N passed, N failed". */
 #ifndef SGC_UNIT_H
 #define SGC_UNIT_H
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,6 +28,14 @@ static inline long unit_resident_kb(void) {
     fclose(f);
   }
   return resident * 4;
+}
+/* Marsaglia's xorshift64: a reproducible stream of pseudo-random words
+ * from a non-zero *STATE. */
+static inline uint64_t unit_xorshift(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
 }
 static int unit_finish(void) {
   printf("%d passed, %d failed\n", unit_passed, unit_failed);
