@@ -6,6 +6,7 @@
 
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
+#include "api/env.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "os/os.h"
@@ -43,12 +44,7 @@ void page_policy_init(void) {
     else if (!strcmp(p, "lps")) page_policy = PAGE_POLICY_LPS;
     else sgc_warn("SGC_PAGE_POLICY=%s unknown; using lps", p);
   }
-  const char *k = getenv("SGC_LPS_K");
-  if (k && *k) {
-    double v = strtod(k, NULL);
-    if (v >= 1.0) page_policy_k = v;
-    else sgc_warn("SGC_LPS_K=%s must be at least 1; using %.2f", k, page_policy_k);
-  }
+  page_policy_k = env_double_min("SGC_LPS_K", page_policy_k, 1.0);
 }
 
 /* A counter only its store's owner writes: no read-modify-write needed. */

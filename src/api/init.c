@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "alloc/alloc.h"
+#include "api/env.h"
 #include "alloc/page_path.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
@@ -28,52 +29,20 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static SGC_attr_t requested;
 static bool requested_set;
 
-/* Sizes accept a k/K, m/M or g/G suffix. */
-static size_t env_size(const char *name, size_t fallback) {
-  const char *v = getenv(name);
-  if (!v || !*v) return fallback;
-  char *end;
-  unsigned long long n = strtoull(v, &end, 10);
-  switch (*end) {
-  case 'k': case 'K': n <<= 10; break;
-  case 'm': case 'M': n <<= 20; break;
-  case 'g': case 'G': n <<= 30; break;
-  case 0: break;
-  default: sgc_warn("ignoring %s=%s: not a size", name, v); return fallback;
-  }
-  return (size_t)n;
-}
-
-static long env_long(const char *name, long fallback) {
-  const char *v = getenv(name);
-  if (!v || !*v) return fallback;
-  char *end;
-  long n = strtol(v, &end, 10);
-  if (*end) {
-    sgc_warn("ignoring %s=%s: not a number", name, v);
-    return fallback;
-  }
-  return n;
-}
-
-static const char *env_first(const char *a, const char *b) {
-  const char *v = getenv(a);
-  return v && *v ? a : b;
-}
-
 /* SGC_MARKERS_CYCLE=1,2: a comma-separated list of marker counts, each
  * 1 or more; anything else is ignored with a warning. */
 static void read_markers_cycle(struct sgc_settings *s) {
-  const char *v = getenv("SGC_MARKERS_CYCLE");
-  if (!v || !*v) return;
+  const char *v = env_value("SGC_MARKERS_CYCLE");
+  if (!v) return;
   unsigned n = 0;
   const char *p = v;
   for (;;) {
     char *end;
     long count = strtol(p, &end, 10);
-    if (end == p || count < 1 || count > 1024 || n == MARKERS_CYCLE_MAX || (*end && *end != ',')) {
-      sgc_warn("ignoring SGC_MARKERS_CYCLE=%s: want up to %d counts from 1 to 1024, comma-separated",
-               v, MARKERS_CYCLE_MAX);
+    if (end == p || count < 1 || count > MARKERS_MAX || n == MARKERS_CYCLE_MAX ||
+        (*end && *end != ',')) {
+      sgc_warn("ignoring SGC_MARKERS_CYCLE=%s: want up to %d counts from 1 to %d, comma-separated",
+               v, MARKERS_CYCLE_MAX, MARKERS_MAX);
       return;
     }
     s->markers_cycle[n++] = (unsigned)count;
@@ -87,23 +56,22 @@ static void read_settings(void) {
   struct sgc_settings *s = &sgc_settings;
   s->initial_heap_bytes = env_size(env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE"), 0);
   s->max_heap_bytes = env_size(env_first("SGC_MAXIMUM_HEAP_SIZE", "GC_MAXIMUM_HEAP_SIZE"), 0);
-  s->torture_interval = (unsigned)env_long("SGC_TORTURE", 0);
-  s->extra_bytes = (unsigned)env_long("SGC_EXTRA_BYTES", 0);
-  long divisor = env_long("GC_FREE_SPACE_DIVISOR", 0);
+  s->torture_interval = (unsigned)env_long_in("SGC_TORTURE", 0, 0, INT32_MAX);
+  s->extra_bytes = (unsigned)env_long_in("SGC_EXTRA_BYTES", 0, 0, 256);
+  long divisor = env_long_in("GC_FREE_SPACE_DIVISOR", 0, 1, 1L << 20);
   if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
-  s->markers = (unsigned)env_long(env_first("SGC_MARKERS", "GC_MARKERS"), 0);
-  s->adaptive_markers = env_long("SGC_ADAPTIVE", 1) != 0;
-  long stop_spin_us = env_long("SGC_STOP_SPIN_US", 50);
-  s->stop_spin_ns = stop_spin_us > 0 ? (uint64_t)stop_spin_us * 1000 : 0;
-  long prewake_us = env_long("SGC_PREWAKE_US", 2000);
-  s->prewake_ns = prewake_us > 0 ? (uint64_t)prewake_us * 1000 : 0;
+  /* 0 asks for the default, as leaving it unset does. */
+  s->markers = (unsigned)env_long_in(env_first("SGC_MARKERS", "GC_MARKERS"), 0, 0, MARKERS_MAX);
+  s->adaptive_markers = env_long_in("SGC_ADAPTIVE", 1, 0, 1) != 0;
+  s->stop_spin_ns = (uint64_t)env_long_in("SGC_STOP_SPIN_US", 50, 0, 10000000) * 1000;
+  s->prewake_ns = (uint64_t)env_long_in("SGC_PREWAKE_US", 2000, 0, 10000000) * 1000;
   const char *sweep = getenv("SGC_SWEEP");
   if (sweep && *sweep) {
     if (!strcmp(sweep, "parallel")) s->sweep_parallel = true;
     else if (strcmp(sweep, "lazy")) sgc_warn("SGC_SWEEP=%s unknown; using lazy", sweep);
   }
-  s->print_stats = (int)env_long("SGC_STATS", 0);
-  s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long("SGC_PRINT_STATS", 0) != 0;
+  s->print_stats = (int)env_long_in("SGC_STATS", 0, 0, 2);
+  s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long_in("SGC_PRINT_STATS", 0, 0, 1) != 0;
   if (getenv("GC_DONT_GC")) GC_dont_gc = 1;
   const char *trace = getenv("SGC_TRACE");
   if (trace && *trace) s->trace_path = trace; /* opened at the first collection */
@@ -114,10 +82,10 @@ static void read_settings(void) {
     if (a->free_space_divisor > 0) GC_free_space_divisor = (GC_word)a->free_space_divisor;
     if (a->torture_interval > 0) s->torture_interval = (unsigned)a->torture_interval;
     if (a->extra_bytes > 0) s->extra_bytes = (unsigned)a->extra_bytes;
-  }
-  if (s->extra_bytes > 256) {
-    sgc_warn("SGC_EXTRA_BYTES=%u is too large; using 256", s->extra_bytes);
-    s->extra_bytes = 256;
+    if (s->extra_bytes > 256) {
+      sgc_warn("SGC_attr_t extra_bytes=%u is too large; using 256", s->extra_bytes);
+      s->extra_bytes = 256;
+    }
   }
   s->small_request_limit = MAX_SMALL_BYTES - s->extra_bytes;
   s->usable_cpus = os_usable_cpus();
@@ -221,10 +189,16 @@ GC_API int SGC_init(int ngcp, const SGC_attr_t *attr) {
       sgc_warn("SGC_init: extra_bytes can only be set by SGC_EXTRA_BYTES before start-up");
     if (attr->page_policy >= SGC_PAGE_POLICY_PS && attr->page_policy <= SGC_PAGE_POLICY_LPS)
       page_policy = (enum page_policy)(attr->page_policy - 1);
+    else if (attr->page_policy)
+      sgc_warn("SGC_init: ignoring page_policy %d: not an SGC_PAGE_POLICY_ value", attr->page_policy);
     if (attr->lps_k >= 1.0) page_policy_k = attr->lps_k;
+    else if (attr->lps_k != 0.0)
+      sgc_warn("SGC_init: ignoring lps_k %g: LPS's k is at least 1", attr->lps_k);
     if (attr->lab >= SGC_LAB_THREAD && attr->lab <= SGC_LAB_FLIP) percpu_set_mode(attr->lab);
+    else if (attr->lab) sgc_warn("SGC_init: ignoring lab %d: not an SGC_LAB_ value", attr->lab);
   }
   if (ngcp > 0) settings_set_markers((unsigned)ngcp);
+  else if (ngcp < 0) sgc_warn("SGC_init: ignoring ngcp %d: want 0 (the default) or more", ngcp);
   pthread_mutex_unlock(&heap_lock);
   thread_self_or_register();
   return 0;

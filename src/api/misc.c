@@ -36,6 +36,10 @@ GC_API int GC_is_incremental_mode(void) { return 0; }
  * settings_set_markers, the one place the marker count is set. */
 SGC_EXPORT int GC_parallel;
 void settings_set_markers(unsigned n) {
+  if (n > MARKERS_MAX) {
+    sgc_warn("%u GC threads asked for; sgc starts at most %d", n, MARKERS_MAX);
+    n = MARKERS_MAX;
+  }
   sgc_settings.markers = n;
   GC_parallel = (int)n - 1;
 }

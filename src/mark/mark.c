@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/env.h"
 #include "common.h"
 #include "mark/custom_kind.h"
 #include "os/os.h"
@@ -35,10 +36,13 @@ static void configure(void) {
     else if (!strcmp(v, "no-nsb")) variant = MARK_NO_NSB;
     else sgc_warn("SGC_MARK_VARIANT=%s unknown; using opt", v);
   }
-  size_t split = DEFAULT_SPLIT_BYTES;
-  const char *s = getenv("SGC_SPLIT_BYTES");
-  if (s && *s) split = strtoul(s, NULL, 10);
-  if (split && split < 64) split = 64;
+  /* 0 turns splitting off (the No-SLO variant's rule for every range);
+   * pieces shorter than a line would only add stack traffic. */
+  size_t split = (size_t)env_long_in("SGC_SPLIT_BYTES", DEFAULT_SPLIT_BYTES, 0, 1L << 30);
+  if (split && split < 64) {
+    sgc_warn("SGC_SPLIT_BYTES=%zu is below 64; using 64", split);
+    split = 64;
+  }
   const char *d = getenv("SGC_MARK_DEQUE");
   mark_config.deque = DEQUE_WATERMARK;
   if (d && *d) {

@@ -20,7 +20,7 @@
 #include "mark/mark.h"
 #include "os/os.h"
 
-enum { MAX_MARKERS = 1024, SPINS_BEFORE_YIELD = 64 };
+enum { SPINS_BEFORE_YIELD = 64 };
 
 static struct marker **markers;     /* [0] is the collector's */
 static unsigned helpers_created;    /* GC threads alive */
@@ -30,7 +30,7 @@ static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
 static int idle_count; /* No-NSB termination, under counter_lock */
 
 void parallel_mark_init(void) {
-  markers = os_alloc(MAX_MARKERS * sizeof *markers);
+  markers = os_alloc(MARKERS_MAX * sizeof *markers);
   if (!markers) sgc_fatal("cannot allocate the marker table");
   markers[0] = mark_collector;
 }
@@ -319,7 +319,7 @@ static void *helper_main(void *arg) {
 /* Creates GC threads up to WANT markers in all; called before the world
  * stops (thread creation may take libc locks). */
 void parallel_ensure_markers(unsigned want) {
-  if (want > MAX_MARKERS) want = MAX_MARKERS;
+  if (want > MARKERS_MAX) want = MARKERS_MAX;
   while (helpers_created + 1 < want) {
     unsigned index = helpers_created + 1;
     struct marker *m = os_alloc(sizeof *m);
