@@ -9,9 +9,7 @@
 set -u
 PROG=${1:?usage: markers_cycle.sh STRESS_PROGRAM}
 TAG=markers_cycle
-fail() { echo "FAIL [$TAG] $*"; exit 1; }
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/test_common.sh"
 
 # check CYCLE: the oracle under SGC_MARKERS_CYCLE=CYCLE, then its trace.
 check() {

@@ -1,11 +1,9 @@
 # Sourced by the tests that run a bdwgc client with libsgc.so preloaded
 # (ecl_preload.sh, guile_preload.sh).  The caller sets TAG (the test's
 # name) and LIB (libsgc.so); this makes LIB absolute and sets up TMP and
-# fail().
+# fail() (test_common.sh).
 case "$LIB" in /*) ;; *) LIB="$(pwd)/$LIB" ;; esac
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/$TAG.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
-fail() { echo "FAIL [$TAG] $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
 
 # find_program NAME...: the path of the first NAME installed, or exit 77
 # (ctest's SKIP_RETURN_CODE) when none is.

@@ -17,10 +17,8 @@
 set -u
 PROG=${1:?usage: prewake_trace.sh STRESS_PROGRAM}
 TAG=prewake_trace
-fail() { echo "FAIL [$TAG] $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
 [ "$(nproc)" -ge 2 ] || { echo "[$TAG] SKIP: fewer than 2 usable CPUs"; exit 77; }
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 
 # run NAME [VAR=VALUE...]: the stress program with a trace in $TMP/NAME.
 run() {

@@ -1,18 +1,17 @@
 #!/bin/sh
 # settings_checked.sh STRESS_PROGRAM
 #
-# Every numeric setting is checked (src/api/env.c): a value the README does
-# not allow -- not a number, negative, out of range, trailing junk, an
-# impossible size -- is ignored with a warning that names the variable,
-# and the program runs on with the default.  Before, SGC_MARKERS=-3 asked
-# for 2^32 GC threads (a run started 112) and SGC_SPLIT_BYTES=abc turned
-# the SLO variant off, both silently.  Valid values must not warn.
+# Every setting is checked (src/api/env.c): a value the README does not
+# allow -- not a number, negative, out of range, trailing junk, an
+# impossible size, a word it does not know -- is ignored with a warning
+# that names the variable, and the program runs on with the default.  Before, SGC_MARKERS=-3 asked
+# for 2^32 GC threads (a gcbench run started 1,023, the cap, and marked
+# with up to 112) and SGC_SPLIT_BYTES=abc turned the SLO variant off,
+# both silently.  Valid values must not warn.
 set -u
 PROG=${1:?usage: settings_checked.sh STRESS_PROGRAM}
 TAG=settings_checked
-fail() { echo "FAIL [$TAG] $*"; exit 1; }
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/test_common.sh"
 
 # bad VAR=VALUE: warns naming VAR=VALUE, and the run passes its oracle.
 bad() {
@@ -33,12 +32,16 @@ for v in SGC_MARKERS=-3 SGC_MARKERS=abc SGC_MARKERS=5000 GC_MARKERS=2x \
          SGC_INITIAL_HEAP_SIZE=-1 SGC_INITIAL_HEAP_SIZE=m SGC_INITIAL_HEAP_SIZE=4q \
          SGC_MAXIMUM_HEAP_SIZE=99999999999999g GC_FREE_SPACE_DIVISOR=0 \
          SGC_TORTURE=-1 SGC_EXTRA_BYTES=300 SGC_ADAPTIVE=2 \
-         SGC_STOP_SPIN_US=-1 SGC_PREWAKE_US=1e3 SGC_STATS=9; do
+         SGC_STOP_SPIN_US=-1 SGC_PREWAKE_US=1e3 SGC_STATS=9 \
+         SGC_SWEEP=eager SGC_MARK_VARIANT=fast SGC_MARK_DEQUE=abp SGC_MARK_SET=cas \
+         SGC_PAGE_POLICY=lps2; do
   bad "$v"
 done
 for v in SGC_MARKERS=0 SGC_MARKERS=3 GC_MARKERS=2 SGC_SPLIT_BYTES=0 SGC_SPLIT_BYTES=512 \
          SGC_LPS_K=1 SGC_LPS_K=2.5 SGC_INITIAL_HEAP_SIZE=8m SGC_INITIAL_HEAP_SIZE=8388608 \
-         SGC_MAXIMUM_HEAP_SIZE=1g GC_FREE_SPACE_DIVISOR=5 SGC_ADAPTIVE=0 SGC_PREWAKE_US=0; do
+         SGC_MAXIMUM_HEAP_SIZE=1g GC_FREE_SPACE_DIVISOR=5 SGC_ADAPTIVE=0 SGC_PREWAKE_US=0 \
+         SGC_SWEEP=parallel SGC_MARK_VARIANT=no-opt SGC_MARK_DEQUE=chase-lev \
+         SGC_MARK_SET=exchange SGC_PAGE_POLICY=al; do
   good "$v"
 done
 

@@ -37,13 +37,10 @@ static bool store_alive(struct page_store *s) {
 }
 
 void page_policy_init(void) {
-  const char *p = getenv("SGC_PAGE_POLICY");
-  if (p && *p) {
-    if (!strcmp(p, "ps")) page_policy = PAGE_POLICY_PS;
-    else if (!strcmp(p, "al")) page_policy = PAGE_POLICY_AL;
-    else if (!strcmp(p, "lps")) page_policy = PAGE_POLICY_LPS;
-    else sgc_warn("SGC_PAGE_POLICY=%s unknown; using lps", p);
-  }
+  static const struct env_word words[] = {
+      {"ps", PAGE_POLICY_PS}, {"al", PAGE_POLICY_AL}, {"lps", PAGE_POLICY_LPS}};
+  page_policy = (enum page_policy)env_choice("SGC_PAGE_POLICY", words, ENV_WORDS_COUNT(words),
+                                             page_policy);
   page_policy_k = env_double_min("SGC_LPS_K", page_policy_k, 1.0);
 }
 

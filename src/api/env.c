@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -17,17 +18,17 @@ const char *env_first(const char *a, const char *b) { return env_value(a) ? a : 
 size_t env_size(const char *name, size_t fallback) {
   const char *v = env_value(name);
   if (!v) return fallback;
-  char *end;
+  /* Digits first: strtoull would take "-1" as 2^64 - 1. */
+  char *end = (char *)v;
+  unsigned long long n = 0;
   errno = 0;
-  /* strtoull takes "-1" as 2^64 - 1: only digits are a size. */
-  unsigned long long n = (*v >= '0' && *v <= '9') ? strtoull(v, &end, 10) : (end = (char *)v, 0);
+  if (*v >= '0' && *v <= '9') n = strtoull(v, &end, 10);
+  static const char units[] = "kKmMgG"; /* pairs: 2^10, 2^20, 2^30 */
   unsigned shift = 0;
-  switch (end == v ? '?' : *end) {
-  case 'k': case 'K': shift = 10; end++; break;
-  case 'm': case 'M': shift = 20; end++; break;
-  case 'g': case 'G': shift = 30; end++; break;
-  case 0: break;
-  default: end = (char *)v; break;
+  const char *unit = end != v && *end ? strchr(units, *end) : NULL;
+  if (unit) {
+    shift = 10 * (unsigned)(1 + (unit - units) / 2);
+    end++;
   }
   if (end == v || *end || errno) {
     sgc_warn("ignoring %s=%s: not a size (bytes, or a number with k, m or g)", name, v);
@@ -72,4 +73,18 @@ double env_double_min(const char *name, double fallback, double min) {
     return fallback;
   }
   return n;
+}
+
+int env_choice(const char *name, const struct env_word *words, unsigned count, int fallback) {
+  const char *v = env_value(name);
+  if (!v) return fallback;
+  for (unsigned i = 0; i < count; i++)
+    if (!strcmp(v, words[i].word)) return words[i].value;
+  char list[256] = "";
+  for (unsigned i = 0; i < count; i++) {
+    if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
+    strncat(list, words[i].word, sizeof list - strlen(list) - 1);
+  }
+  sgc_warn("ignoring %s=%s: want one of %s", name, v, list);
+  return fallback;
 }

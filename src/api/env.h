@@ -2,7 +2,8 @@
  * README says the variable takes (not a number, out of range, trailing
  * junk) is ignored with a warning that names it: a typo must never change
  * a collector's configuration silently (SGC_MARKERS=-3 used to ask for
- * 2^32 GC threads, SGC_SPLIT_BYTES=abc turned the SLO variant off). */
+ * 2^32 GC threads and got 1,023, SGC_SPLIT_BYTES=abc turned the SLO
+ * variant off). */
 #ifndef SGC_ENV_H
 #define SGC_ENV_H
 
@@ -18,5 +19,12 @@ size_t env_size(const char *name, size_t fallback);
 long env_long_in(const char *name, long fallback, long min, long max);
 /* A number from MIN up. */
 double env_double_min(const char *name, double fallback, double min);
+/* One of a setting's words, as the value paired with it. */
+struct env_word {
+  const char *word;
+  int value;
+};
+int env_choice(const char *name, const struct env_word *words, unsigned count, int fallback);
+#define ENV_WORDS_COUNT(words) (unsigned)(sizeof(words) / sizeof((words)[0]))
 
 #endif

@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "alloc/alloc.h"
-#include "api/env.h"
 #include "alloc/page_path.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
+#include "api/env.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -65,11 +65,8 @@ static void read_settings(void) {
   s->adaptive_markers = env_long_in("SGC_ADAPTIVE", 1, 0, 1) != 0;
   s->stop_spin_ns = (uint64_t)env_long_in("SGC_STOP_SPIN_US", 50, 0, 10000000) * 1000;
   s->prewake_ns = (uint64_t)env_long_in("SGC_PREWAKE_US", 2000, 0, 10000000) * 1000;
-  const char *sweep = getenv("SGC_SWEEP");
-  if (sweep && *sweep) {
-    if (!strcmp(sweep, "parallel")) s->sweep_parallel = true;
-    else if (strcmp(sweep, "lazy")) sgc_warn("SGC_SWEEP=%s unknown; using lazy", sweep);
-  }
+  static const struct env_word sweep_words[] = {{"lazy", 0}, {"parallel", 1}};
+  s->sweep_parallel = env_choice("SGC_SWEEP", sweep_words, ENV_WORDS_COUNT(sweep_words), 0) != 0;
   s->print_stats = (int)env_long_in("SGC_STATS", 0, 0, 2);
   s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long_in("SGC_PRINT_STATS", 0, 0, 1) != 0;
   if (getenv("GC_DONT_GC")) GC_dont_gc = 1;

@@ -25,17 +25,17 @@ struct mark_config mark_config;
 static struct marker collector_marker;
 struct marker *mark_collector = &collector_marker;
 
+static const struct env_word variant_words[] = {
+    {"opt", MARK_OPT},       {"simple", MARK_SIMPLE}, {"noopt", MARK_NOOPT},
+    {"no-opt", MARK_NOOPT},  {"no-slo", MARK_NO_SLO}, {"no-nsb", MARK_NO_NSB},
+};
+static const struct env_word deque_words[] = {
+    {"watermark", DEQUE_WATERMARK}, {"chase-lev", DEQUE_CHASE_LEV}};
+static const struct env_word set_words[] = {{"store", 1}, {"exchange", 0}};
+
 static void configure(void) {
-  const char *v = getenv("SGC_MARK_VARIANT");
-  enum mark_variant variant = MARK_OPT;
-  if (v && *v) {
-    if (!strcmp(v, "opt")) variant = MARK_OPT;
-    else if (!strcmp(v, "simple")) variant = MARK_SIMPLE;
-    else if (!strcmp(v, "noopt") || !strcmp(v, "no-opt")) variant = MARK_NOOPT;
-    else if (!strcmp(v, "no-slo")) variant = MARK_NO_SLO;
-    else if (!strcmp(v, "no-nsb")) variant = MARK_NO_NSB;
-    else sgc_warn("SGC_MARK_VARIANT=%s unknown; using opt", v);
-  }
+  enum mark_variant variant = (enum mark_variant)env_choice(
+      "SGC_MARK_VARIANT", variant_words, ENV_WORDS_COUNT(variant_words), MARK_OPT);
   /* 0 turns splitting off (the No-SLO variant's rule for every range);
    * pieces shorter than a line would only add stack traffic. */
   size_t split = (size_t)env_long_in("SGC_SPLIT_BYTES", DEFAULT_SPLIT_BYTES, 0, 1L << 30);
@@ -43,18 +43,10 @@ static void configure(void) {
     sgc_warn("SGC_SPLIT_BYTES=%zu is below 64; using 64", split);
     split = 64;
   }
-  const char *d = getenv("SGC_MARK_DEQUE");
-  mark_config.deque = DEQUE_WATERMARK;
-  if (d && *d) {
-    if (!strcmp(d, "chase-lev")) mark_config.deque = DEQUE_CHASE_LEV;
-    else if (strcmp(d, "watermark")) sgc_warn("SGC_MARK_DEQUE=%s unknown; using watermark", d);
-  }
-  const char *set = getenv("SGC_MARK_SET");
-  mark_config.plain_mark_store = true;
-  if (set && *set) {
-    if (!strcmp(set, "exchange")) mark_config.plain_mark_store = false;
-    else if (strcmp(set, "store")) sgc_warn("SGC_MARK_SET=%s unknown; using store", set);
-  }
+  mark_config.deque = (enum mark_deque)env_choice("SGC_MARK_DEQUE", deque_words,
+                                                  ENV_WORDS_COUNT(deque_words), DEQUE_WATERMARK);
+  mark_config.plain_mark_store =
+      env_choice("SGC_MARK_SET", set_words, ENV_WORDS_COUNT(set_words), 1) != 0;
   /* Simple deals roots out of the stack array and never steals. */
   if (variant == MARK_SIMPLE) mark_config.deque = DEQUE_WATERMARK;
   mark_config.variant = variant;
