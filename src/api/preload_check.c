@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/env.h"
 #include "common.h"
 
 enum { LIST_BYTES = 360 };
@@ -120,8 +121,11 @@ static int visit_object(struct dl_phdr_info *info, size_t size, void *arg) {
 }
 
 void preload_check(void) {
-  const char *mode = getenv("SGC_PRELOAD_CHECK");
-  if (mode && !strcmp(mode, "off")) return;
+  enum { CHECK_FATAL, CHECK_WARN, CHECK_OFF };
+  static const struct env_word words[] = {
+      {"fatal", CHECK_FATAL}, {"warn", CHECK_WARN}, {"off", CHECK_OFF}};
+  int mode = env_choice("SGC_PRELOAD_CHECK", words, ENV_WORDS_COUNT(words), CHECK_FATAL);
+  if (mode == CHECK_OFF) return;
   struct check c = {0};
   dl_iterate_phdr(find_libgc, &c);
   if (!c.libgc_base) return; /* nothing to bind to but sgc */
@@ -134,6 +138,6 @@ void preload_check(void) {
                      "bdwgc's collector beside sgc (libgc is loaded too): %s%s. "
                      "SGC_PRELOAD_CHECK=warn runs it anyway";
   const char *more = c.truncated ? ", ..." : "";
-  if (mode && !strcmp(mode, "warn")) sgc_warn(what, c.list, more);
+  if (mode == CHECK_WARN) sgc_warn(what, c.list, more);
   else sgc_fatal(what, c.list, more);
 }
