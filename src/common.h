@@ -19,9 +19,7 @@
 /* Definition of an exported variable (GC_API is for declarations). */
 #define SGC_EXPORT __attribute__((visibility("default")))
 
-/* MARKERS_MAX: the most GC threads sgc starts (mark/parallel.c); a
- * larger request is capped with a warning. */
-enum { MARKERS_CYCLE_MAX = 16, MARKERS_MAX = 1024 };
+enum { MARKERS_CYCLE_MAX = 16 };
 
 /* Run-time settings, read once at start-up (api/settings.c). */
 struct sgc_settings {

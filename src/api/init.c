@@ -39,10 +39,10 @@ static void read_markers_cycle(struct sgc_settings *s) {
   for (;;) {
     char *end;
     long count = strtol(p, &end, 10);
-    if (end == p || count < 1 || count > MARKERS_MAX || n == MARKERS_CYCLE_MAX ||
+    if (end == p || count < 1 || count > (long)os_markers_limit() || n == MARKERS_CYCLE_MAX ||
         (*end && *end != ',')) {
       sgc_warn("ignoring SGC_MARKERS_CYCLE=%s: want up to %d counts from 1 to %d, comma-separated",
-               v, MARKERS_CYCLE_MAX, MARKERS_MAX);
+               v, MARKERS_CYCLE_MAX, os_markers_limit());
       return;
     }
     s->markers_cycle[n++] = (unsigned)count;
@@ -61,7 +61,7 @@ static void read_settings(void) {
   long divisor = env_long_in("GC_FREE_SPACE_DIVISOR", 0, 1, 1L << 20);
   if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
   /* 0 asks for the default, as leaving it unset does. */
-  s->markers = (unsigned)env_long_in(env_first("SGC_MARKERS", "GC_MARKERS"), 0, 0, MARKERS_MAX);
+  s->markers = (unsigned)env_long_in(env_first("SGC_MARKERS", "GC_MARKERS"), 0, 0, os_markers_limit());
   s->adaptive_markers = env_long_in("SGC_ADAPTIVE", 1, 0, 1) != 0;
   s->stop_spin_ns = (uint64_t)env_long_in("SGC_STOP_SPIN_US", 50, 0, 10000000) * 1000;
   s->prewake_ns = (uint64_t)env_long_in("SGC_PREWAKE_US", 2000, 0, 10000000) * 1000;

@@ -2,6 +2,7 @@
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
+#include "os/os.h"
 
 SGC_EXPORT int GC_all_interior_pointers = 1;
 
@@ -36,9 +37,10 @@ GC_API int GC_is_incremental_mode(void) { return 0; }
  * settings_set_markers, the one place the marker count is set. */
 SGC_EXPORT int GC_parallel;
 void settings_set_markers(unsigned n) {
-  if (n > MARKERS_MAX) {
-    sgc_warn("%u GC threads asked for; sgc starts at most %d", n, MARKERS_MAX);
-    n = MARKERS_MAX;
+  if (n > os_markers_limit()) {
+    sgc_warn("%u GC threads asked for; sgc starts at most %u (4 per CPU, at least 1024)", n,
+             os_markers_limit());
+    n = os_markers_limit();
   }
   sgc_settings.markers = n;
   GC_parallel = (int)n - 1;

@@ -30,7 +30,7 @@ static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
 static int idle_count; /* No-NSB termination, under counter_lock */
 
 void parallel_mark_init(void) {
-  markers = os_alloc(MARKERS_MAX * sizeof *markers);
+  markers = os_alloc(os_markers_limit() * sizeof *markers);
   if (!markers) sgc_fatal("cannot allocate the marker table");
   markers[0] = mark_collector;
 }
@@ -319,7 +319,7 @@ static void *helper_main(void *arg) {
 /* Creates GC threads up to WANT markers in all; called before the world
  * stops (thread creation may take libc locks). */
 void parallel_ensure_markers(unsigned want) {
-  if (want > MARKERS_MAX) want = MARKERS_MAX;
+  if (want > os_markers_limit()) want = os_markers_limit(); /* bounds guard */
   while (helpers_created + 1 < want) {
     unsigned index = helpers_created + 1;
     struct marker *m = os_alloc(sizeof *m);

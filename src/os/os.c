@@ -101,3 +101,16 @@ unsigned os_usable_cpus(void) {
   if (limit && limit < n) n = limit;
   return n ? n : 1;
 }
+
+unsigned os_markers_limit(void) {
+  /* Relaxed: callers that race on the first call compute the same value. */
+  static _Atomic unsigned cached;
+  unsigned limit = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (!limit) {
+    long configured = sysconf(_SC_NPROCESSORS_CONF);
+    limit = 1024;
+    if (configured > 256 && configured < (1L << 20)) limit = 4 * (unsigned)configured;
+    atomic_store_explicit(&cached, limit, memory_order_relaxed);
+  }
+  return limit;
+}

@@ -25,6 +25,12 @@ uint64_t os_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID: time this thread ra
  * affinity mask, leaving the mask as it was; true when it moved. */
 bool os_move_off_cpu(int cpu);
 unsigned os_usable_cpus(void); /* affinity mask and cgroup quota */
+/* The most GC threads sgc starts: 4 per CPU the kernel knows of (online
+ * or not), and at least 1024. The bound follows the machine rather than
+ * a constant (bdwgc's MAX_MARKERS is 16), yet refuses absurd requests
+ * (SGC_MARKERS=-3 read as 2^32-3) with a warning; a larger request is
+ * capped to it. */
+unsigned os_markers_limit(void);
 int os_gettid(void);
 
 #endif

@@ -1,11 +1,14 @@
 /* The checked readers of settings (api/env.c): what each accepts, with
  * its value, and what each refuses, the fallback then standing.  Run
  * after start-up, so the settings read here change nothing in sgc. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/env.h"
 #include "common.h"
+#include "os/os.h"
 #include "unit.h"
 
 static const char *const NAME = "SGC_UNIT_ENV";
@@ -64,5 +67,19 @@ int main(void) {
   CHECK(!strcmp(env_first(NAME, "GC_UNIT_ENV"), "GC_UNIT_ENV"), "empty SGC_ name falls to GC_");
   setenv(NAME, "2", 1);
   CHECK(!strcmp(env_first(NAME, "GC_UNIT_ENV"), NAME), "SGC_ name first");
+
+  /* GC threads have no fixed cap: the bound is 4 per CPU the kernel knows
+   * of, at least 1024, and a larger request is cut to it (with a warning),
+   * never wrapped or refused. */
+  long configured = sysconf(_SC_NPROCESSORS_CONF);
+  unsigned limit = os_markers_limit();
+  CHECK(limit >= 1024 && (long)limit >= 4 * configured, "GC thread bound %u with %ld CPUs", limit,
+        configured);
+  unsigned markers_before = sgc_settings.markers;
+  settings_set_markers(UINT_MAX);
+  CHECK(sgc_settings.markers == limit, "UINT_MAX GC threads gave %u", sgc_settings.markers);
+  settings_set_markers(limit);
+  CHECK(sgc_settings.markers == limit, "the bound itself gave %u", sgc_settings.markers);
+  settings_set_markers(markers_before);
   return unit_finish();
 }
