@@ -194,6 +194,25 @@ class Ceiling(unittest.TestCase):
         self.assertEqual(report.section_ceiling([]), [])
 
 
+class ThreadTime(unittest.TestCase):
+    def test_time_with_two_threads_paired_and_of_medians(self):
+        # Round 2 is slow for both thread counts.  The rounds' own ratios
+        # are 1.3, 1.1 and 1.2 (paired: 1.2); the medians, 0.21 and 0.26,
+        # give 1.24.
+        rows = []
+        for run, one, two in ((1, 0.20, 0.26), (2, 0.40, 0.44), (3, 0.21, 0.252)):
+            rows.append(row("gcbench", "sgc", 1, None, "default", run, wall_s=one))
+            rows.append(row("gcbench", "sgc", 2, None, "default", run, wall_s=two))
+            rows.append(row("alloc-free", "sgc", 1, None, "default", run, wall_s=one))
+            rows.append(row("alloc-free", "sgc", 2, None, "default", run, wall_s=two))
+        rows.append(row("cky", "sgc", 2, None, "default", 1, wall_s=0.5))  # no 1-thread run
+        text = "\n".join(report.section_thread_time(rows))
+        self.assertIn("| gcbench | sgc | 2 | default | default | 0.21 | 0.26 | 1.24 | 1.20 |", text)
+        self.assertNotIn("alloc-free", text)
+        self.assertNotIn("| cky", text)
+        self.assertEqual(report.section_thread_time(rows[-1:]), [])
+
+
 class ThreadsVsProcesses(unittest.TestCase):
     def test_span_waits_for_the_slowest_process(self):
         # Two processes did 100 M allocations each, one in 1 s, one in 2 s:

@@ -210,6 +210,36 @@ def section_alloc(rows, out_dir, plt):
     return lines
 
 
+def section_thread_time(rows):
+    """Each program's wall time with T threads over its time with 1, as a
+    ratio of medians and paired within rounds: the figure of issue 4's
+    gcbench target (2 clients in at most 1.3x the time of 1)."""
+    body = []
+    g = group(rows)
+    for key in sorted(g, key=lambda k: (k[0], k[1], k[2], str(k[3]), k[4])):
+        prog, impl, t, gct, var = key
+        base_key = (prog, impl, 1, gct, var)
+        if (t == 1 or base_key not in g or prog in ALLOC_PROGRAMS or prog in CEILING
+                or prog.startswith("unfair")):
+            continue
+        base, wall = agg(g[base_key], "wall_s"), agg(g[key], "wall_s")
+        if not base or not wall:
+            continue
+        paired = paired_ratio(g, key, base_key, "wall_s")
+        body.append([prog, impl, t, gct_label(gct), var, fmt_num(base), fmt_num(wall),
+                     f"{wall / base:.2f}", f"{paired:.2f}" if paired else "-"])
+    return table_section(
+        "## Time with more threads\n",
+        "Wall time with T threads over the time with 1 (the ratio of the medians, and "
+        "the median over rounds of the ratio within a round).  gcbench's clients each "
+        "do the whole benchmark, so its ratio is the time of T times the work (issue 4's "
+        "target: at most 1.3 with 2 clients on 2 cores); bh, cky, cube and matmul share "
+        "one problem among their threads, so theirs is the inverse of a speed-up.\n",
+        ["program", "impl", "thr", "GC thr", "variant", "wall s 1 thr", "wall s",
+         "time / 1 thr", "paired"],
+        body)
+
+
 def section_ceiling(rows):
     """The machine's ceiling (bench/ceiling.c) next to the speed-ups above."""
     body = []
@@ -316,7 +346,7 @@ def write_report(out_dir, rows, meta):
     plt = get_plt()
     lines = (section_header(meta) + section_status(rows) + section_versus_bdwgc(rows)
              + section_figures(rows, out_dir, plt) + section_speedup(rows) + section_cycle(rows)
-             + section_mark_rate(rows) + section_ceiling(rows) + section_alloc(rows, out_dir, plt)
+             + section_mark_rate(rows) + section_thread_time(rows) + section_ceiling(rows) + section_alloc(rows, out_dir, plt)
              + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_pauses(rows))
     lines += ["## All configurations\n", all_configs_table(rows), "",
               "Raw data: `results.csv` (one row per run; columns in bench/README.md); "
