@@ -19,6 +19,8 @@
 /* Definition of an exported variable (GC_API is for declarations). */
 #define SGC_EXPORT __attribute__((visibility("default")))
 
+/* The most marker counts SGC_MARKERS_CYCLE lists (api/init.c).  The most
+ * GC threads is os_markers_limit(), which follows the machine. */
 enum { MARKERS_CYCLE_MAX = 16 };
 
 /* Run-time settings, read once at start-up (api/settings.c). */

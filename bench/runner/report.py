@@ -346,7 +346,8 @@ def write_report(out_dir, rows, meta):
     plt = get_plt()
     lines = (section_header(meta) + section_status(rows) + section_versus_bdwgc(rows)
              + section_figures(rows, out_dir, plt) + section_speedup(rows) + section_cycle(rows)
-             + section_mark_rate(rows) + section_thread_time(rows) + section_ceiling(rows) + section_alloc(rows, out_dir, plt)
+             + section_mark_rate(rows) + section_thread_time(rows) + section_ceiling(rows)
+             + section_alloc(rows, out_dir, plt)
              + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_pauses(rows))
     lines += ["## All configurations\n", all_configs_table(rows), "",
               "Raw data: `results.csv` (one row per run; columns in bench/README.md); "

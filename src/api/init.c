@@ -41,7 +41,7 @@ static void read_markers_cycle(struct sgc_settings *s) {
     long count = strtol(p, &end, 10);
     if (end == p || count < 1 || count > (long)os_markers_limit() || n == MARKERS_CYCLE_MAX ||
         (*end && *end != ',')) {
-      sgc_warn("ignoring SGC_MARKERS_CYCLE=%s: want up to %d counts from 1 to %d, comma-separated",
+      sgc_warn("ignoring SGC_MARKERS_CYCLE=%s: want up to %d counts from 1 to %u, comma-separated",
                v, MARKERS_CYCLE_MAX, os_markers_limit());
       return;
     }
