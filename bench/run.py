@@ -57,8 +57,8 @@ import time
 from runner.execute import binary_for, find_library, machine_info, run_one
 from runner.matrix import EXPERIMENTS, FULL, HEADLINE, IMPLS, PEER_PACKAGES, PROGRAMS, SMOKE, expand
 from runner.report import merge_reports, write_report
-from runner.results import hash_mismatches, read_csv, write_csv
-from runner.tables import headline_table
+from runner.results import group, hash_mismatches, read_csv, write_csv
+from runner.tables import headline_table, thread_time_ratios
 from runner.util import REPO, log, show_path
 
 
@@ -205,6 +205,13 @@ def main(argv=None):
         log("Medians over %d runs (±: half the max-min range); sgc/bdwgc < 1: sgc faster" % runs)
     if any(r["impl"] == "sgc" for r in rows) and any(r["impl"] == "bdwgc" for r in rows):
         log(headline_table(rows))
+        g = group(rows)
+        for impl in ("sgc", "bdwgc"):
+            ratios = thread_time_ratios(g, ("gcbench", impl, 2, None, "default"))
+            if ratios and ratios[1]:
+                log(f"gcbench, 2 clients' time over 1 client's, {impl}: {ratios[1]:.2f} paired "
+                    f"within rounds, {ratios[0]:.2f} as a ratio of medians"
+                    + (" (issue 4's target: at most 1.3)" if impl == "sgc" else ""))
     mism = hash_mismatches(rows)
     for prog, args, hs in mism:
         log(f"RESULT HASH MISMATCH {prog} {args}: {hs}")

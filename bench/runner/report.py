@@ -13,7 +13,8 @@ from .matrix import ALLOC_PROGRAMS, CEILING, IMPLS
 from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
 from .results import agg, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
 from .tables import (all_configs_table, alloc_series, comparison_rows, headline_table,
-                     mark_rate_rows, md_table, paired_ratio, paired_speedup, speedup_data)
+                     mark_rate_rows, md_table, paired_ratio, paired_speedup, speedup_data,
+                     thread_time_ratios)
 from .util import REPO, fmt_num, gct_label, log, median, to_float
 
 
@@ -218,16 +219,15 @@ def section_thread_time(rows):
     g = group(rows)
     for key in sorted(g, key=lambda k: (k[0], k[1], k[2], str(k[3]), k[4])):
         prog, impl, t, gct, var = key
-        base_key = (prog, impl, 1, gct, var)
-        if (t == 1 or base_key not in g or prog in ALLOC_PROGRAMS or prog in CEILING
-                or prog.startswith("unfair")):
+        if t == 1 or prog in ALLOC_PROGRAMS or prog in CEILING or prog.startswith("unfair"):
             continue
-        base, wall = agg(g[base_key], "wall_s"), agg(g[key], "wall_s")
-        if not base or not wall:
+        ratios = thread_time_ratios(g, key)
+        if not ratios:
             continue
-        paired = paired_ratio(g, key, base_key, "wall_s")
-        body.append([prog, impl, t, gct_label(gct), var, fmt_num(base), fmt_num(wall),
-                     f"{wall / base:.2f}", f"{paired:.2f}" if paired else "-"])
+        of_medians, paired = ratios
+        body.append([prog, impl, t, gct_label(gct), var,
+                     fmt_num(agg(g[(prog, impl, 1, gct, var)], "wall_s")), fmt_num(agg(g[key], "wall_s")),
+                     f"{of_medians:.2f}", f"{paired:.2f}" if paired else "-"])
     return table_section(
         "## Time with more threads\n",
         "Wall time with T threads over the time with 1 (the ratio of the medians, and "

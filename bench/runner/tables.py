@@ -118,6 +118,18 @@ def paired_ratio(g, key, base_key, col):
                    if r.get(col) and base.get(r["run"])])
 
 
+def thread_time_ratios(g, key):
+    """Wall time of configuration KEY over the same configuration with one
+    thread: (ratio of the medians, paired ratio), or None when either side
+    has no run that passed."""
+    prog, impl, _, gct, var = key
+    base_key = (prog, impl, 1, gct, var)
+    base, wall = agg(g.get(base_key, []), "wall_s"), agg(g.get(key, []), "wall_s")
+    if not base or not wall:
+        return None
+    return wall / base, paired_ratio(g, key, base_key, "wall_s")
+
+
 def paired_speedup(g, key, gct, col="mark_mb_per_s"):
     """GCT GC threads against one, paired by round (see paired_ratio)."""
     prog, impl, t, var = key
