@@ -23,7 +23,7 @@
  * GC threads is os_markers_limit(), which follows the machine. */
 enum { MARKERS_CYCLE_MAX = 16 };
 
-/* Run-time settings, read once at start-up (api/settings.c). */
+/* Run-time settings, read once at start-up (api/init.c). */
 struct sgc_settings {
   size_t initial_heap_bytes;
   size_t max_heap_bytes;      /* 0 = unlimited */

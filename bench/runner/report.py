@@ -224,10 +224,9 @@ def section_thread_time(rows):
         ratios = thread_time_ratios(g, key)
         if not ratios:
             continue
-        of_medians, paired = ratios
-        body.append([prog, impl, t, gct_label(gct), var,
-                     fmt_num(agg(g[(prog, impl, 1, gct, var)], "wall_s")), fmt_num(agg(g[key], "wall_s")),
-                     f"{of_medians:.2f}", f"{paired:.2f}" if paired else "-"])
+        base, wall, paired = ratios
+        body.append([prog, impl, t, gct_label(gct), var, fmt_num(base), fmt_num(wall),
+                     f"{wall / base:.2f}", f"{paired:.2f}" if paired else "-"])
     return table_section(
         "## Time with more threads\n",
         "Wall time with T threads over the time with 1 (the ratio of the medians, and "

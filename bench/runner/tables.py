@@ -119,15 +119,15 @@ def paired_ratio(g, key, base_key, col):
 
 
 def thread_time_ratios(g, key):
-    """Wall time of configuration KEY over the same configuration with one
-    thread: (ratio of the medians, paired ratio), or None when either side
-    has no run that passed."""
+    """Configuration KEY against the same with one thread: (median wall
+    time with one thread, median wall time of KEY, paired ratio of the
+    two), or None when either side has no run that passed."""
     prog, impl, _, gct, var = key
     base_key = (prog, impl, 1, gct, var)
     base, wall = agg(g.get(base_key, []), "wall_s"), agg(g.get(key, []), "wall_s")
     if not base or not wall:
         return None
-    return wall / base, paired_ratio(g, key, base_key, "wall_s")
+    return base, wall, paired_ratio(g, key, base_key, "wall_s")
 
 
 def paired_speedup(g, key, gct, col="mark_mb_per_s"):

@@ -102,14 +102,18 @@ unsigned os_usable_cpus(void) {
   return n ? n : 1;
 }
 
+unsigned os_markers_limit_for(long configured_cpus) {
+  /* An impossible count (sysconf's -1, or beyond any kernel) keeps 1024. */
+  if (configured_cpus > 256 && configured_cpus < (1L << 20)) return 4 * (unsigned)configured_cpus;
+  return 1024;
+}
+
 unsigned os_markers_limit(void) {
   /* Relaxed: callers that race on the first call compute the same value. */
   static _Atomic unsigned cached;
   unsigned limit = atomic_load_explicit(&cached, memory_order_relaxed);
   if (!limit) {
-    long configured = sysconf(_SC_NPROCESSORS_CONF);
-    limit = 1024;
-    if (configured > 256 && configured < (1L << 20)) limit = 4 * (unsigned)configured;
+    limit = os_markers_limit_for(sysconf(_SC_NPROCESSORS_CONF));
     atomic_store_explicit(&cached, limit, memory_order_relaxed);
   }
   return limit;

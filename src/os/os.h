@@ -31,6 +31,7 @@ unsigned os_usable_cpus(void); /* affinity mask and cgroup quota */
  * (SGC_MARKERS=-3 read as 2^32-3) with a warning; a larger request is
  * capped to it. */
 unsigned os_markers_limit(void);
+unsigned os_markers_limit_for(long configured_cpus); /* the rule, for any count */
 int os_gettid(void);
 
 #endif

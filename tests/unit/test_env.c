@@ -73,8 +73,14 @@ int main(void) {
    * never wrapped or refused. */
   long configured = sysconf(_SC_NPROCESSORS_CONF);
   unsigned limit = os_markers_limit();
-  CHECK(limit >= 1024 && (long)limit >= 4 * configured, "GC thread bound %u with %ld CPUs", limit,
+  CHECK(limit == os_markers_limit_for(configured), "GC thread bound %u with %ld CPUs", limit,
         configured);
+  /* The rule itself, for machines this one is not. */
+  CHECK(os_markers_limit_for(2) == 1024 && os_markers_limit_for(256) == 1024, "small machines");
+  CHECK(os_markers_limit_for(257) == 1028 && os_markers_limit_for(4096) == 16384,
+        "more than 256 CPUs: 4 a CPU");
+  CHECK(os_markers_limit_for(-1) == 1024 && os_markers_limit_for(1L << 40) == 1024,
+        "an impossible CPU count");
   unsigned markers_before = sgc_settings.markers;
   settings_set_markers(UINT_MAX);
   CHECK(sgc_settings.markers == limit, "UINT_MAX GC threads gave %u", sgc_settings.markers);
