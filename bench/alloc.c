@@ -32,11 +32,16 @@ static int kind_typed = 0;
 static GC_descr typed_descr;
 #endif
 
-static uintptr_t *allocate_object(void) {
+/* TYPED is a constant at each call (see run_rounds): the loop of the
+ * normal kind is the loop of the malloc builds, with no test of the kind
+ * per object, so the peers run the same instructions around their calls. */
+static inline __attribute__((always_inline)) uintptr_t *allocate_object(int typed, size_t size) {
 #ifndef BENCH_MALLOC
-  if (kind_typed) return (uintptr_t *)GC_malloc_explicitly_typed((size_t)objsize, typed_descr);
+  if (typed) return (uintptr_t *)GC_malloc_explicitly_typed(size, typed_descr);
+#else
+  (void)typed;
 #endif
-  return (uintptr_t *)GC_MALLOC((size_t)objsize);
+  return (uintptr_t *)GC_MALLOC(size);
 }
 static pthread_barrier_t start_barrier;
 
@@ -47,19 +52,20 @@ typedef struct {
   double t_start, t_end;
 } Worker;
 
-static void *worker(void *arg) {
-  Worker *w = (Worker *)arg;
-  /* The pointer array is collector-visible (GC_MALLOC, not atomic) so that
-   * in drop mode the objects stay alive until the array is cleared. */
-  uintptr_t **ptrs = (uintptr_t **)bench_xmalloc(sizeof(void *) * (size_t)nobj);
-  memset(ptrs, 0, sizeof(void *) * (size_t)nobj);
+/* The timed rounds of W over PTRS; returns the sum of the values read.
+ * The settings are copied to locals first: the calls in the loop could
+ * change a global for all the compiler knows, so it would reload them
+ * every object. */
+static inline __attribute__((always_inline)) uint64_t run_rounds(Worker *w, uintptr_t **ptrs,
+                                                                 int typed) {
+  const long n = nobj, round_count = rounds;
+  const size_t size = (size_t)objsize;
+  const int free_each = mode_free;
   uint64_t sum = 0;
-  pthread_barrier_wait(&start_barrier);
-  w->t_start = bench_now();
-  for (long r = 0; r < rounds; r++) {
+  for (long r = 0; r < round_count; r++) {
     uintptr_t tag = ((uintptr_t)w->id << 40) ^ ((uintptr_t)r << 20);
-    for (long i = 0; i < nobj; i++) {
-      uintptr_t *p = allocate_object();
+    for (long i = 0; i < n; i++) {
+      uintptr_t *p = allocate_object(typed, size);
       if (!p) {
         fprintf(stderr, "alloc: out of memory\n");
         exit(3);
@@ -67,7 +73,7 @@ static void *worker(void *arg) {
       p[0] = tag + (uintptr_t)i; /* an odd-looking integer, not a pointer */
       ptrs[i] = p;
     }
-    for (long i = 0; i < nobj; i++) {
+    for (long i = 0; i < n; i++) {
       uintptr_t *p = ptrs[i];
       if (p == NULL || p[0] != tag + (uintptr_t)i || (i > 0 && p == ptrs[i - 1])) {
         if (!w->failed)
@@ -76,12 +82,24 @@ static void *worker(void *arg) {
         break;
       }
       sum += p[0];
-      if (mode_free) {
+      if (free_each) {
         GC_FREE(p);
       }
       ptrs[i] = NULL;
     }
   }
+  return sum;
+}
+
+static void *worker(void *arg) {
+  Worker *w = (Worker *)arg;
+  /* The pointer array is collector-visible (GC_MALLOC, not atomic) so that
+   * in drop mode the objects stay alive until the array is cleared. */
+  uintptr_t **ptrs = (uintptr_t **)bench_xmalloc(sizeof(void *) * (size_t)nobj);
+  memset(ptrs, 0, sizeof(void *) * (size_t)nobj);
+  pthread_barrier_wait(&start_barrier);
+  w->t_start = bench_now();
+  uint64_t sum = kind_typed ? run_rounds(w, ptrs, 1) : run_rounds(w, ptrs, 0);
   w->t_end = bench_now();
   w->sum = sum;
 #ifdef BENCH_MALLOC

@@ -155,6 +155,9 @@ static void *volatile exit_values[64];
 static void *worker(void *p)
 {
     targ *a = p;
+    /* A new thread's first free is of NULL: a no-op (GC_free's page
+     * cache must not take a fresh thread's empty cache for a hit). */
+    GC_free(NULL);
     /* make collections likely before we look at the argument */
     for (int i = 0; i < 3; i++) {
         cell *l = build_list(500, a ? a->seed : 0);
@@ -270,6 +273,7 @@ static void *foreign(void *arg)
     CHECK(GC_thread_is_registered() != 0);
     rc = GC_register_my_thread(&sb);
     CHECK(rc == GC_DUPLICATE, "second GC_register_my_thread returned %d", rc);
+    GC_free(NULL); /* the first free of a registered thread, as in worker */
 
     for (int round = 0; round < 5; round++) {
         cell *l = build_list(4000, seed + (uint64_t)round);

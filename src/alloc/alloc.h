@@ -67,6 +67,8 @@ void batches_after_fork(struct sgc_thread *self);
 /* With the world stopped and registry_lock held. */
 void batches_drop_all(void);
 void free_init(void);
+/* Sets up the GC_free state of a new thread record T (free.c). */
+void free_record_init(struct sgc_thread *t);
 
 /* Free lists, as the fast paths use them: the owner pops and pushes, and
  * the collector walks the list from a signal handler on the owner's

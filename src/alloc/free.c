@@ -45,7 +45,7 @@ static uint16_t flush_objects[SIZE_CLASS_COUNT];
 /* The caller freed FREE_FLUSH_BYTES of this class: its whole list becomes
  * one of its batches (alloc/batches.c). */
 SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
-  t->freed_count[kind][cls] = 0;
+  t->free_budget[kind][cls] = flush_objects[cls];
   /* Detaching the list and pushing it happen with no collection between
    * them (the collector would see the objects on neither list, or drop a
    * batch the push then restores): inside the page-path gate, which a
@@ -66,14 +66,29 @@ void free_init(void) {
   }
 }
 
+void free_record_init(struct sgc_thread *t) {
+  /* A record made before free_init (in another library's constructor)
+   * gets budgets of 0: the first decrement wraps, so its first hand-back
+   * comes after 65,536 frees instead, and from then on the usual bound. */
+  for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) t->free_budget[k][c] = flush_objects[c];
+  t->free_cache_page = FREE_CACHE_BYPASS; /* caches no page yet */
+}
+
 static struct page_header *checked_object(void *p, const char *caller) {
   return checked_object_in(page_of_address((uintptr_t)p), p, caller);
 }
 
-/* Pushes P, already cleared, on SELF's list of (KIND, CLS). */
-static inline void push_freed(struct sgc_thread *self, void *p, unsigned kind, unsigned cls) {
-  free_list_push(&self->free_lists[kind][cls], p);
-  if (unlikely(++self->freed_count[kind][cls] >= flush_objects[cls])) hand_back(self, kind, cls);
+/* Pushes P, already cleared, on SELF's list of SLOT (a page's
+ * free_slot: kind * SIZE_CLASS_COUNT + class).  The flat index saves the
+ * fast path computing one from kind and class; the char arithmetic stays
+ * inside the two-dimensional arrays. */
+static inline void push_freed(struct sgc_thread *self, void *p, unsigned slot) {
+  void **list = (void **)((char *)self->free_lists + slot * sizeof(void *));
+  uint16_t *budget = (uint16_t *)((char *)self->free_budget + slot * sizeof(uint16_t));
+  free_list_push(list, p);
+  if (unlikely(--*budget == 0))
+    hand_back(self, slot / SIZE_CLASS_COUNT, slot % SIZE_CLASS_COUNT);
 }
 
 /* Everything but a small object of a thread-local kind freed into the
@@ -81,10 +96,10 @@ static inline void push_freed(struct sgc_thread *self, void *p, unsigned kind, u
 SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
   uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
   struct page_header *page;
-  /* With per-CPU caches the cached page address carries FREE_CACHE_CPU,
-   * which no page address has: the fast path misses and every free comes
-   * here, to percpu_push below, so the fast path tests no mode flag. */
-  if (self && (self->free_cache_page & ~(uintptr_t)FREE_CACHE_CPU) == page_address) {
+  /* With per-CPU caches the cached page address carries
+   * FREE_CACHE_BYPASS: the fast path misses and every free comes here, to
+   * percpu_push below, so the fast path tests no mode flag. */
+  if (self && (self->free_cache_page & ~(uintptr_t)FREE_CACHE_BYPASS) == page_address) {
     page = checked_object_in(self->free_cache_header, p, "GC_free");
   } else {
     /* The checked object starts on its own page (a large object at its
@@ -92,7 +107,7 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
     page = checked_object(p, "GC_free");
     if (self) self->free_cache_header = page;
   }
-  if (self) self->free_cache_page = page_address | (percpu_enabled ? FREE_CACHE_CPU : 0);
+  if (self) self->free_cache_page = page_address | (percpu_enabled ? FREE_CACHE_BYPASS : 0);
   unsigned kind = page->kind;
   if (kind_is_custom(kind)) {
     custom_free(page, p);
@@ -116,8 +131,8 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
     /* The thread's frees bound what it leaves on CPU lists, as in
      * per-thread mode: past the bound this CPU's list becomes a shared
      * batch, which a thread on another CPU can take. */
-    if (unlikely(++t->freed_count[kind][cls] >= flush_objects[cls])) {
-      t->freed_count[kind][cls] = 0;
+    if (unlikely(--t->free_budget[kind][cls] == 0)) {
+      t->free_budget[kind][cls] = flush_objects[cls];
       heap_lock_take(t);
       void *list = percpu_detach(kind, cls);
       if (list) batch_push(kind, cls, list);
@@ -125,41 +140,43 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
     }
     return;
   }
-  push_freed(t, p, kind, cls);
+  push_freed(t, p, page->free_slot);
 }
 
 /* The fast path's objects over 4 granules: a memset call, reached by a
  * tail call so that the fast path itself saves no registers. */
 SGC_NOINLINE static void free_cleared_large(struct sgc_thread *self, void *p, unsigned granules,
-                                            unsigned cls) {
+                                            unsigned slot) {
   memset(p, 0, (size_t)granules << GRANULE_SHIFT);
-  push_freed(self, p, KIND_NORMAL, cls);
+  push_freed(self, p, slot);
 }
 
 GC_API void GC_free(void *p) {
   struct sgc_thread *self = sgc_self;
   uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
   /* The fast path: a small object on the page the caller freed into last
-   * (a thread's first free caches no page: page address 0 is never
-   * heap, so NULL lands in free_slow too; with per-CPU caches the
-   * cached address is marked and never matches). */
-  if (likely(self && self->free_cache_page == page_address && page_address)) {
+   * (a fresh record caches no page, and with per-CPU caches the cached
+   * address is marked: a marked address never matches, so neither does
+   * NULL's page address 0). */
+  if (likely(self && self->free_cache_page == page_address)) {
     struct page_header *page = self->free_cache_header;
-    unsigned kind = page->kind;
     if (likely(atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_SMALL &&
                page_is_object_start(page, (uint32_t)((uintptr_t)p - page->start)))) {
-      /* Custom kinds (typed objects among them) have caches of their
-       * own (alloc/custom_alloc.c); uncollectable ones go the slow way. */
-      if (unlikely(kind >= KIND_THREAD_LOCAL_COUNT)) {
-        if (kind_is_custom(kind)) return custom_free_small(self, page, p);
+      /* One field says the kind and class: slots below SIZE_CLASS_COUNT
+       * are KIND_NORMAL's (cleared), the rest of a thread-local kind
+       * KIND_ATOMIC's. */
+      unsigned slot = page->free_slot;
+      if (likely(slot < SIZE_CLASS_COUNT)) {
+        unsigned granules = page->object_granules;
+        if (granules > 4) return free_cleared_large(self, p, granules, slot);
+        object_clear_small(p, granules);
+      } else if (unlikely(slot >= KIND_THREAD_LOCAL_COUNT * SIZE_CLASS_COUNT)) {
+        /* Custom kinds (typed objects among them) have caches of their
+         * own (alloc/custom_alloc.c); uncollectable ones go the slow way. */
+        if (kind_is_custom(page->kind)) return custom_free_small(self, page, p);
         return free_slow(self, p);
       }
-      unsigned granules = page->object_granules, cls = page->size_class;
-      if (kind == KIND_NORMAL) {
-        if (granules > 4) return free_cleared_large(self, p, granules, cls);
-        object_clear_small(p, granules);
-      }
-      push_freed(self, p, kind, cls);
+      push_freed(self, p, slot);
       return;
     }
   }

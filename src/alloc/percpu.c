@@ -77,7 +77,7 @@ void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, u
     /* GC_free's fast path pushes on the thread's list whenever its page
      * cache hits; marked, the cache only serves free_slow, which pushes
      * on the CPU's list. */
-    FOR_EACH_THREAD(t) t->free_cache_page |= FREE_CACHE_CPU;
+    FOR_EACH_THREAD(t) t->free_cache_page |= FREE_CACHE_BYPASS;
     percpu_stats.flips_to_cpu++;
   } else if (percpu_enabled && cpu_cache_bytes > (uint64_t)FLIP_BUFFER_BYTES * threads) {
     percpu_enabled = false;

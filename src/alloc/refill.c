@@ -20,6 +20,8 @@ void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
   page->flags |= PAGE_DIRTY;
   page->kind = (uint8_t)kind;
   page->size_class = (uint8_t)cls;
+  page->free_slot = kind < KIND_THREAD_LOCAL_COUNT ? (uint16_t)(kind * SIZE_CLASS_COUNT + cls)
+                                                   : (uint16_t)FREE_SLOT_NONE;
   page->object_granules = (uint16_t)granules;
   page->capacity = (uint16_t)capacity;
   page->reciprocal = (65536 + granules - 1) / granules;

@@ -63,6 +63,11 @@ struct page_header {
    * compare with capacity checks both. */
   uint32_t start_inverse;
   uint8_t start_shift;
+  /* Small pages of a thread-local kind: kind * SIZE_CLASS_COUNT + class,
+   * the index of the objects' list in a thread's free_lists (as a flat
+   * array) and free_budget; FREE_SLOT_NONE for the other kinds.  GC_free
+   * reads this one field instead of kind and class (alloc/free.c). */
+  uint16_t free_slot;
   uint32_t swept_epoch;        /* last collection epoch this page was swept in */
   uint32_t span_pages;         /* free or large head: pages in the span */
   uint32_t head_offset;        /* large tail / free tail: pages back to the head */

@@ -49,6 +49,8 @@ static inline bool kind_is_collectable(unsigned kind) {
 
 /* Size classes (heap/size_class.c). */
 enum { SIZE_CLASS_COUNT = 30 };
+/* page_header.free_slot of a kind without thread-local lists. */
+enum { FREE_SLOT_NONE = 0xffff };
 extern const uint16_t size_class_bytes[SIZE_CLASS_COUNT];
 extern uint8_t size_class_of_granules[MAX_SMALL_GRANULES + 1];
 void size_classes_init(void);

@@ -61,6 +61,7 @@ struct sgc_thread *thread_record_new(void) {
   void *p = NULL;
   if (posix_memalign(&p, 128, size) != 0 || !p) sgc_fatal("out of memory for a thread record");
   memset(p, 0, size);
+  free_record_init(p);
   return p;
 }
 

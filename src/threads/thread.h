@@ -15,19 +15,23 @@
 
 /* Added to sgc_thread.free_cache_page while per-CPU caches are on: no
  * page address has its low bit set, so GC_free's fast path never hits. */
-enum { FREE_CACHE_CPU = 1 };
+/* A bit no page address has: a cached page address carrying it never
+ * matches GC_free's fast-path test (alloc/free.c). */
+enum { FREE_CACHE_BYPASS = 1 };
 
 struct sgc_thread {
   /* Thread-local free-object lists, one per kind and size class (thesis
    * §2.2.2).  Only the owner pushes and pops; the collector reads them with
    * the owner stopped. */
   void *free_lists[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-  /* Objects GC_free put on each list since it was last handed back; past
-   * a bound the list becomes one of its batches (alloc/free.c). */
-  uint16_t freed_count[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  /* Objects GC_free may still put on each list before the list is handed
+   * back as one of its batches (alloc/free.c): a count down, so the fast
+   * path's test is a decrement and a branch on zero. */
+  uint16_t free_budget[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   /* GC_free's last page-map lookup: header addresses never change while
    * a chunk exists, so this cache is always valid.  The page address has
-   * FREE_CACHE_CPU added while per-CPU caches are on (alloc/free.c). */
+   * FREE_CACHE_BYPASS added in a fresh record and while per-CPU caches
+   * are on (alloc/free.c). */
   uintptr_t free_cache_page;
   struct page_header *free_cache_header;
   unsigned slow_path_count;      /* for SGC_TORTURE */

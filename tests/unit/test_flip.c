@@ -38,10 +38,10 @@ int main(void) {
   GC_free(objs[1]);
   CHECK(sgc_self->free_cache_page != 0, "per-thread frees cache their page");
   percpu_flip_decide(limit_cpu + 1, 0, 100);
-  CHECK(percpu_enabled && (sgc_self->free_cache_page & FREE_CACHE_CPU),
+  CHECK(percpu_enabled && (sgc_self->free_cache_page & FREE_CACHE_BYPASS),
         "the switch to per-CPU marks the cache");
   GC_free(objs[2]);
-  CHECK(sgc_self->free_cache_page & FREE_CACHE_CPU, "per-CPU frees keep the cache marked");
+  CHECK(sgc_self->free_cache_page & FREE_CACHE_BYPASS, "per-CPU frees keep the cache marked");
   unsigned cls = size_class_for_bytes(32);
   bool on_thread_list = false;
   for (void *q = sgc_self->free_lists[KIND_NORMAL][cls]; q; q = *(void **)q)
