@@ -213,6 +213,26 @@ class ThreadTime(unittest.TestCase):
         self.assertEqual(report.section_thread_time(rows[-1:]), [])
 
 
+class AllocPeers(unittest.TestCase):
+    def test_sgc_over_each_peer_paired_within_rounds(self):
+        # Round 2 is slow for everyone.  sgc lps1.5 over mimalloc per round:
+        # 0.8, 0.9 and 0.85 (paired: 0.85); the medians, 100 and 110, would
+        # give 0.91.  bdwgc ran no 2-thread round: no column for it.
+        rows = []
+        for run, sgc, mi in ((1, 100.0, 125.0), (2, 50.0, 55.5556), (3, 102.0, 120.0)):
+            rows.append(row("alloc-free", "sgc", 2, None, "lps1.5", run, mops=sgc))
+            rows.append(row("alloc-free", "mimalloc", 2, None, "default", run, mops=mi))
+            rows.append(row("alloc-free", "bdwgc", 1, None, "default", run, mops=10.0))
+        self.assertEqual(set(tables.alloc_peer_ratios(rows, "alloc-free", "mimalloc")), {"sgc lps1.5"})
+        self.assertAlmostEqual(tables.alloc_peer_ratios(rows, "alloc-free", "mimalloc")["sgc lps1.5"][2],
+                               0.85, places=3)
+        self.assertEqual(tables.alloc_peer_ratios(rows, "alloc-free", "bdwgc"), {})
+        text = "\n".join(report.alloc_peer_lines(rows, "alloc-free", [2]))
+        self.assertIn("| sgc | / mimalloc 2 thr |", text)
+        self.assertIn("| sgc lps1.5 | 0.85 |", text)
+        self.assertEqual(report.alloc_peer_lines(rows, "alloc-drop", [2]), [])
+
+
 class ThreadsVsProcesses(unittest.TestCase):
     def test_span_waits_for_the_slowest_process(self):
         # Two processes did 100 M allocations each, one in 1 s, one in 2 s:

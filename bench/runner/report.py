@@ -12,9 +12,9 @@ import time
 from .matrix import ALLOC_PROGRAMS, CEILING, IMPLS
 from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
 from .results import agg, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
-from .tables import (all_configs_table, alloc_series, comparison_rows, headline_table,
-                     mark_rate_rows, md_table, paired_ratio, paired_speedup, speedup_data,
-                     thread_time_ratios)
+from .tables import (all_configs_table, alloc_peer_ratios, alloc_series, comparison_rows,
+                     headline_table, mark_rate_rows, md_table, paired_ratio, paired_speedup,
+                     speedup_data, thread_time_ratios)
 from .util import REPO, fmt_num, gct_label, log, median, to_float
 
 
@@ -186,6 +186,24 @@ def section_mark_rate(rows):
         mark_rate_rows(rows))
 
 
+def alloc_peer_lines(rows, program, threads):
+    """sgc's throughput over each peer's that ran, paired within rounds."""
+    cols, ratios = [], {}
+    for peer in ("mimalloc", "bdwgc"):
+        r = alloc_peer_ratios(rows, program, peer)
+        if r:
+            cols.append(peer)
+            ratios[peer] = r
+    if not cols:
+        return []
+    labels = sorted({lab for r in ratios.values() for lab in r})
+    head = [f"/ {peer} {t} thr" for peer in cols for t in threads]
+    body = [[lab] + [f"{ratios[peer].get(lab, {})[t]:.2f}" if t in ratios[peer].get(lab, {}) else "-"
+                     for peer in cols for t in threads] for lab in labels]
+    return [f"**{program}**, sgc against its peers: sgc's throughput over the peer's in the "
+            "same round, the median over rounds\n", md_table(["sgc"] + head, body), ""]
+
+
 def section_alloc(rows, out_dir, plt):
     alloc_progs = [p for p in ALLOC_PROGRAMS if alloc_series(rows, p)]
     if not alloc_progs:
@@ -205,6 +223,7 @@ def section_alloc(rows, out_dir, plt):
                                + [f"{up[lab][t]:.2f}" if up.get(lab, {}).get(t) else "-"
                                   for t in more] for lab in sorted(s)]))
         lines.append("")
+        lines += alloc_peer_lines(rows, p, ts)
     if plt is not None and plot_alloc(plt, rows, os.path.join(out_dir, "alloc_throughput.png"),
                                       alloc_progs):
         lines.append("![allocation throughput](alloc_throughput.png)\n")

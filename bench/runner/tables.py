@@ -163,6 +163,22 @@ def mark_rate_rows(rows):
     return out
 
 
+def alloc_peer_ratios(rows, program, peer):
+    """sgc label -> {threads: sgc's mops over PEER's (an implementation
+    run with its default variant) in the same round, the median over
+    rounds} for the alloc program: issue 5's targets (at least 0.8x
+    mimalloc, 2x bdwgc) as a paired figure."""
+    g = group(rows)
+    out = {}
+    for (prog, impl, t, gct, var), rs in g.items():
+        if prog != program or impl != "sgc" or gct is not None:
+            continue
+        v = paired_ratio(g, (prog, impl, t, gct, var), (prog, peer, t, None, "default"), "mops")
+        if v is not None:
+            out.setdefault("sgc" if var == "default" else f"sgc {var}", {})[t] = v
+    return out
+
+
 def alloc_series(rows, program, paired=False):
     """label -> {threads: median mops} for the alloc program; with PAIRED,
     label -> {threads: mops against 1 thread, paired by round}."""
