@@ -12,7 +12,8 @@
 # FIELD is a key of the program's RESULT line (default mops; wall_s for
 # programs that report no rate).  With -t, FIELD is instead a numeric key
 # of sgc's SGC_TRACE records, summed over the run's collections (e.g.
-# -t mark_ns: the run's total mark time; sgc builds only).  Environment
+# -t mark_ns: the run's total mark time; sgc builds only).  -t -f
+# mark_rate is the run's marked bytes over its mark time, in MB/s.  Environment
 # variables pass through to both sides; -a and -b (repeatable) add
 # settings to one side only, so a build can be compared with itself under
 # two settings.  The last line is the median over runs of B's value
@@ -48,8 +49,16 @@ while [ $i -lt "$runs" ]; do
     if [ $trace = 1 ]; then
       rm -f "$tmp/trace"
       env $settings SGC_TRACE="$tmp/trace" "$dir/bench/$prog" "$@" >/dev/null 2>&1
-      sed -n "s/.*\"$field\":\([0-9.]*\).*/\1/p" "$tmp/trace" |
-        awk '{s += $1} END {print s + 0}' >>"$tmp/$side"
+      if [ "$field" = mark_rate ]; then
+        # The run's marked bytes over its mark time (MB/s): unlike a
+        # total of mark_ns, comparable between runs that collect
+        # different amounts (programs with several mutator threads).
+        sed -n 's/.*"mark_ns":\([0-9]*\).*"marked_bytes":\([0-9]*\).*/\1 \2/p' "$tmp/trace" |
+          awk '{ns += $1; b += $2} END {print ns ? b * 1000 / ns : 0}' >>"$tmp/$side"
+      else
+        sed -n "s/.*\"$field\":\([0-9.]*\).*/\1/p" "$tmp/trace" |
+          awk '{s += $1} END {print s + 0}' >>"$tmp/$side"
+      fi
     else
       env $settings "$dir/bench/$prog" "$@" 2>&1 |
         sed -n "s/.*RESULT.* $field=\([0-9.]*\).*/\1/p" >>"$tmp/$side"

@@ -96,10 +96,11 @@ extern _Atomic(struct chunk **) pagemap_l1[1u << PAGEMAP_L1_BITS];
 /* Cheap range filter for the conservative pointer test. */
 extern _Atomic uintptr_t heap_lowest, heap_highest;
 
-/* The chunk holding address A, or NULL when A is outside the heap.
+/* The chunk holding address A, or NULL when A is outside the heap, for an
+ * A the caller knows is below 2^ADDRESS_BITS (one inside [heap_lowest,
+ * heap_highest), as the marker's candidates are: it skips that test).
  * Lock-free: chunks are published with release stores and never unmapped. */
-static inline struct chunk *chunk_of_address(uintptr_t a) {
-  if (a >> ADDRESS_BITS) return NULL;
+static inline struct chunk *chunk_of_low_address(uintptr_t a) {
   struct chunk **l2 = atomic_load_explicit(
       &pagemap_l1[a >> (CHUNK_SHIFT + PAGEMAP_L2_BITS)], memory_order_acquire);
   if (!l2) return NULL;
@@ -108,9 +109,21 @@ static inline struct chunk *chunk_of_address(uintptr_t a) {
       memory_order_acquire);
 }
 
+/* The same for any address. */
+static inline struct chunk *chunk_of_address(uintptr_t a) {
+  if (a >> ADDRESS_BITS) return NULL;
+  return chunk_of_low_address(a);
+}
+
 /* Page header for any word value, or NULL when it points outside the heap. */
 static inline struct page_header *page_of_address(uintptr_t a) {
   struct chunk *c = chunk_of_address(a);
+  if (!c) return NULL;
+  return &c->pages[(a - c->base) >> PAGE_SHIFT];
+}
+/* The same for an A below 2^ADDRESS_BITS (see chunk_of_low_address). */
+static inline struct page_header *page_of_low_address(uintptr_t a) {
+  struct chunk *c = chunk_of_low_address(a);
   if (!c) return NULL;
   return &c->pages[(a - c->base) >> PAGE_SHIFT];
 }

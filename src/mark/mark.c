@@ -147,16 +147,18 @@ void mark_choose_set_rule(bool single_marker) {
  * threads may then both find a mark clear and both scan the object; that
  * scan finds its referents marked, so it only repeats work, and the
  * object's bytes count twice in the marked totals. */
-static inline bool set_mark(struct page_header *p, uintptr_t base) {
+/* RULE is mark_config.set_rule, which the drain loop reads once: a
+ * global read per candidate would be reloaded after every store. */
+__attribute__((always_inline)) static inline bool set_mark(struct page_header *p, uintptr_t base,
+                                                           enum mark_set_rule rule) {
   _Atomic uint8_t *m = mark_bit_of(p, base);
-  switch (mark_config.set_rule) {
-  case MARK_SET_EXCHANGE: return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
-  case MARK_SET_READ_EXCHANGE: return mark_bit_set(p, base);
-  case MARK_SET_READ_STORE: break;
+  if (likely(rule == MARK_SET_READ_STORE)) {
+    if (atomic_load_explicit(m, memory_order_relaxed)) return false;
+    atomic_store_explicit(m, 1, memory_order_relaxed);
+    return true;
   }
-  if (atomic_load_explicit(m, memory_order_relaxed)) return false;
-  atomic_store_explicit(m, 1, memory_order_relaxed);
-  return true;
+  if (rule == MARK_SET_EXCHANGE) return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
+  return mark_bit_set(p, base); /* MARK_SET_READ_EXCHANGE */
 }
 
 /* Marks the object W points into, if any, and queues it for scanning.
@@ -244,24 +246,41 @@ SGC_NOINLINE static void scan_custom_object(struct owner_view *v, struct marker 
   view_load(v, m);
 }
 
+/* The candidate's own page is small in most heaps, so its test is
+ * written out here (object_start_in_page's first case) and yields the
+ * size from the fields it loaded; a large object takes the general
+ * function.  Candidates are inside [lowest, lowest + span), below
+ * 2^ADDRESS_BITS, so the page-map walk skips that test. */
 __attribute__((always_inline)) static inline size_t mark_candidate_cached(
     struct owner_view *v, struct marker *m, uintptr_t w, uintptr_t lowest, uintptr_t span,
-    bool interior, struct page_cache *cache, uint64_t *atomic_bytes) {
+    bool interior, enum mark_set_rule rule, struct page_cache *cache, uint64_t *atomic_bytes) {
   if (w - lowest >= span) return 0;
   uintptr_t page_address = w & ~(uintptr_t)(PAGE_BYTES - 1);
   struct page_header *p;
   if (page_address == cache->address) {
     p = cache->page;
   } else {
-    p = page_of_address(w);
+    p = page_of_low_address(w);
     if (!p) return 0;
     cache->address = page_address;
     cache->page = p;
   }
-  struct page_header *page;
-  uintptr_t base = object_start_in_page(p, w, &page, interior);
-  if (!base || !set_mark(page, base)) return 0;
-  size_t size = object_size(page);
+  struct page_header *page = p;
+  uintptr_t base;
+  size_t size;
+  if (likely(atomic_load_explicit(&p->state, memory_order_relaxed) == PAGE_SMALL)) {
+    unsigned granule = (unsigned)((w - p->start) >> GRANULE_SHIFT);
+    unsigned index = (granule * p->reciprocal) >> 16;
+    if (index >= p->capacity) return 0; /* the page's unused tail */
+    size = (size_t)p->object_granules << GRANULE_SHIFT;
+    base = p->start + index * size;
+    if (base != w && !interior && !heap_displacement_ok(w - base)) return 0;
+  } else {
+    base = object_start_in_page(p, w, &page, interior);
+    if (!base) return 0;
+    size = page->object_bytes;
+  }
+  if (!set_mark(page, base, rule)) return 0;
   unsigned kind = page->kind;
   if (kind_is_scanned(kind)) view_push(v, m, base, base + size);
   else if (unlikely(kind_is_custom(kind))) scan_custom_object(v, m, kind, base, size);
@@ -280,6 +299,7 @@ void mark_drain_own(struct marker *m) {
   size_t split = mark_config.split_bytes;
   bool share = mark_config.balance;
   bool interior = heap_interior_pointers;
+  enum mark_set_rule rule = mark_config.set_rule;
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   uintptr_t span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
   uint64_t bytes = 0, objects = 0, atomic_bytes = 0;
@@ -323,7 +343,8 @@ void mark_drain_own(struct marker *m) {
     count--;
   scan:
     for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
-      size_t size = mark_candidate_cached(&v, m, *p, lowest, span, interior, &cache, &atomic_bytes);
+      size_t size =
+          mark_candidate_cached(&v, m, *p, lowest, span, interior, rule, &cache, &atomic_bytes);
       if (size) {
         bytes += size;
         objects++;
@@ -368,7 +389,8 @@ void mark_word_with(struct marker *m, uintptr_t w) {
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   size_t size = mark_candidate_cached(&v, m, w, lowest,
                                       atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
-                                      heap_interior_pointers, &cache, &m->marked_atomic_bytes);
+                                      heap_interior_pointers, mark_config.set_rule, &cache,
+                                      &m->marked_atomic_bytes);
   m->top = v.top;
   if (size) {
     m->marked_bytes += size;
