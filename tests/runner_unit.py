@@ -100,6 +100,17 @@ class Tables(unittest.TestCase):
         (r,) = tables.mark_rate_rows(rows)
         self.assertEqual(r[7], "2.00")  # 3e9 bytes / (1.0 + 0.5) s
 
+    def test_mark_rate_paired_within_rounds(self):
+        # Round 2 is slow for both: per round 1.2, 1.0 and 1.1 (paired 1.1);
+        # the medians, 1200 and 1000, give 1.20.
+        rows = []
+        for run, s, b in ((1, 1200.0, 1000.0), (2, 600.0, 600.0), (3, 1210.0, 1100.0)):
+            rows.append(row("cky", "sgc", 2, 1, "default", run, mark_mb_per_s=s))
+            rows.append(row("cky", "bdwgc", 2, 1, "default", run, mark_mb_per_s=b))
+        (r,) = tables.mark_rate_rows(rows)
+        self.assertEqual(r[6], "1.20")
+        self.assertEqual(r[8], "1.10")
+
     def test_trace_sums_the_time_before_the_stops(self):
         s = parse_trace([{"pause_ns": 10, "mark_ns": 5, "prestop_ns": p} for p in (1000, 3000)])
         self.assertAlmostEqual(s["prestop_s"], 4000 / 1e9)

@@ -180,9 +180,10 @@ def section_mark_rate(rows):
         "sgc does with the world running, and waking GC threads) instead (stop, "
         "mark, finalisation, restart and that: more than bdwgc's figure counts).  "
         "The two heaps differ (collection points, heap sizes), so this "
-        "compares rates, not work.\n",
+        "compares rates, not work.  The last column is sgc/bdwgc paired: the "
+        "median over rounds of the ratio within a round.\n",
         ["program", "thr", "GC thr", "sgc MB/s", "sgc MB/s over pauses", "bdwgc MB/s",
-         "sgc/bdwgc", "sgc over pauses/bdwgc"],
+         "sgc/bdwgc", "sgc over pauses/bdwgc", "sgc/bdwgc paired"],
         mark_rate_rows(rows))
 
 

@@ -138,7 +138,8 @@ def paired_speedup(g, key, gct, col="mark_mb_per_s"):
 
 def mark_rate_rows(rows):
     """Rows (program, threads, GC threads, sgc MB/s, sgc MB/s over its whole
-    pauses, bdwgc MB/s, and the two ratios) where both implementations ran
+    pauses, bdwgc MB/s, the two ratios of medians, and the first ratio
+    paired within rounds) where both implementations ran
     the default variant with an explicit GC thread count.  bdwgc's mark
     time ("World-stopped marking") includes stopping and restarting the
     world; sgc's mark_ns does not, so the second rate divides sgc's marked
@@ -157,9 +158,12 @@ def mark_rate_rows(rows):
                                for r in ok_rows(rs) if r.get("marked_bytes") and r.get("gc_s")])
         b_rate = agg(peer, "mark_mb_per_s") if peer else None
         if s_rate and b_rate:
+            paired = paired_ratio(g, (prog, impl, t, gct, var), (prog, "bdwgc", t, gct, var),
+                                  "mark_mb_per_s")
             out.append([prog, t, gct, fmt_num(s_rate), fmt_num(s_pause_rate), fmt_num(b_rate),
                         f"{s_rate / b_rate:.2f}",
-                        f"{s_pause_rate / b_rate:.2f}" if s_pause_rate else "-"])
+                        f"{s_pause_rate / b_rate:.2f}" if s_pause_rate else "-",
+                        f"{paired:.2f}" if paired else "-"])
     return out
 
 
