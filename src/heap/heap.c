@@ -8,7 +8,7 @@
 #include "common.h"
 #include "os/os.h"
 
-_Atomic(struct chunk **) pagemap_l1[1u << PAGEMAP_L1_BITS];
+_Atomic(struct pagemap_entry *) pagemap_l1[1u << PAGEMAP_L1_BITS];
 _Atomic uintptr_t heap_lowest = UINTPTR_MAX, heap_highest = 0;
 bool heap_interior_pointers = true;
 uint64_t heap_displacements[PAGE_BYTES / 64];
@@ -22,20 +22,23 @@ size_t heap_size_bytes(void) {
 
 struct chunk *heap_first_chunk(void) { return chunk_list; }
 
+/* C's base is CHUNK_BYTES-aligned (os_reserve_aligned), which the
+ * entries' FIRST relies on. */
 static bool pagemap_insert(struct chunk *c, size_t bytes) {
   for (uintptr_t a = c->base; a < c->base + bytes; a += CHUNK_BYTES) {
     size_t i1 = a >> (CHUNK_SHIFT + PAGEMAP_L2_BITS);
-    struct chunk **l2 = atomic_load_explicit(&pagemap_l1[i1], memory_order_acquire);
+    struct pagemap_entry *l2 = atomic_load_explicit(&pagemap_l1[i1], memory_order_acquire);
     if (!l2) {
-      l2 = os_alloc(sizeof(struct chunk *) << PAGEMAP_L2_BITS);
+      l2 = os_alloc(sizeof(struct pagemap_entry) << PAGEMAP_L2_BITS);
       if (!l2) return false;
       /* Release: a reader that sees the table sees it zeroed. */
       atomic_store_explicit(&pagemap_l1[i1], l2, memory_order_release);
     }
-    /* Release: a reader that finds the chunk sees its initialised headers. */
-    atomic_store_explicit(
-        (_Atomic(struct chunk *) *)&l2[(a >> CHUNK_SHIFT) & ((1u << PAGEMAP_L2_BITS) - 1)],
-        c, memory_order_release);
+    struct pagemap_entry *e = &l2[(a >> CHUNK_SHIFT) & ((1u << PAGEMAP_L2_BITS) - 1)];
+    /* Release: a reader that finds the chunk or a header sees the chunk's
+     * fields and its headers initialised. */
+    atomic_store_explicit(&e->chunk, c, memory_order_release);
+    atomic_store_explicit(&e->first, &c->pages[(a - c->base) >> PAGE_SHIFT], memory_order_release);
   }
   return true;
 }
@@ -50,6 +53,7 @@ bool heap_grow(size_t bytes) {
   }
   void *base = os_reserve_aligned(size, CHUNK_BYTES);
   if (!base) return false;
+  SGC_ASSERT(((uintptr_t)base & (CHUNK_BYTES - 1)) == 0);
   size_t pages = size >> PAGE_SHIFT;
   size_t desc_bytes = sizeof(struct chunk) + pages * sizeof(struct page_header);
   struct chunk *c = os_alloc(desc_bytes);

@@ -91,41 +91,50 @@ struct chunk {
   struct page_header pages[];
 };
 
-/* Two-level page map: bits 47..34 pick an L2 table, bits 33..22 a chunk. */
-extern _Atomic(struct chunk **) pagemap_l1[1u << PAGEMAP_L1_BITS];
+/* Two-level page map: bits 47..34 pick an L2 table, bits 33..22 an entry
+ * of it, one per CHUNK_BYTES of address space.  An entry names the chunk
+ * and the header of the slot's first page: chunks are CHUNK_BYTES-aligned,
+ * so a page's header is FIRST plus the page's index within the slot, with
+ * no load of the chunk's base (the marker's walk, three dependent loads
+ * before, is two).  Each field is published with a release store after
+ * what it points to is ready; a reader reads one field, with acquire. */
+struct pagemap_entry {
+  _Atomic(struct page_header *) first;
+  _Atomic(struct chunk *) chunk;
+};
+extern _Atomic(struct pagemap_entry *) pagemap_l1[1u << PAGEMAP_L1_BITS];
+
+static inline struct pagemap_entry *pagemap_entry_of(uintptr_t a) {
+  struct pagemap_entry *l2 = atomic_load_explicit(
+      &pagemap_l1[a >> (CHUNK_SHIFT + PAGEMAP_L2_BITS)], memory_order_acquire);
+  return l2 ? &l2[(a >> CHUNK_SHIFT) & ((1u << PAGEMAP_L2_BITS) - 1)] : NULL;
+}
 /* Cheap range filter for the conservative pointer test. */
 extern _Atomic uintptr_t heap_lowest, heap_highest;
 
-/* The chunk holding address A, or NULL when A is outside the heap, for an
- * A the caller knows is below 2^ADDRESS_BITS (one inside [heap_lowest,
- * heap_highest), as the marker's candidates are: it skips that test).
+/* The chunk holding address A, or NULL when A is outside the heap.
  * Lock-free: chunks are published with release stores and never unmapped. */
-static inline struct chunk *chunk_of_low_address(uintptr_t a) {
-  struct chunk **l2 = atomic_load_explicit(
-      &pagemap_l1[a >> (CHUNK_SHIFT + PAGEMAP_L2_BITS)], memory_order_acquire);
-  if (!l2) return NULL;
-  return atomic_load_explicit(
-      (_Atomic(struct chunk *) *)&l2[(a >> CHUNK_SHIFT) & ((1u << PAGEMAP_L2_BITS) - 1)],
-      memory_order_acquire);
-}
-
-/* The same for any address. */
 static inline struct chunk *chunk_of_address(uintptr_t a) {
   if (a >> ADDRESS_BITS) return NULL;
-  return chunk_of_low_address(a);
+  struct pagemap_entry *e = pagemap_entry_of(a);
+  return e ? atomic_load_explicit(&e->chunk, memory_order_acquire) : NULL;
+}
+
+/* Page header for a word value A the caller knows is below
+ * 2^ADDRESS_BITS (one inside [heap_lowest, heap_highest), as the marker's
+ * candidates are: it skips that test), or NULL outside the heap. */
+static inline struct page_header *page_of_low_address(uintptr_t a) {
+  struct pagemap_entry *e = pagemap_entry_of(a);
+  if (!e) return NULL;
+  struct page_header *first = atomic_load_explicit(&e->first, memory_order_acquire);
+  if (!first) return NULL;
+  return first + ((a >> PAGE_SHIFT) & (PAGES_PER_CHUNK - 1));
 }
 
 /* Page header for any word value, or NULL when it points outside the heap. */
 static inline struct page_header *page_of_address(uintptr_t a) {
-  struct chunk *c = chunk_of_address(a);
-  if (!c) return NULL;
-  return &c->pages[(a - c->base) >> PAGE_SHIFT];
-}
-/* The same for an A below 2^ADDRESS_BITS (see chunk_of_low_address). */
-static inline struct page_header *page_of_low_address(uintptr_t a) {
-  struct chunk *c = chunk_of_low_address(a);
-  if (!c) return NULL;
-  return &c->pages[(a - c->base) >> PAGE_SHIFT];
+  if (a >> ADDRESS_BITS) return NULL;
+  return page_of_low_address(a);
 }
 
 /* Sets up page_is_object_start for objects of OBJECT_BYTES. */
