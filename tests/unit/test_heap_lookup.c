@@ -1,7 +1,8 @@
 /* The conservative pointer test (heap/heap.h object_start) on adversarial
  * words: random values, addresses just outside chunks, every interior
  * offset of objects of every class, one past the end, large objects
- * spanning pages and chunks, and pages in the free pool. */
+ * spanning pages and chunks, and pages in the free pool; and the page map
+ * itself, page by page. */
 #include <string.h>
 
 #include "common.h"
@@ -101,6 +102,22 @@ int main(int argc, char **argv) {
     for (size_t off = 0; off < sizes[i]; off += 64) cleared &= again[off] == 0;
     CHECK(cleared, "reallocated large object %zu not cleared", sizes[i]);
   }
+
+  /* The page map gives every page of every chunk its own header, also in
+   * a chunk that spans several map slots (the 5 MiB object above made
+   * one), and the marker's walk (page_of_low_address) agrees. */
+  bool spanning = false;
+  FOR_EACH_CHUNK(ch) {
+    spanning |= ch->page_count > PAGES_PER_CHUNK;
+    for (size_t k = 0; k < ch->page_count; k++) {
+      uintptr_t a = ch->base + (k << PAGE_SHIFT) + (k * 8) % PAGE_BYTES;
+      if (page_of_address(a) != &ch->pages[k] || page_of_low_address(a) != &ch->pages[k]) {
+        CHECK(false, "page %zu of the chunk at %#lx maps elsewhere", k, (unsigned long)ch->base);
+        break;
+      }
+    }
+  }
+  CHECK(spanning, "no chunk spans two map slots");
 
   /* Without interior pointers only starts count (GC_base still answers). */
   GC_set_all_interior_pointers(0);
