@@ -77,7 +77,7 @@ void mark_begin(void) {
   /* Roots are marked by the collector alone, under the rule a drain by
    * several GC threads uses (the variant's and SGC_MARK_SET's), chosen
    * at every collection because tests change those in between. */
-  mark_choose_set_rule(false);
+  mark_configure_drain(false);
   for (unsigned i = 0; i < parallel_markers_created(); i++) {
     struct marker *m = parallel_marker(i);
     /* Every stack is empty between collections: restart at the bottom. */
@@ -129,10 +129,11 @@ static inline bool kind_is_scanned(unsigned kind) {
   return kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE;
 }
 
-void mark_choose_set_rule(bool single_marker) {
+void mark_configure_drain(bool single_marker) {
   if (!mark_config.optimistic_bits) mark_config.set_rule = MARK_SET_EXCHANGE;
   else if (single_marker || mark_config.plain_mark_store) mark_config.set_rule = MARK_SET_READ_STORE;
   else mark_config.set_rule = MARK_SET_READ_EXCHANGE;
+  mark_config.share = mark_config.balance && !single_marker;
 }
 
 /* Sets the mark of the object at BASE; true when the caller is to scan
@@ -297,7 +298,7 @@ void mark_drain_own(struct marker *m) {
   unsigned first = 0, count = 0;
   uintptr_t prefetched_line = 0;
   size_t split = mark_config.split_bytes;
-  bool share = mark_config.balance;
+  bool share = mark_config.share;
   bool interior = heap_interior_pointers;
   enum mark_set_rule rule = mark_config.set_rule;
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);

@@ -89,14 +89,19 @@ struct mark_config {
   bool balance;             /* stealing on */
   bool nsb;                 /* flag-based termination */
   enum mark_deque deque;
-  /* How set_mark sets a mark in the coming drain, derived from the three
-   * inputs above (variant, SGC_MARK_SET, one marker or more) by
-   * mark_choose_set_rule, so the mark loop reads one field, not three. */
+  /* How the coming drain runs, derived by mark_configure_drain from the
+   * inputs above (variant, SGC_MARK_SET) and whether one marker or more
+   * takes part, so the mark loop reads one field each, not three.
+   * set_rule: how set_mark sets a mark. */
   enum mark_set_rule {
     MARK_SET_READ_EXCHANGE = 0, /* read, then the atomic exchange: exactly once */
     MARK_SET_READ_STORE,        /* read, then a plain store */
     MARK_SET_EXCHANGE,          /* No-Opt: the exchange without reading first */
   } set_rule;
+  /* The drain moves work to its stack's public part for thieves: stealing
+   * on and another marker to steal.  A marker alone skips the test after
+   * every object (and the shares, which only its own slow pop took back). */
+  bool share;
 };
 
 
@@ -106,7 +111,7 @@ extern _Atomic int mark_detection_interrupted;
 
 void marker_init(struct marker *m, unsigned index);
 /* mark.c: sets mark_config.set_rule for a drain by one marker or more. */
-void mark_choose_set_rule(bool single_marker);
+void mark_configure_drain(bool single_marker);
 void marker_grow(struct marker *m);
 
 /* chase_lev.c */

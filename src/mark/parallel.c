@@ -426,9 +426,9 @@ void mark_drain_parallel(void) {
   parallel_set_active(markers_for_next_mark());
   if (active <= 1) {
     uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
-    mark_choose_set_rule(true);
+    mark_configure_drain(true);
     mark_drain_own(mark_collector);
-    mark_choose_set_rule(false);
+    mark_configure_drain(false);
     mark_collector->busy_ns = os_now_ns() - start;
     mark_collector->cpu_ns = os_thread_cpu_ns() - cpu_start;
     return;
