@@ -164,9 +164,11 @@ __attribute__((always_inline)) static inline bool set_mark(struct page_header *p
 
 /* Marks the object W points into, if any, and queues it for scanning.
  * Returns the bytes newly marked (0 when nothing was). */
-/* A one-entry cache of the last page looked up: consecutive pointers
- * mostly land in the same page, and the page-map walk is a chain of
- * dependent loads. */
+/* A one-entry cache of the last page looked up: the page-map walk is a
+ * chain of dependent loads, and consecutive pointers often land in the
+ * same page (84% of cube's candidates, 58% of gcbench's, 2% of cky's).
+ * A cache of the last 4 MiB map slot hits more but unpredictably, and its
+ * mispredicted branches made marking 14% slower (history.md). */
 struct page_cache {
   uintptr_t address; /* page address, or 1 for none */
   struct page_header *page;
