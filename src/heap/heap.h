@@ -167,18 +167,26 @@ static inline bool heap_displacement_ok(uintptr_t offset) {
 /* The conservative pointer test: the start of the object A points into (or
  * at, without interior pointers), or 0.  *PAGE receives the object's first
  * page header. */
+/* Its case for A on small page P: false, or true with the start in
+ * *BASE (the marker calls it directly, having read the state itself; a
+ * flag rather than a zero start, which would cost it a test of *BASE). */
+__attribute__((always_inline)) static inline bool small_object_start(
+    const struct page_header *p, uintptr_t a, bool interior, uintptr_t *base) {
+  unsigned granule = (unsigned)((a - p->start) >> GRANULE_SHIFT);
+  unsigned index = (granule * p->reciprocal) >> 16;
+  if (index >= p->capacity) return false; /* the page's unused tail */
+  *base = p->start + ((uintptr_t)index * p->object_granules << GRANULE_SHIFT);
+  return *base == a || interior || heap_displacement_ok(a - *base);
+}
+
 /* The object A points into, given A's own page header P (non-NULL). */
 __attribute__((always_inline)) static inline uintptr_t object_start_in_page(
     struct page_header *p, uintptr_t a, struct page_header **page, bool interior) {
   uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
   if (state == PAGE_SMALL) {
-    unsigned granule = (unsigned)((a - p->start) >> GRANULE_SHIFT);
-    unsigned index = (granule * p->reciprocal) >> 16;
-    if (index >= p->capacity) return 0; /* the page's unused tail */
-    uintptr_t base = p->start + ((uintptr_t)index * p->object_granules << GRANULE_SHIFT);
-    if (base != a && !interior && !heap_displacement_ok(a - base)) return 0;
+    uintptr_t base;
     *page = p;
-    return base;
+    return small_object_start(p, a, interior, &base) ? base : 0;
   }
   if (state == PAGE_LARGE_TAIL) {
     if (!interior) return 0;

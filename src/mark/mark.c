@@ -162,8 +162,6 @@ __attribute__((always_inline)) static inline bool set_mark(struct page_header *p
   return mark_bit_set(p, base); /* MARK_SET_READ_EXCHANGE */
 }
 
-/* Marks the object W points into, if any, and queues it for scanning.
- * Returns the bytes newly marked (0 when nothing was). */
 /* A one-entry cache of the last page looked up: the page-map walk is a
  * chain of dependent loads, and consecutive pointers often land in the
  * same page (84% of cube's candidates, 58% of gcbench's, 2% of cky's).
@@ -249,11 +247,13 @@ SGC_NOINLINE static void scan_custom_object(struct owner_view *v, struct marker 
   view_load(v, m);
 }
 
-/* The candidate's own page is small in most heaps, so its test is
- * written out here (object_start_in_page's first case) and yields the
- * size from the fields it loaded; a large object takes the general
- * function.  Candidates are inside [lowest, lowest + span), below
- * 2^ADDRESS_BITS, so the page-map walk skips that test. */
+/* Marks the object W points into, if any, and queues it for scanning.
+ * Returns the bytes newly marked (0 when nothing was).  The candidate's
+ * page is small in most heaps: it takes small_object_start and the size
+ * from the same header line, where object_start_in_page and object_size
+ * would read the state twice more; a large object takes the general function.
+ * Candidates are inside [lowest, lowest + span), below 2^ADDRESS_BITS, so
+ * the page-map walk skips that test. */
 __attribute__((always_inline)) static inline size_t mark_candidate_cached(
     struct owner_view *v, struct marker *m, uintptr_t w, uintptr_t lowest, uintptr_t span,
     bool interior, enum mark_set_rule rule, struct page_cache *cache, uint64_t *atomic_bytes) {
@@ -272,12 +272,8 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   uintptr_t base;
   size_t size;
   if (likely(atomic_load_explicit(&p->state, memory_order_relaxed) == PAGE_SMALL)) {
-    unsigned granule = (unsigned)((w - p->start) >> GRANULE_SHIFT);
-    unsigned index = (granule * p->reciprocal) >> 16;
-    if (index >= p->capacity) return 0; /* the page's unused tail */
+    if (!small_object_start(p, w, interior, &base)) return 0;
     size = (size_t)p->object_granules << GRANULE_SHIFT;
-    base = p->start + index * size;
-    if (base != w && !interior && !heap_displacement_ok(w - base)) return 0;
   } else {
     base = object_start_in_page(p, w, &page, interior);
     if (!base) return 0;

@@ -110,7 +110,8 @@ extern struct mark_config mark_config;
 extern _Atomic int mark_detection_interrupted;
 
 void marker_init(struct marker *m, unsigned index);
-/* mark.c: sets mark_config.set_rule for a drain by one marker or more. */
+/* mark.c: sets mark_config's set_rule and share for a drain by one marker
+ * or more. */
 void mark_configure_drain(bool single_marker);
 void marker_grow(struct marker *m);
 
