@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from runner import gcstats, report, results, tables  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import callgrind_function  # noqa: E402
 import threads_vs_procs  # noqa: E402
 
 
@@ -242,6 +243,35 @@ class AllocPeers(unittest.TestCase):
         self.assertIn("| sgc | / mimalloc 2 thr |", text)
         self.assertIn("| sgc lps1.5 | 0.85 |", text)
         self.assertEqual(report.alloc_peer_lines(rows, "alloc-drop", [2]), [])
+
+
+class CallgrindFunction(unittest.TestCase):
+    def test_counts_own_instructions_not_calls(self):
+        # Positions "instr line": absolute, relative (+/-) and repeated (*)
+        # addresses; the cost line after calls= is the callee's inclusive
+        # cost and belongs to no instruction of the caller.
+        text = """positions: instr line
+events: Ir
+fn=(1) mark_drain_own
+0x100 0 5
++4 0 7
+cfn=(2) marker_share
+calls=1 0x900 0
+* 0 1000
++3 0 2
+-7 0 1
+fn=(3) other
+0x200 0 9
+fn=(1)
+0x107 0 4
+"""
+        with tempfile.NamedTemporaryFile("w", suffix=".cg", delete=False) as f:
+            f.write(text)
+        try:
+            c = callgrind_function.instruction_counts(f.name, "mark_drain_own")
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(dict(c), {0x100: 6, 0x104: 7, 0x107: 6})
 
 
 class ThreadsVsProcesses(unittest.TestCase):
