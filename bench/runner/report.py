@@ -187,20 +187,20 @@ def section_mark_rate(rows):
         mark_rate_rows(rows))
 
 
+def fmt_ratio(v):
+    return f"{v:.2f}" if v is not None else "-"
+
+
 def alloc_peer_lines(rows, program, threads):
     """sgc's throughput over each peer's that ran, paired within rounds."""
-    cols, ratios = [], {}
-    for peer in ("mimalloc", "bdwgc"):
-        r = alloc_peer_ratios(rows, program, peer)
-        if r:
-            cols.append(peer)
-            ratios[peer] = r
-    if not cols:
+    ratios = {peer: alloc_peer_ratios(rows, program, peer) for peer in ("mimalloc", "bdwgc")}
+    ratios = {peer: r for peer, r in ratios.items() if r}
+    if not ratios:
         return []
     labels = sorted({lab for r in ratios.values() for lab in r})
-    head = [f"/ {peer} {t} thr" for peer in cols for t in threads]
-    body = [[lab] + [f"{ratios[peer].get(lab, {})[t]:.2f}" if t in ratios[peer].get(lab, {}) else "-"
-                     for peer in cols for t in threads] for lab in labels]
+    head = [f"/ {peer} {t} thr" for peer in ratios for t in threads]
+    body = [[lab] + [fmt_ratio(r.get(lab, {}).get(t)) for r in ratios.values() for t in threads]
+            for lab in labels]
     return [f"**{program}**, sgc against its peers: sgc's throughput over the peer's in the "
             "same round, the median over rounds\n", md_table(["sgc"] + head, body), ""]
 
