@@ -148,12 +148,42 @@ class Trace(unittest.TestCase):
         self.assertNotIn("cycle_speedup", plain)  # only when asked
         self.assertIsNone(gcstats.markers_split(recs[:2]))  # one side only
 
+    def test_markers_split_decomposes_the_speed_up_exactly(self):
+        def rec(markers, mark_ns, marked, busy):
+            return {"pause_ns": 10, "mark_ns": mark_ns, "markers": markers,
+                    "marked_bytes": marked, "mark_threads": [{"busy_ns": b} for b in busy]}
+        recs = [
+            # one thread: busy 900 of 1000 ns for 1e6 bytes (outside 10%)
+            rec(1, 1000, 1000000, [900]),
+            # two: 1e6 bytes in 800 ns; busy 600 and 400 (the busiest 600:
+            # outside 25%, mean 500: imbalance 1.2; busy per byte 1000/900)
+            rec(2, 800, 1000000, [600, 400]),
+        ]
+        s = gcstats.markers_split(recs)
+        self.assertAlmostEqual(s["cycle_speedup"], 1000 / 800)
+        self.assertAlmostEqual(s["cycle_busy_ratio"], 1000 / 900)
+        self.assertAlmostEqual(s["cycle_imbalance"], 1.2)
+        self.assertAlmostEqual(s["cycle_outside_1"], 0.1)
+        self.assertAlmostEqual(s["cycle_outside_n"], 0.25)
+        product = 2 * (1 - s["cycle_outside_n"]) / (1 - s["cycle_outside_1"]) / (
+            s["cycle_busy_ratio"] * s["cycle_imbalance"])
+        self.assertAlmostEqual(product, s["cycle_speedup"])
+        # A trace without per-thread busy times keeps the speed-up alone.
+        old = [{k: v for k, v in r.items() if k != "mark_threads"} for r in recs]
+        self.assertNotIn("cycle_busy_ratio", gcstats.markers_split(old))
+
     def test_cycle_section_medians_over_runs(self):
         rows = [row("gcbench", "sgc", 2, 2, "cycle-store", i, cycle_speedup=v,
                     cycle_mb_per_gc_1=16.0, cycle_mb_per_gc_n=17.0)
                 for i, v in enumerate([1.7, 1.9, 2.0], 1)]
         text = "\n".join(report.section_cycle(rows))
         self.assertIn("| gcbench | 2 | 2 | cycle-store | 3 | 1.90 | 1.70–2.00 |", text)
+        self.assertIn("| 16 | 17 | - | - | - | - |", text)  # no busy times: dashes
+        for r, ratio in zip(rows, [1.1, 1.3, 1.2]):
+            r.update(cycle_busy_ratio=ratio, cycle_imbalance=1.01, cycle_outside_1=0.001,
+                     cycle_outside_n=0.02)
+        text = "\n".join(report.section_cycle(rows))
+        self.assertIn("| 16 | 17 | 1.20 | 1.010 | 0.1% | 2.0% |", text)
 
 
 class Pooling(unittest.TestCase):

@@ -41,9 +41,46 @@ def markers_split(recs):
     r1, rn = rate(one), rate(many)
     if not r1 or not rn:
         return None
-    return {"cycle_speedup": rn / r1,
-            "cycle_mb_per_gc_1": sum(r.get("marked_bytes", 0) for r in one) / len(one) / 1e6,
-            "cycle_mb_per_gc_n": sum(r.get("marked_bytes", 0) for r in many) / len(many) / 1e6}
+    split = {"cycle_speedup": rn / r1,
+             "cycle_mb_per_gc_1": sum(r.get("marked_bytes", 0) for r in one) / len(one) / 1e6,
+             "cycle_mb_per_gc_n": sum(r.get("marked_bytes", 0) for r in many) / len(many) / 1e6}
+    split.update(busy_decomposition(one, many, most))
+    return split
+
+
+def busy_totals(rs):
+    """Over collections RS: marked bytes, mark time, the GC threads' busy
+    time summed, and the busiest thread's busy time summed; None when a
+    record lacks its per-thread busy times (an older trace)."""
+    marked = mark = busy = busiest = 0
+    for r in rs:
+        threads = r.get("mark_threads")
+        if not threads or any("busy_ns" not in t for t in threads):
+            return None
+        marked += r.get("marked_bytes", 0)
+        mark += r.get("mark_ns", 0)
+        busy += sum(t["busy_ns"] for t in threads)
+        busiest += max(t["busy_ns"] for t in threads)
+    return (marked, mark, busy, busiest) if marked and mark and busy else None
+
+
+def busy_decomposition(one, many, n):
+    """Where the N-thread side of a cycled run loses against N x the
+    1-thread rate, as three factors whose product is exact:
+      speed-up = N x (1 - outside_n) / (1 - outside_1) / (busy_ratio x imbalance)
+    busy_ratio: the GC threads' busy time per marked byte, N threads over 1
+    (more work per byte: memory shared by the cores, lines moving between
+    them, time the VM takes away); imbalance: the busiest thread's busy time
+    over the mean thread's; outside: the share of the mark time in which
+    the busiest thread was not busy (waking, stealing, termination)."""
+    t1, tn = busy_totals(one), busy_totals(many)
+    if not t1 or not tn:
+        return {}
+    (b1, m1, s1, x1), (bn, mn, sn, xn) = t1, tn
+    return {"cycle_busy_ratio": (sn / bn) / (s1 / b1),
+            "cycle_imbalance": xn / (sn / n),
+            "cycle_outside_1": 1 - x1 / m1,
+            "cycle_outside_n": 1 - xn / mn}
 
 
 def parse_sgc_trace(path, by_markers=False):

@@ -150,10 +150,18 @@ def section_cycle(rows):
         vals = [r["cycle_speedup"] for r in ok_rows(rs) if r.get("cycle_speedup")]
         if not vals:
             continue
-        per_1 = median([r["cycle_mb_per_gc_1"] for r in ok_rows(rs) if r.get("cycle_mb_per_gc_1")])
-        per_n = median([r["cycle_mb_per_gc_n"] for r in ok_rows(rs) if r.get("cycle_mb_per_gc_n")])
+        def med(key):
+            xs = [r[key] for r in ok_rows(rs) if r.get(key) not in (None, "")]
+            return median(xs) if xs else None
+
+        def fmt(x, form):
+            return "-" if x is None else form.format(x)
+
         body.append([prog, t, gct_label(gct), var, len(vals), f"{median(vals):.2f}",
-                     f"{min(vals):.2f}–{max(vals):.2f}", fmt_num(per_1), fmt_num(per_n)])
+                     f"{min(vals):.2f}–{max(vals):.2f}", fmt_num(med("cycle_mb_per_gc_1")),
+                     fmt_num(med("cycle_mb_per_gc_n")), fmt(med("cycle_busy_ratio"), "{:.2f}"),
+                     fmt(med("cycle_imbalance"), "{:.3f}"),
+                     fmt(med("cycle_outside_1"), "{:.1%}"), fmt(med("cycle_outside_n"), "{:.1%}")])
     return table_section(
         "### Mark speed-up within each run\n",
         "Collections alternate between 1 GC thread and the most the run has "
@@ -163,9 +171,21 @@ def section_cycle(rows):
         "the collections with the most GC threads, divided by the same for those "
         "with one; the median over runs and its range.  Marked MB/GC: each side's "
         "mean, median over runs.  `cycle-store` sets marks with a plain store (the "
-        "default), `cycle-exchange` with the atomic exchange (`SGC_MARK_SET`).\n",
+        "default), `cycle-exchange` with the atomic exchange (`SGC_MARK_SET`).  "
+        "The last four columns say where the speed-up falls short of n, the most "
+        "GC threads: each is taken per run over its collections of each side, "
+        "where their product is exact, speed-up = n x (1 - outside most) / "
+        "(1 - outside 1) / (busy/byte x slowest/mean), and shown as the median "
+        "over runs.  busy/byte: the GC "
+        "threads' busy time (`busy_ns`, not stealing or detecting termination) "
+        "per marked byte, n threads over 1: above 1, each byte cost more "
+        "(memory both cores use, lines moving between them, time the VM gave "
+        "elsewhere).  slowest/mean: the busiest thread's busy time over the "
+        "mean thread's (imbalance).  outside: the share of the mark time in "
+        "which the busiest thread was not busy (waking, stealing, termination).\n",
         ["program", "thr", "GC thr", "variant", "runs", "in-run mark speed-up", "range",
-         "marked MB/GC 1 GC thr", "marked MB/GC most"],
+         "marked MB/GC 1 GC thr", "marked MB/GC most", "busy/byte most/1", "slowest/mean",
+         "outside 1", "outside most"],
         body)
 
 
