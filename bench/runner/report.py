@@ -143,6 +143,11 @@ def section_speedup(rows):
             md_table(hdr, body), ""]
 
 
+def fmt_form(v, form="{:.2f}"):
+    """V in FORM, or a dash when there is no value."""
+    return form.format(v) if v is not None else "-"
+
+
 def section_cycle(rows):
     """The mark speed-up within each run (experiment mark-cycle)."""
     body = []
@@ -150,18 +155,12 @@ def section_cycle(rows):
         vals = [r["cycle_speedup"] for r in ok_rows(rs) if r.get("cycle_speedup")]
         if not vals:
             continue
-        def med(key):
-            xs = [r[key] for r in ok_rows(rs) if r.get(key) not in (None, "")]
-            return median(xs) if xs else None
-
-        def fmt(x, form):
-            return "-" if x is None else form.format(x)
-
         body.append([prog, t, gct_label(gct), var, len(vals), f"{median(vals):.2f}",
-                     f"{min(vals):.2f}–{max(vals):.2f}", fmt_num(med("cycle_mb_per_gc_1")),
-                     fmt_num(med("cycle_mb_per_gc_n")), fmt(med("cycle_busy_ratio"), "{:.2f}"),
-                     fmt(med("cycle_imbalance"), "{:.3f}"),
-                     fmt(med("cycle_outside_1"), "{:.1%}"), fmt(med("cycle_outside_n"), "{:.1%}")])
+                     f"{min(vals):.2f}–{max(vals):.2f}", fmt_num(agg(rs, "cycle_mb_per_gc_1")),
+                     fmt_num(agg(rs, "cycle_mb_per_gc_n")), fmt_form(agg(rs, "cycle_busy_ratio")),
+                     fmt_form(agg(rs, "cycle_imbalance"), "{:.3f}"),
+                     fmt_form(agg(rs, "cycle_outside_1"), "{:.1%}"),
+                     fmt_form(agg(rs, "cycle_outside_n"), "{:.1%}")])
     return table_section(
         "### Mark speed-up within each run\n",
         "Collections alternate between 1 GC thread and the most the run has "
@@ -207,8 +206,6 @@ def section_mark_rate(rows):
         mark_rate_rows(rows))
 
 
-def fmt_ratio(v):
-    return f"{v:.2f}" if v is not None else "-"
 
 
 def alloc_peer_lines(rows, program, threads):
@@ -219,7 +216,7 @@ def alloc_peer_lines(rows, program, threads):
         return []
     labels = sorted({lab for r in ratios.values() for lab in r})
     head = [f"/ {peer} {t} thr" for peer in ratios for t in threads]
-    body = [[lab] + [fmt_ratio(r.get(lab, {}).get(t)) for r in ratios.values() for t in threads]
+    body = [[lab] + [fmt_form(r.get(lab, {}).get(t)) for r in ratios.values() for t in threads]
             for lab in labels]
     return [f"**{program}**, sgc against its peers: sgc's throughput over the peer's in the "
             "same round, the median over rounds\n", md_table(["sgc"] + head, body), ""]

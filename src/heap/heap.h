@@ -164,12 +164,10 @@ static inline bool heap_displacement_ok(uintptr_t offset) {
   return offset < PAGE_BYTES && (heap_displacements[offset / 64] >> (offset % 64) & 1);
 }
 
-/* The conservative pointer test: the start of the object A points into (or
- * at, without interior pointers), or 0.  *PAGE receives the object's first
- * page header. */
-/* Its case for A on small page P: false, or true with the start in
- * *BASE (the marker calls it directly, having read the state itself; a
- * flag rather than a zero start, which would cost it a test of *BASE). */
+/* object_start_in_page's case for A on small page P: false, or true with
+ * the start in *BASE (the marker calls it directly, having read the state
+ * itself; a flag rather than a zero start, which would cost it a test of
+ * *BASE). */
 __attribute__((always_inline)) static inline bool small_object_start(
     const struct page_header *p, uintptr_t a, bool interior, uintptr_t *base) {
   unsigned granule = (unsigned)((a - p->start) >> GRANULE_SHIFT);
@@ -201,6 +199,9 @@ __attribute__((always_inline)) static inline uintptr_t object_start_in_page(
   return p->start;
 }
 
+/* The conservative pointer test: the start of the object A points into (or
+ * at, without interior pointers), or 0.  *PAGE receives the object's first
+ * page header. */
 __attribute__((always_inline)) static inline uintptr_t object_start_rule(uintptr_t a, struct page_header **page,
                                           bool interior) {
   struct page_header *p = page_of_address(a);

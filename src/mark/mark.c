@@ -147,9 +147,9 @@ void mark_configure_drain(bool single_marker) {
  * mark rate (history.md, "Mark bytes set by a plain store").  Two GC
  * threads may then both find a mark clear and both scan the object; that
  * scan finds its referents marked, so it only repeats work, and the
- * object's bytes count twice in the marked totals. */
-/* RULE is mark_config.set_rule, which the drain loop reads once: a
- * global read per candidate would be reloaded after every store. */
+ * object's bytes count twice in the marked totals.  RULE is
+ * mark_config.set_rule, which the drain loop reads once: a global read per
+ * candidate would be reloaded after every store. */
 __attribute__((always_inline)) static inline bool set_mark(struct page_header *p, uintptr_t base,
                                                            enum mark_set_rule rule) {
   _Atomic uint8_t *m = mark_bit_of(p, base);

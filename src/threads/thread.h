@@ -13,10 +13,9 @@
 #include "heap/layout.h"
 #include "os/spin_lock.h"
 
-/* Added to sgc_thread.free_cache_page while per-CPU caches are on: no
- * page address has its low bit set, so GC_free's fast path never hits. */
-/* A bit no page address has: a cached page address carrying it never
- * matches GC_free's fast-path test (alloc/free.c). */
+/* A bit no page address has: a cached page address carrying it (a fresh
+ * record's, and every record's while per-CPU caches are on) never matches
+ * GC_free's fast-path test (alloc/free.c). */
 enum { FREE_CACHE_BYPASS = 1 };
 
 struct sgc_thread {
