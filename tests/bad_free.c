@@ -66,6 +66,17 @@ static int run_case(const char *mode)
     } else if (!strcmp(mode, "push_all")) {
         /* Roots pushed outside a collection would sit on a mark stack. */
         GC_push_all(static_var, static_var + 16);
+    } else if (!strncmp(mode, "inside", 6)) {
+        /* "inside16" / "inside32": an address inside a 16- or 32-byte
+         * object, after a good free of a neighbour on the same page, so
+         * GC_free's fastest path (its cached page, an aligned-start mask)
+         * is the one that must refuse it; 16 bytes into a 32-byte object
+         * is aligned to a granule but not to the object. */
+        size_t size = (size_t)atoi(mode + 6);
+        char *a = GC_malloc(size), *b = GC_malloc(size);
+        CHECK(a && b && GC_size(b) == size);
+        GC_free(a);
+        GC_free(b + size / 2);
     } else if (!strcmp(mode, "wild")) {
         GC_free((void *)(uintptr_t)0x123456789a0ULL);
     } else {
@@ -127,7 +138,7 @@ int main(int argc, char **argv)
           "control child (valid GC_free calls) failed: status 0x%x, "
           "stderr: %s", st, buf);
 
-    const char *modes[] = {"stack", "malloc", "static", "wild"};
+    const char *modes[] = {"stack", "malloc", "static", "wild", "inside16", "inside32"};
     for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
         st = spawn(self, modes[i], buf, sizeof buf);
         int aborted = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
@@ -142,6 +153,13 @@ int main(int argc, char **argv)
         CHECK(strstr(buf, "GC_free") != NULL,
               "GC_free(%s address): stderr does not mention GC_free: %s",
               modes[i], buf);
+    }
+    for (size_t i = 16; i <= 32; i += 16) {
+        char mode[16];
+        snprintf(mode, sizeof mode, "inside%zu", i);
+        spawn(self, mode, buf, sizeof buf);
+        CHECK(strstr(buf, "not the start of an object") != NULL,
+              "GC_free(%s): wrong message: %s", mode, buf);
     }
     st = spawn(self, "push_all", buf, sizeof buf);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(buf, "GC_push_all"),
