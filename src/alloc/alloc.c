@@ -33,9 +33,10 @@ SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
      * after SGC_LAB=flip turned them on, when this drains it.  So the
      * per-thread path tests no mode flag. */
     /* The list head's address in a register of its own, so its load and
-     * store take no index: on the Intel VM the head read back from the
-     * last call's store cost 1.1 ns a call with base+index addressing
-     * (3.76 -> 2.61 ns, history.md "The fast paths on an Intel VM"). */
+     * store take no index register: each call reads back the head the
+     * last one stored, and on the Intel VM that cost 3.63 ns a call with
+     * base+index addressing against 2.96 without (bench-fastpath-sgc,
+     * paired 1.27x; history.md, "The fast paths on an Intel VM"). */
     void **head = &t->free_lists[kind][cls];
     __asm__("" : "+r"(head));
     void *p = free_list_pop(head);

@@ -25,11 +25,8 @@ struct sgc_thread {
   void *free_lists[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   /* Objects GC_free may still put on each list before the list is handed
    * back as one of its batches (alloc/free.c): a count down, so the fast
-   * path's test is a decrement and a branch on zero.  32 bits, not 16:
-   * each GC_free's decrement reads the one before it, and on the Intel
-   * VM a 16-bit read-modify-write made a 16-byte free 5% slower
-   * (docs/benchmarks/history.md, "The fast paths on an Intel VM"). */
-  uint32_t free_budget[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+   * path's test is a decrement and a branch on zero. */
+  uint16_t free_budget[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   /* GC_free's last page-map lookup: header addresses never change while
    * a chunk exists, so this cache is always valid.  The page address has
    * FREE_CACHE_BYPASS added in a fresh record and while per-CPU caches
