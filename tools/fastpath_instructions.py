@@ -5,11 +5,13 @@ Usage: tools/fastpath_instructions.py [build/src/libsgc.so]
 
 It disassembles GC_malloc with objdump and walks it from the entry: every
 conditional branch falls through (the hit path: thread registered, small
-request, non-empty list), except the branch after the allocation-cache
-mode test (`cmpb $0x0,...` on percpu_enabled), which is taken for the
-per-thread path and falls through for the per-CPU path.  Unconditional
-jumps are followed; a path ends at `ret`.  Prints both counts and their
-difference (issue 6: the per-CPU path may cost at most 8 more).
+request, non-empty list).  The thread's own list is popped first whatever
+the cache mode, so the per-CPU hit path is the walk that instead takes
+the branch that leads, with no branch in between, to the allocation-cache
+mode test (`cmpb $0x0,...` on percpu_enabled: the thread's list was
+empty), and then falls through that test.  Unconditional jumps are
+followed; a path ends at `ret`.  Prints both counts and their difference
+(issue 6: the per-CPU path may cost at most 8 more).
 """
 import re
 import subprocess
@@ -28,8 +30,21 @@ for line in body.splitlines()[1:]:
 order = sorted(ins)
 
 
-def walk(take_mode_branch):
-    path, addr, prev = [], order[0], ""
+def reaches_mode_test(addr):
+    """Whether straight-line code from ADDR arrives at the mode test."""
+    i = order.index(addr)
+    while i < len(order):
+        text = ins[order[i]]
+        if text.startswith("cmpb   $0x0"):
+            return True
+        if text.split()[0].startswith("j") or text.startswith("ret"):
+            return False
+        i += 1
+    return False
+
+
+def walk(per_cpu):
+    path, addr = [], order[0]
     while len(path) < 200:
         text = ins[addr]
         op = text.split()[0]
@@ -37,17 +52,24 @@ def walk(take_mode_branch):
             path.append(text)
         if op == "ret":
             return path
+        target = None
+        if op.startswith("j") and len(text.split()) > 1:
+            try:
+                target = int(text.split()[1], 16)
+            except ValueError:
+                target = None
         if op == "jmp":
-            addr = int(text.split()[1], 16)
-        elif op.startswith("j") and prev.startswith("cmpb   $0x0") and take_mode_branch:
-            addr = int(text.split()[1], 16)
+            addr = target
+        elif op.startswith("j") and per_cpu and target in ins and reaches_mode_test(target):
+            addr = target
         else:
             addr = order[order.index(addr) + 1]
-        prev = text
     raise SystemExit("no ret found: GC_malloc's layout changed")
 
 
-thread, cpu = walk(True), walk(False)
+thread, cpu = walk(False), walk(True)
+if thread == cpu:
+    raise SystemExit("no branch to the mode test found: GC_malloc's layout changed")
 print(f"per-thread hit path: {len(thread)} instructions")
 print(f"per-CPU hit path:    {len(cpu)} instructions")
 print(f"difference:          {len(cpu) - len(thread)}")
