@@ -54,6 +54,12 @@ PROGRAMS = {
         "bin": "alloc", "metric": "mops", "malloc": True, "hash": False,
         "args": sizes(["-m", "free", "-r", "3"], ["-m", "free", "-r", "400"]),
     },
+    # the fast paths alone (bench/fastpath.c): each round's 1,000 objects
+    # stay in L1; mops counts an allocation and its free as one
+    "fastpath": {
+        "bin": "fastpath", "metric": "mops", "malloc": True, "hash": False,
+        "args": sizes(["-r", "100"], []),
+    },
     # 256-byte objects: a size class past GC_free's inline clearing, and
     # pages of 16 objects (the fresh-page order shows; see README)
     "alloc-free-256": {
@@ -163,7 +169,7 @@ PROGRAMS = {
 }
 CEILING = ["ceiling-compute", "ceiling-chase", "ceiling-gather", "ceiling-stream"]
 ALLOC_PROGRAMS = ["alloc-free", "alloc-free-long", "alloc-free-256", "alloc-drop",
-                  "alloc-typed-free", "alloc-typed-drop"]
+                  "alloc-typed-free", "alloc-typed-drop", "fastpath"]
 
 
 THREAD_FLAG = "-t"
@@ -227,6 +233,9 @@ EXPERIMENTS = {
     "alloc-scaling": {"programs": ["alloc-free-long"], "impls": ["sgc"] + MALLOC_PEERS,
                       "threads": [1, 2], "gc_threads": [None],
                       "variants": ["lps1.5", "lps1", "ps", "al"]},
+    # the fast paths against the malloc peers, one thread, in L1
+    "fastpath": {"programs": ["fastpath"], "impls": ["sgc"] + MALLOC_PEERS, "threads": [1],
+                 "gc_threads": [None], "variants": ["default"]},
     # typed objects against bdwgc (SPEC §4: its global lock)
     "alloc-typed": {"programs": ["alloc-typed-free", "alloc-typed-drop"], "impls": ["sgc", "bdwgc"],
                     "threads": [1, 2, 4], "gc_threads": [None], "variants": ["default"]},
