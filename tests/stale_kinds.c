@@ -21,8 +21,13 @@
  * its cache holds the object, its link still in word 0, in a register
  * for an instant, and the object is marked from there (and one it frees
  * may show its new link while still in its hands).  So a noted object
- * that a thread was handing out or freeing in a call that spanned the
- * collection's start is excused; a free object left on a list is not.  Threads come in waves (their exits retire caches), each thread keeping a ring of
+ * that a thread was handing out or freeing in a call that overlapped the
+ * collection's stopped world is excused; a free object left on a list is
+ * not.  (The overlap, not the collection's start: a call begun after the
+ * start callback, while the collector prepares, is still stopped midway.
+ * Counted from the start callback, none was excused: 5 of 12
+ * torture runs failed at 38b1121 and 1 of 10 at ec7c0f0 on the 2-vCPU
+ * Intel VM; counted so, 16 of 16 passed, 17 sightings excused.)  Threads come in waves (their exits retire caches), each thread keeping a ring of
  * records and freeing or dropping those it replaces, and noting every
  * record's address, disguised, in a shared table.  The main thread
  * copies random noted addresses into a root array and collects, over and
@@ -50,14 +55,19 @@ enum {
 static unsigned record_kind;
 static atomic_long calls;
 
-/* Collections started (GC_set_start_callback: before the world stops). */
-static atomic_ulong started;
-static void count_start(void) { atomic_fetch_add_explicit(&started, 1, memory_order_relaxed); }
+/* Worlds stopped (counted just before the stop) and restarted (just
+ * after): a call during which a collection N stopped the world read
+ * restarted < N before it and stopped >= N after it. */
+static atomic_ulong stopped, restarted;
+static void count_stops(GC_EventType event) {
+  if (event == GC_EVENT_PRE_STOP_WORLD) atomic_fetch_add_explicit(&stopped, 1, memory_order_relaxed);
+  if (event == GC_EVENT_POST_START_WORLD) atomic_fetch_add_explicit(&restarted, 1, memory_order_relaxed);
+}
 
 /* Calls that met junk (the object, and the collection), and the objects a
- * thread was handing out or freeing while a collection started and
- * finished (the object, and the collections started before and after the
- * call).  malloc'd, so no root holds their pointers. */
+ * thread was handing out or freeing while a collection may have stopped
+ * the world (the object, the restarts counted before the call and the
+ * stops after it).  malloc'd, so no root holds their pointers. */
 enum { LOG = 1 << 20 };
 struct sighting {
   _Atomic(GC_word *) object;
@@ -98,7 +108,7 @@ static struct GC_ms_entry *mark_record(GC_word *addr, struct GC_ms_entry *top,
   /* A thread stopped between its two stores may have written either. */
   bool written = (addr[0] == 0 || addr[0] == TAG) && (addr[1] == 0 || addr[1] == (GC_word)addr);
   if (!written || addr[2] != 0 || addr[3] != 0) {
-    unsigned long collection = atomic_load_explicit(&started, memory_order_relaxed);
+    unsigned long collection = atomic_load_explicit(&stopped, memory_order_relaxed);
     log_sighting(junk, &junk_count, addr, collection, collection, addr[0] != TAG ? addr[0] : addr[1]);
   }
   return top;
@@ -119,10 +129,10 @@ static uint64_t next_random(uint64_t *state) {
 }
 
 static void free_record(GC_word *r) {
-  unsigned long before = atomic_load_explicit(&started, memory_order_relaxed);
+  unsigned long before = atomic_load_explicit(&restarted, memory_order_relaxed);
   GC_free(r);
-  unsigned long after = atomic_load_explicit(&started, memory_order_relaxed);
-  if (after != before) log_sighting(straddles, &straddle_count, r, before, after, 0);
+  unsigned long after = atomic_load_explicit(&stopped, memory_order_relaxed);
+  if (after > before) log_sighting(straddles, &straddle_count, r, before, after, 0);
 }
 
 static void *churn(void *arg) {
@@ -130,11 +140,11 @@ static void *churn(void *arg) {
   GC_word **live = GC_malloc(LIVE * sizeof *live);
   CHECK(live != NULL);
   for (long i = 0; i < PER_THREAD; i++) {
-    unsigned long before = atomic_load_explicit(&started, memory_order_relaxed);
+    unsigned long before = atomic_load_explicit(&restarted, memory_order_relaxed);
     GC_word *r = GC_generic_malloc(4 * sizeof(GC_word), (int)record_kind);
     CHECK(r != NULL);
-    unsigned long after = atomic_load_explicit(&started, memory_order_relaxed);
-    if (after != before) log_sighting(straddles, &straddle_count, r, before, after, 0);
+    unsigned long after = atomic_load_explicit(&stopped, memory_order_relaxed);
+    if (after > before) log_sighting(straddles, &straddle_count, r, before, after, 0);
     CHECK(r[0] == 0 && r[1] == 0 && r[2] == 0 && r[3] == 0,
           "a record was handed out dirty (%#lx %#lx %#lx %#lx)", (unsigned long)r[0],
           (unsigned long)r[1], (unsigned long)r[2], (unsigned long)r[3]);
@@ -174,7 +184,7 @@ int main(void) {
   junk = calloc(LOG, sizeof *junk);
   straddles = calloc(LOG, sizeof *straddles);
   CHECK(junk != NULL && straddles != NULL);
-  GC_set_start_callback(count_start);
+  GC_set_on_collection_event(count_stops);
   record_kind = GC_new_kind(GC_new_free_list(), GC_MAKE_PROC(GC_new_proc(mark_record), 0), 0, 1);
   uint64_t rng = 88172645463325252u;
   long collections = 0;
