@@ -256,13 +256,18 @@ void parallel_prewake_settle(void) {
 }
 
 /* Waits until phase_epoch moves past SEEN; *HINT is the last pre-wake
- * this helper answered, *AWAKE whether it was yield-waiting (pre-woken)
- * rather than asleep when the phase came. */
+ * this helper answered, *AWAKE whether the phase found it yield-waiting
+ * in a pre-wake's window (SGC_TRACE's "prewoken"): not asleep, nor still
+ * spinning after the phase before.  Counting that spin as a pre-wake
+ * once made a helper report one with SGC_PREWAKE_US=0: preempted (a busy
+ * neighbour on a 2-CPU machine) between its last phase and this wait, it
+ * came back after the next phase had begun (bb_prewake_trace, 1 failure
+ * in 3 repetitions of the suite beside a busy loop). */
 static uint32_t helper_wait_phase(struct marker *m, uint32_t seen, uint32_t *hint, bool *awake) {
   uint32_t epoch;
   unsigned spins = 0;
   uint64_t awake_until = 0;
-  *awake = true; /* spinning below: the previous phase has just ended */
+  *awake = false;
   while ((epoch = atomic_load_explicit(&phase_epoch, memory_order_acquire)) == seen) {
     if (++spins < 256) {
       __builtin_ia32_pause();
@@ -307,8 +312,13 @@ static void *helper_main(void *arg) {
     if (m->index < active) {
       os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
       /* phase_start_ns was written before the epoch's release store. */
-      m->join_ns = os_now_ns() - phase_start_ns;
-      m->prewoken = awake;
+      /* The mark's join only: a parallel sweep's phase follows it in the
+       * same collection, and its join would overwrite what the trace
+       * reports as the mark's (README, SGC_TRACE). */
+      if (phase_work == mark_phase) {
+        m->join_ns = os_now_ns() - phase_start_ns;
+        m->prewoken = awake;
+      }
       phase_work(m, phase_arg);
     }
     gate_leave();
