@@ -6,7 +6,8 @@
 # alone (it is opened at a process's first collection; opening it at
 # start-up truncated what an earlier process had written), and "%p" in
 # the name gives each process, forked children included, a file of its
-# own.  Every line written must be one JSON object.
+# own.  Every line written must be one JSON object, and the lines come in
+# collection order (gc_no one more than the line before's).
 set -u
 LIB=${1:?usage: trace_file.sh LIBSGC COLLECTING_PROGRAM FORKING_PROGRAM}
 COLLECTS=${2:?}
@@ -15,13 +16,16 @@ TAG=trace_file
 . "$(dirname "$0")/preload_common.sh"
 
 check_json() {
-  python3 - "$@" <<'PY' || fail "$1: not one JSON object per line"
+  python3 - "$@" <<'PY' || fail "$1: not one JSON object per line, in collection order"
 import json, sys
 for path in sys.argv[1:]:
+    last = None
     with open(path) as f:
         for line in f:
             record = json.loads(line)
             assert "gc_no" in record and "pause_ns" in record
+            assert last is None or record["gc_no"] == last + 1, (path, last, record["gc_no"])
+            last = record["gc_no"]
 PY
 }
 

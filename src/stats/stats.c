@@ -23,6 +23,13 @@
 enum { RING_SIZE = 1024 };
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+/* One flusher at a time, so the trace's lines come in collection order: a
+ * flusher takes a record under stats_lock and writes it after releasing
+ * that lock, and two of them (threads leaving heap_lock after nearby
+ * collections) once wrote collections 22 and 21 in that order
+ * (bb_markers_cycle, beside two busy loops).  Taken before stats_lock;
+ * never by the collector, which only records. */
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static SGC_gc_record_t ring[RING_SIZE];
 static struct marker_record ring_markers[RING_SIZE][TRACE_MAX_MARKERS];
 static unsigned ring_marker_count[RING_SIZE];
@@ -179,14 +186,21 @@ static void trace_open(void) {
   }
 }
 
-/* fork(): stats_lock is held across it (after heap_lock, as
- * collect_locked takes them), so the child never inherits it held by a
- * thread it does not have. */
-void stats_before_fork(void) { pthread_mutex_lock(&stats_lock); }
-void stats_after_fork_parent(void) { pthread_mutex_unlock(&stats_lock); }
+/* fork(): trace_lock and stats_lock are held across it (after heap_lock,
+ * as collect_locked takes them), so the child never inherits one held by
+ * a thread it does not have. */
+void stats_before_fork(void) {
+  pthread_mutex_lock(&trace_lock);
+  pthread_mutex_lock(&stats_lock);
+}
+void stats_after_fork_parent(void) {
+  pthread_mutex_unlock(&stats_lock);
+  pthread_mutex_unlock(&trace_lock);
+}
 
 void stats_after_fork_child(void) {
   pthread_mutex_unlock(&stats_lock);
+  pthread_mutex_unlock(&trace_lock);
   if (sgc_settings.trace_path && strstr(sgc_settings.trace_path, "%p") && sgc_settings.trace_fd >= 0) {
     close(sgc_settings.trace_fd);
     sgc_settings.trace_fd = -1;
@@ -195,6 +209,7 @@ void stats_after_fork_child(void) {
 
 void stats_flush_pending(void) {
   if (!sgc_settings.trace_path && !sgc_settings.print_each_gc) return;
+  pthread_mutex_lock(&trace_lock);
   for (;;) {
     SGC_gc_record_t r;
     struct marker_record m[TRACE_MAX_MARKERS];
@@ -202,6 +217,7 @@ void stats_flush_pending(void) {
     pthread_mutex_lock(&stats_lock);
     if (flushed == recorded) {
       pthread_mutex_unlock(&stats_lock);
+      pthread_mutex_unlock(&trace_lock);
       return;
     }
     if (recorded - flushed > RING_SIZE) flushed = recorded - RING_SIZE; /* lost to the ring */
