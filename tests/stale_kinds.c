@@ -27,8 +27,10 @@
  * start callback, while the collector prepares, is still stopped midway.
  * Counted from the start callback, none was excused: 5 of 12
  * torture runs failed at 38b1121 and 1 of 10 at ec7c0f0 on the 2-vCPU
- * Intel VM; counted so, 16 of 16 passed, 17 sightings excused.)  Threads come in waves (their exits retire caches), each thread keeping a ring of
- * records and freeing or dropping those it replaces, and noting every
+ * Intel VM; counted so, 16 of 16 passed, 17 sightings excused.)
+ *
+ * Threads come in waves (their exits retire caches), each thread keeping
+ * a ring of records and freeing or dropping those it replaces, and noting every
  * record's address, disguised, in a shared table.  The main thread
  * copies random noted addresses into a root array and collects, over and
  * over: stale pointers to records live, freed, dead or reused.
