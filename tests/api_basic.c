@@ -243,7 +243,6 @@ static void test_free_reuse(void)
      * general one. */
     static void *ptrs[N]; /* .bss: keeps them alive until freed */
     static const size_t sizes[] = {16, 32, 48};
-    int reused = 0;
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         size_t size = sizes[k];
         GC_disable();
@@ -259,7 +258,7 @@ static void test_free_reuse(void)
             GC_free(ptrs[i]);
             ptrs[i] = NULL;
         }
-        reused = 0;
+        int reused = 0;
         for (int i = 0; i < N; i++) {
             char *p = GC_malloc(size);
             CHECK(p != NULL);
@@ -275,6 +274,7 @@ static void test_free_reuse(void)
         CHECK(reused >= N / 2,
               "only %d of %d GC_free'd %zu-byte objects were reused by GC_malloc",
               reused, N, size);
+        t_note("GC_free: %d/%d %zu-byte objects reused", reused, N, size);
         free(addrs);
         memset(ptrs, 0, sizeof ptrs);
     }
@@ -286,7 +286,6 @@ static void test_free_reuse(void)
         GC_free(big);
         GC_free(at);
     }
-    t_note("GC_free: %d/%d reused", reused, N);
 }
 
 static void test_realloc(void)

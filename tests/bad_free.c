@@ -153,13 +153,8 @@ int main(int argc, char **argv)
         CHECK(strstr(buf, "GC_free") != NULL,
               "GC_free(%s address): stderr does not mention GC_free: %s",
               modes[i], buf);
-    }
-    for (size_t i = 16; i <= 32; i += 16) {
-        char mode[16];
-        snprintf(mode, sizeof mode, "inside%zu", i);
-        spawn(self, mode, buf, sizeof buf);
-        CHECK(strstr(buf, "not the start of an object") != NULL,
-              "GC_free(%s): wrong message: %s", mode, buf);
+        CHECK(strncmp(modes[i], "inside", 6) || strstr(buf, "not the start of an object"),
+              "GC_free(%s): wrong message: %s", modes[i], buf);
     }
     st = spawn(self, "push_all", buf, sizeof buf);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(buf, "GC_push_all"),

@@ -11,7 +11,8 @@
 #     never works, and every helper is woken by the phase, 30-70 us late);
 #   - with SGC_PREWAKE_US=0 none may be, while helpers still join;
 #   - a helper that joined did so before its mark ended, and one that did
-#     not join reports neither a join time nor a pre-wake.
+#     not join reports neither a join time nor a pre-wake;
+#   - the trace's lines come in collection order (the threads flush it).
 # Exit 77 (ctest SKIP_RETURN_CODE) with fewer than 2 usable CPUs: the
 # pre-wake is off when the GC threads outnumber the CPUs.
 set -u
@@ -34,9 +35,13 @@ count() {
   python3 - "$1" <<'PY' || fail "$1: a helper's record contradicts its collection"
 import json, sys
 helpers = joined = prewoken = 0
+last = None
 with open(sys.argv[1]) as f:
     for line in f:
         rec = json.loads(line)
+        # Four threads collecting and flushing the trace: lines in order.
+        assert last is None or rec["gc_no"] == last + 1, ("order", last, rec["gc_no"])
+        last = rec["gc_no"]
         for h in rec["mark_threads"][1:rec["markers"]]:
             helpers += 1
             if h["busy_ns"] + h["idle_ns"] == 0:

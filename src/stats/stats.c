@@ -25,9 +25,9 @@ enum { RING_SIZE = 1024 };
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 /* One flusher at a time, so the trace's lines come in collection order: a
  * flusher takes a record under stats_lock and writes it after releasing
- * that lock, and two of them (threads leaving heap_lock after nearby
- * collections) once wrote collections 22 and 21 in that order
- * (bb_markers_cycle, beside two busy loops).  Taken before stats_lock;
+ * that lock, so two of them (threads leaving heap_lock after nearby
+ * collections) could swap two lines: a trace once held collection 22's
+ * where 21's belonged (bb_markers_cycle, beside two busy loops).  Taken before stats_lock;
  * never by the collector, which only records. */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static SGC_gc_record_t ring[RING_SIZE];
