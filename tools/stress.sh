@@ -1,7 +1,8 @@
 #!/bin/sh
 # Long adversarial runs, outside the default test suite: the reachability
 # oracle under every marking variant, both sweeps, every page policy, 1 to
-# 8 GC threads and torture mode, plus the threads test under torture.
+# 8 GC threads, per-thread, per-CPU and flip caches and torture mode, plus
+# the threads test under torture.
 # Usage: tools/stress.sh [ROUNDS]   (default 400; about 10 minutes on 2 cores)
 set -e
 cd "$(dirname "$0")/.."
@@ -36,6 +37,13 @@ run SGC_TORTURE=1 $B/bb_oracle_stress -r $((ROUNDS / 20 + 1)) -o 2000 -t 4
 run SGC_TORTURE=3 SGC_MARKERS=8 SGC_ADAPTIVE=0 SGC_SWEEP=parallel $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -t 4
 run SGC_TORTURE=1 THREADS_ROUNDS=5 THREADS_MANY=50 $B/bb_threads
 run SGC_EXTRA_BYTES=1 $B/bb_oracle_stress -r $ROUNDS -t 4
+# per-CPU caches (rseq) and flip mode, also against frequent collections
+# and torture, with more threads than CPUs so threads migrate and preempt
+run SGC_LAB=cpu $B/bb_oracle_stress -r $ROUNDS -t 6
+run SGC_LAB=cpu GC_FREE_SPACE_DIVISOR=40 SGC_SWEEP=parallel $B/bb_oracle_stress -r $ROUNDS -t 6
+run SGC_LAB=cpu SGC_TORTURE=2 $B/bb_oracle_stress -r $((ROUNDS / 20 + 1)) -t 6
+run SGC_LAB=flip $B/bb_oracle_stress -r $ROUNDS -t 8
+run SGC_LAB=flip GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 8
 for prewake in 0 1; do
   run SGC_PREWAKE_US=$prewake SGC_MARKERS=2 SGC_ADAPTIVE=0 GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 4
 done
