@@ -3,7 +3,7 @@
 # oracle under every marking variant, both sweeps, every page policy, 1 to
 # 8 GC threads, per-thread, per-CPU and flip caches and torture mode, plus
 # the threads test under torture.
-# Usage: tools/stress.sh [ROUNDS]   (default 400; about 10 minutes on 2 cores)
+# Usage: tools/stress.sh [ROUNDS]   (default 400; about 12 minutes on 2 cores)
 set -e
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-400}
