@@ -73,6 +73,17 @@ class PairedRatio(unittest.TestCase):
         self.assertAlmostEqual(up["mimalloc"][2], 1.9)
         self.assertAlmostEqual(up["mimalloc"][1], 1.0)
 
+    def test_alloc_series_of_another_column(self):
+        rows = []
+        for run, base in ((1, 100.0), (2, 50.0)):
+            rows.append(row("alloc-free", "sgc", 1, None, "default", run, mops=base,
+                            mops_p10=base * 1.1))
+            rows.append(row("alloc-free", "sgc", 2, None, "default", run, mops=base * 1.7,
+                            mops_p10=base * 1.1 * 1.95))
+        up = tables.alloc_series(rows, "alloc-free", paired=True, col="mops_p10")
+        self.assertAlmostEqual(up["sgc"][2], 1.95)
+        self.assertAlmostEqual(tables.alloc_series(rows, "alloc-free", paired=True)["sgc"][2], 1.7)
+
 
 class Tables(unittest.TestCase):
     def test_speedup_data_marked_bytes_per_collection(self):

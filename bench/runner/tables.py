@@ -183,18 +183,18 @@ def alloc_peer_ratios(rows, program, peer):
     return out
 
 
-def alloc_series(rows, program, paired=False):
-    """label -> {threads: median mops} for the alloc program; with PAIRED,
-    label -> {threads: mops against 1 thread, paired by round}."""
+def alloc_series(rows, program, paired=False, col="mops"):
+    """label -> {threads: median COL} for the alloc program; with PAIRED,
+    label -> {threads: COL against 1 thread, paired by round}."""
     g = group(rows)
     series = {}
     for (prog, impl, t, gct, var), rs in g.items():
         if prog != program or gct is not None:
             continue
         if paired:
-            v = paired_ratio(g, (prog, impl, t, gct, var), (prog, impl, 1, gct, var), "mops")
+            v = paired_ratio(g, (prog, impl, t, gct, var), (prog, impl, 1, gct, var), col)
         else:
-            v = agg(rs, "mops")
+            v = agg(rs, col)
         if v is None:
             continue
         label = impl if var == "default" else f"{impl} {var}"
