@@ -33,5 +33,13 @@ rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["impl"] == "sgc" and r
 bad = [r["log"] for r in rows if not r["collections"] or not r["gc_s"]]
 if not rows or bad:
     sys.exit(f"sgc gcbench runs without trace statistics: {bad or 'no runs'}")
+# alloc's mops_p10 takes each thread's 10th-percentile round: with the
+# smoke's 3 rounds its fastest, no slower than its mean round, and the
+# rounds lie within the timed part, so mops_p10 cannot be below mops.
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["program"].startswith("alloc")]
+bad = [r["log"] for r in rows
+       if not r["mops_p10"] or float(r["mops_p10"]) < float(r["mops"]) * 0.999]
+if not rows or bad:
+    sys.exit(f"alloc runs with no mops_p10 or one below mops: {bad or 'no runs'}")
 PY
 echo "bench_smoke: $runs runs with $impls, all passed"
