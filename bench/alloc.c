@@ -17,9 +17,10 @@
  * Metric: mops = million allocations per second summed over all threads
  * (allocations / wall time of the parallel part).  Also mops_p10: the
  * rate the threads would reach if every round of each took that thread's
- * 10th-percentile round time, summed over the threads.  On a VM whose CPUs switch between speeds for seconds
- * at a time, mops follows the slowest stretch of the slowest thread, and
- * mops_p10 what the allocator does when the CPUs run at speed.
+ * 10th-percentile round time, summed over the threads.  On a VM whose
+ * CPUs switch between speeds for seconds at a time, mops follows the
+ * slowest stretch of the slowest thread, and mops_p10 what the allocator
+ * does when the CPUs run at speed.
  * Check: every object is written with a value derived from (thread, round,
  * index) after allocation and read back before release; all pointers of a
  * round are non-null and distinct from their neighbours.

@@ -62,8 +62,10 @@ static atomic_long calls;
  * restarted < N before it and stopped >= N after it. */
 static atomic_ulong stopped, restarted;
 static void count_stops(GC_EventType event) {
-  if (event == GC_EVENT_PRE_STOP_WORLD) atomic_fetch_add_explicit(&stopped, 1, memory_order_relaxed);
-  if (event == GC_EVENT_POST_START_WORLD) atomic_fetch_add_explicit(&restarted, 1, memory_order_relaxed);
+  if (event == GC_EVENT_PRE_STOP_WORLD)
+    atomic_fetch_add_explicit(&stopped, 1, memory_order_relaxed);
+  if (event == GC_EVENT_POST_START_WORLD)
+    atomic_fetch_add_explicit(&restarted, 1, memory_order_relaxed);
 }
 
 /* Calls that met junk (the object, and the collection), and the objects a

@@ -176,8 +176,8 @@ GC_API void GC_free(void *p) {
          * first byte, so an address aligned to the size starts an object:
          * a mask instead of the division test, and a clear of two 16-byte
          * stores without a branch (the same 16 bytes twice for a 16-byte
-         * object, cheaper than a branch on the class): 34 instructions where the general
-         * path takes 42 and two taken branches.  On the Intel VM the
+         * object, cheaper than a branch on the class): 34 instructions
+         * where the general path takes 42 and two taken branches.  On the Intel VM the
          * general path made a 16-byte free take 1.30x the time
          * (bench-fastpath-sgc, 4.48 against 3.48 ns; history.md, "The
          * fast paths on an Intel VM"). */

@@ -27,8 +27,8 @@ static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
  * flusher takes a record under stats_lock and writes it after releasing
  * that lock, so two of them (threads leaving heap_lock after nearby
  * collections) could swap two lines: a trace once held collection 22's
- * where 21's belonged (bb_markers_cycle, beside two busy loops).  Taken before stats_lock;
- * never by the collector, which only records. */
+ * where 21's belonged (bb_markers_cycle, beside two busy loops).  Taken
+ * before stats_lock; never by the collector, which only records. */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static SGC_gc_record_t ring[RING_SIZE];
 static struct marker_record ring_markers[RING_SIZE][TRACE_MAX_MARKERS];
