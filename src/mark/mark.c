@@ -343,7 +343,8 @@ void mark_drain_own(struct marker *m) {
   scan:
     for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
       size_t size =
-          mark_candidate_cached(&v, m, *p, lowest, span, interior, rule, &cache, &atomic_bytes);
+          mark_candidate_cached(&v, m, scanned_word(p), lowest, span, interior, rule, &cache,
+                                &atomic_bytes);
       if (size) {
         bytes += size;
         objects++;
