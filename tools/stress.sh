@@ -4,11 +4,16 @@
 # 8 GC threads, per-thread, per-CPU and flip caches and torture mode, plus
 # the threads test under torture.
 # Usage: tools/stress.sh [ROUNDS]   (default 400; about 12 minutes on 2 cores)
+# STRESS_BUILD=build-address tools/stress.sh 100 runs the same in a build
+# tools/sanitize.sh made, as it is (with that script's ASAN_OPTIONS or
+# UBSAN_OPTIONS set by the caller).
 set -e
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-400}
-sh tools/test.sh -R unit_ >/dev/null
-B=build/tests
+BUILD=${STRESS_BUILD:-build}
+if [ "$BUILD" = build ]; then sh tools/test.sh -R unit_ >/dev/null; fi
+[ -x "$BUILD/tests/bb_oracle_stress" ] || { echo "$0: no $BUILD/tests/bb_oracle_stress" >&2; exit 2; }
+B=$BUILD/tests
 fail=0
 run() {
   printf '%-70s' "$*"

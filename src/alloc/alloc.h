@@ -93,16 +93,20 @@ static inline void free_list_push(void **head, void *p) {
 }
 
 /* Stacks of whole free lists, linked through each list's first object's
- * second word (objects are at least two words); under the stack's lock. */
+ * second word (objects are at least two words); under the stack's lock.
+ * The head is stored atomically (relaxed: the lock orders everything
+ * else) because some stacks' heads are peeked at without the lock
+ * (batches.c), and a plain store beside those loads would be a data race
+ * (ThreadSanitizer reports it). */
 static inline void list_stack_push(void **stack, void *list) {
   ((void **)list)[1] = *stack;
-  *stack = list;
+  __atomic_store_n(stack, list, __ATOMIC_RELAXED);
 }
 
 static inline void *list_stack_pop(void **stack) {
   void **list = *stack;
   if (list) {
-    *stack = list[1];
+    __atomic_store_n(stack, list[1], __ATOMIC_RELAXED);
     list[1] = NULL; /* free objects are zero but for their first word */
   }
   return list;

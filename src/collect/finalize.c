@@ -17,7 +17,9 @@ enum finalizer_mode { FINALIZE_ORDERED, FINALIZE_IGNORE_SELF, FINALIZE_NO_ORDER 
 
 static struct ptr_table finalizers;
 static struct ptr_entry *queue_head, *queue_tail; /* ready to run */
-static size_t queue_length;
+/* Changed with the queue (under its lock), read without it as a hint
+ * (GC_should_invoke_finalizers, after a collection): relaxed. */
+static _Atomic size_t queue_length;
 
 SGC_EXPORT int GC_finalize_on_demand;
 SGC_EXPORT int GC_java_finalization;
@@ -116,7 +118,7 @@ static void enqueue(struct ptr_entry *e, void *arg) {
   if (queue_tail) queue_tail->next = e;
   else queue_head = e;
   queue_tail = e;
-  queue_length++;
+  atomic_fetch_add_explicit(&queue_length, 1, memory_order_relaxed);
   (*queued)++;
 }
 
@@ -135,9 +137,11 @@ size_t finalize_after_mark(void) {
   return queued;
 }
 
-size_t finalize_queue_length(void) { return queue_length; }
+size_t finalize_queue_length(void) {
+  return atomic_load_explicit(&queue_length, memory_order_relaxed);
+}
 
-GC_API int GC_should_invoke_finalizers(void) { return queue_length != 0; }
+GC_API int GC_should_invoke_finalizers(void) { return finalize_queue_length() != 0; }
 
 GC_API int GC_invoke_finalizers(void) {
   int count = 0;
@@ -153,7 +157,7 @@ GC_API int GC_invoke_finalizers(void) {
     if (e) {
       queue_head = e->next;
       if (!queue_head) queue_tail = NULL;
-      queue_length--;
+      atomic_fetch_sub_explicit(&queue_length, 1, memory_order_relaxed);
       obj = reveal_pointer(e->hidden_key);
       cd = (void *)e->value[0];
       fn = (GC_finalization_proc)e->fn;
@@ -181,7 +185,7 @@ GC_API void GC_debug_register_finalizer(void *obj, GC_finalization_proc fn, void
 /* After a collection, outside every lock: run the finalizers here unless
  * the program asked to run them itself, then tell it instead. */
 void finalize_run_or_notify(void) {
-  if (!queue_length) return;
+  if (!finalize_queue_length()) return;
   if (GC_finalize_on_demand) {
     if (notifier) notifier();
     return;

@@ -110,12 +110,13 @@ void *sweep_detach(struct page_header *page, unsigned *count, void **tail) {
 
 /* Pops the head of *LIST under LOCK.  A peek without the lock first
  * (relaxed: a hint, confirmed under it): an empty list is common, and a
- * store owner's peeks stay in its cache until someone steals. */
+ * store owner's peeks stay in its cache until someone steals.  So the
+ * head is stored atomically too (relaxed; the lock orders the rest). */
 static struct page_header *locked_pop(struct spin_lock *lock, struct page_header **list) {
   if (!__atomic_load_n(list, __ATOMIC_RELAXED)) return NULL;
   spin_lock(lock);
   struct page_header *page = *list;
-  if (page) *list = page->next;
+  if (page) __atomic_store_n(list, page->next, __ATOMIC_RELAXED);
   spin_unlock(lock);
   if (page) page->next = NULL;
   return page;
@@ -125,7 +126,7 @@ static void locked_push(struct spin_lock *lock, struct page_header **list,
                         struct page_header *page) {
   spin_lock(lock);
   page->next = *list;
-  *list = page;
+  __atomic_store_n(list, page, __ATOMIC_RELAXED); /* peeked at: locked_pop */
   spin_unlock(lock);
 }
 

@@ -21,7 +21,9 @@ __thread struct sgc_thread *sgc_self __attribute__((tls_model("initial-exec")));
 
 pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sgc_thread *registry;
-static int registry_count;
+/* Changed under registry_lock, read without it (a sizing hint for page
+ * reserves and the flip decision): relaxed. */
+static _Atomic int registry_count;
 static pthread_key_t exit_key;
 extern void *__libc_stack_end;
 
@@ -91,7 +93,9 @@ void thread_pending_remove(struct sgc_thread *rec) {
   pending_unlink(rec);
   pthread_mutex_unlock(&registry_lock);
 }
-int thread_registry_count(void) { return registry_count; }
+int thread_registry_count(void) {
+  return atomic_load_explicit(&registry_count, memory_order_relaxed);
+}
 
 char *GC_stackbottom;
 
@@ -138,7 +142,7 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   rec->next = registry;
   if (registry) registry->prev = rec;
   registry = rec;
-  registry_count++;
+  atomic_fetch_add_explicit(&registry_count, 1, memory_order_relaxed);
   sgc_self = rec;
   pthread_mutex_unlock(&registry_lock);
   pthread_setspecific(exit_key, rec);
@@ -163,7 +167,7 @@ void thread_unregister_self(void) {
   if (rec->prev) rec->prev->next = rec->next;
   else registry = rec->next;
   if (rec->next) rec->next->prev = rec->prev;
-  registry_count--;
+  atomic_fetch_sub_explicit(&registry_count, 1, memory_order_relaxed);
   /* Cleared under the lock: the collector never signals a thread whose
    * record is gone.  The objects left in its free lists are unmarked and
    * unreferenced, so the next collection reclaims them. */
@@ -202,7 +206,7 @@ void threads_after_fork_child(void) {
     t = next;
   }
   registry = self;
-  registry_count = self ? 1 : 0;
+  atomic_store_explicit(&registry_count, self ? 1 : 0, memory_order_relaxed);
   if (self) {
     self->next = self->prev = NULL;
     self->tid = os_gettid();

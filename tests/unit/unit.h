@@ -2,21 +2,20 @@
  * program ends with "N passed, N failed". */
 #ifndef SGC_UNIT_H
 #define SGC_UNIT_H
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static int unit_passed, unit_failed;
+/* Atomic: several tests CHECK from many threads at once. */
+static _Atomic int unit_passed, unit_failed;
 #define CHECK(cond, ...)                                                  \
   do {                                                                    \
     if (cond) unit_passed++;                                              \
-    else {                                                                \
-      unit_failed++;                                                      \
-      if (unit_failed < 20) {                                             \
-        fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-        fprintf(stderr, __VA_ARGS__);                                     \
-        fputc('\n', stderr);                                              \
-      }                                                                   \
+    else if (unit_failed++ < 19) { /* the first 19 failures are told */  \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fputc('\n', stderr);                                                \
     }                                                                     \
   } while (0)
 /* The process's resident set in KiB (/proc/self/statm), 0 if unreadable. */
