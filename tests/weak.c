@@ -125,7 +125,10 @@ static void *GC_CALLBACK reveal_all(void *arg)
 }
 
 /* ---- links vs finalizers ----------------------------------------------- */
-static int fin_seen, fin_link_was_clear, field_was_clear;
+/* Each part counts its own finalizer's calls: an object of part 6 kept a
+ * while by a stale word (ASan's larger frames did) is finalized during
+ * part 7, and must not count there. */
+static int fin_seen, fin_link_was_clear, field_fin_seen, field_was_clear;
 
 static void GC_CALLBACK fin_check_link(void *obj, void *cd)
 {
@@ -156,7 +159,7 @@ static void GC_CALLBACK fin_check_field(void *obj, void *cd)
 {
     wobj *o = obj;
     CHECK(o->magic == MAGIC && o->idx == (long)(intptr_t)cd);
-    fin_seen++;
+    field_fin_seen++;
     if (o->field == NULL)
         field_was_clear++;
 }
@@ -439,13 +442,14 @@ int main(void)
 
     /* 7. GC_register_disappearing_link(link): link inside an object, cleared
      *    when that object dies, before its finalizer runs. */
-    fin_seen = field_was_clear = 0;
+    field_fin_seen = field_was_clear = 0;
     make_self_field_links(N);
     cycles(3);
-    CHECK(fin_seen * 10 >= N * 9, "only %d of %d finalized", fin_seen, N);
-    CHECK(field_was_clear == fin_seen,
+    CHECK(field_fin_seen * 10 >= N * 9, "only %d of %d finalized",
+          field_fin_seen, N);
+    CHECK(field_was_clear == field_fin_seen,
           "%d of %d objects had their registered field not cleared",
-          fin_seen - field_was_clear, fin_seen);
+          field_fin_seen - field_was_clear, field_fin_seen);
 
     /* 8. Long links. */
     test_long_links();
