@@ -10,7 +10,7 @@
 #
 # The build goes to build-undefined/ or build-address/.  The collector
 # reads stacks and data segments word by word, redzones included, so that
-# one read is not instrumented (scanned_word, src/common.h); ASan still
+# one read is not instrumented (scanned_word, src/mark/mark.c); ASan still
 # checks everything else sgc reads and writes, and the heaps it keeps
 # with malloc.  Tests left out, and why:
 #   both: fastpath_no_atomics reads the fast paths' machine code, where

@@ -97,7 +97,7 @@ static inline void free_list_push(void **head, void *p) {
  * The head is stored atomically (relaxed: the lock orders everything
  * else) because some stacks' heads are peeked at without the lock
  * (batches.c), and a plain store beside those loads would be a data race
- * (ThreadSanitizer reports it). */
+ * (the one ThreadSanitizer reported for the sweep lists' heads). */
 static inline void list_stack_push(void **stack, void *list) {
   ((void **)list)[1] = *stack;
   __atomic_store_n(stack, list, __ATOMIC_RELAXED);
