@@ -51,6 +51,7 @@ import argparse
 import datetime
 import json
 import os
+import signal
 import sys
 import time
 
@@ -196,6 +197,9 @@ def main(argv=None):
                     write_csv(csv_path, rows)
     except KeyboardInterrupt:
         log("interrupted: writing what was measured")
+    # what follows writes the files: an interrupt now (tools/larger_machine.sh's
+    # budget running out just as the last round ended) must not cut them
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     write_csv(csv_path, rows)
     rows = read_csv(csv_path)
     write_report(out_dir, rows, meta)

@@ -14,7 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 
-from runner import gcstats, report, results, tables  # noqa: E402
+from runner import gcstats, mark_scaling, report, results, tables  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import callgrind_function  # noqa: E402
@@ -195,6 +195,34 @@ class Trace(unittest.TestCase):
                      cycle_outside_n=0.02)
         text = "\n".join(report.section_cycle(rows))
         self.assertIn("| 16 | 17 | 1.20 | 1.010 | 0.1% | 2.0% |", text)
+
+    def test_markers_rates_give_every_count_over_one_thread(self):
+        recs = [
+            {"pause_ns": 10, "mark_ns": 1000, "markers": 1, "marked_bytes": 2000000},
+            {"pause_ns": 10, "mark_ns": 600, "markers": 2, "marked_bytes": 2000000},
+            {"pause_ns": 10, "mark_ns": 300, "markers": 4, "marked_bytes": 2000000},
+            {"pause_ns": 10, "mark_ns": 500, "markers": 4, "marked_bytes": 4000000},
+        ]
+        s = parse_trace(recs, by_markers=True)
+        per = gcstats.parse_cycle_speedups(s["cycle_speedups"])
+        self.assertEqual(sorted(per), [1, 2, 4])
+        self.assertAlmostEqual(per[2][0], 1000 / 600, places=3)
+        self.assertAlmostEqual(per[4][0], 3.75, places=3)  # 6e6 B in 800 ns over 2000 B/ns
+        self.assertAlmostEqual(per[4][1], 3.0)  # MB per collection
+        self.assertAlmostEqual(s["cycle_speedup"], per[4][0], places=3)  # most over one
+        self.assertIsNone(gcstats.markers_rates(recs[1:]))  # no one-thread collection
+
+    def test_mark_scaling_section_takes_runs_of_more_than_two_counts(self):
+        rows = [row("cube", "sgc", 16, None, "cycle-opt", i,
+                    cycle_speedups=f"1:1.0000:50.00;2:{a}:50.00;4:{b}:51.00")
+                for i, (a, b) in enumerate([(1.9, 3.5), (1.8, 3.7), (2.0, 3.6)], 1)]
+        rows.append(row("cube", "sgc", 2, 2, "cycle-store", 1,
+                        cycle_speedups="1:1.0000:50.00;2:1.9000:50.00"))
+        text = "\n".join(mark_scaling.section_mark_scaling(rows, "/nonexistent", None))
+        self.assertIn("| cube | 16 | cycle-opt | 3 | 1 | 1.90 (1.80–2.00) | 3.60 (3.50–3.70) "
+                      "| 50/50/51 |", text)
+        self.assertNotIn("cycle-store", text)  # a 1,2 cycle has its own section
+        self.assertEqual(mark_scaling.section_mark_scaling(rows[3:], "/nonexistent", None), [])
 
 
 class Pooling(unittest.TestCase):

@@ -244,5 +244,12 @@ def machine_info():
     info["libgc"] = cmd(["dpkg-query", "-W", "-f=${Version}", "libgc1"])
     info["git_commit"] = cmd(["git", "-C", REPO, "rev-parse", "--short", "HEAD"])
     info["git_dirty"] = bool(cmd(["git", "-C", REPO, "status", "--porcelain", "--", "src", "include", "bench"]))
+    # binaries built elsewhere (tools/bench_bundle.sh): what they were built
+    # from and with, which this machine's git, gcc and dpkg cannot say
+    if os.environ.get("SGC_BENCH_COMMIT"):
+        info["git_commit"] = os.environ["SGC_BENCH_COMMIT"].removesuffix("-dirty")
+        info["git_dirty"] = os.environ["SGC_BENCH_COMMIT"].endswith("-dirty")
+        info["gcc"] = os.environ.get("SGC_BENCH_GCC", "") + " (where the bundle was built)"
+        info["libgc"] = os.environ.get("SGC_BENCH_LIBGC", "") + " (carried)"
     info["loadavg"] = cmd(["cat", "/proc/loadavg"])
     return info

@@ -48,6 +48,42 @@ def markers_split(recs):
     return split
 
 
+def markers_rates(recs):
+    """For a run whose collections cycled through several GC thread counts
+    (SGC_MARKERS_CYCLE=1,2,4,...): per count, the mark rate over that of the
+    collections with one GC thread, and the marked MB per collection, as
+    "count:speed-up:MB;..." (column cycle_speedups); None unless the run
+    has one-thread collections and at least one other count."""
+    by_count = {}
+    for r in recs:
+        by_count.setdefault(r.get("markers", 1), []).append(r)
+
+    def rate(rs):
+        ns = sum(r.get("mark_ns", 0) for r in rs)
+        return sum(r.get("marked_bytes", 0) for r in rs) / ns if ns else None
+
+    base = rate(by_count.get(1, []))
+    if not base or len(by_count) < 2:
+        return None
+    parts = []
+    for c in sorted(by_count):
+        rc = rate(by_count[c])
+        if rc:
+            mb = sum(r.get("marked_bytes", 0) for r in by_count[c]) / len(by_count[c]) / 1e6
+            parts.append(f"{c}:{rc / base:.4f}:{mb:.2f}")
+    return ";".join(parts)
+
+
+def parse_cycle_speedups(text):
+    """The column cycle_speedups back as {count: (speed-up, MB per GC)}."""
+    out = {}
+    for part in (text or "").split(";"):
+        f = part.split(":")
+        if len(f) == 3:
+            out[int(f[0])] = (float(f[1]), float(f[2]))
+    return out
+
+
 def busy_totals(rs):
     """Over collections RS: marked bytes, mark time, the GC threads' busy
     time summed, and the busiest thread's busy time summed; None when a
@@ -131,6 +167,9 @@ def parse_sgc_trace(path, by_markers=False):
         summary["mark_idle_share"] = sum(r["mark_idle_ns"] for r in par) / present
     if by_markers:
         summary.update(markers_split(recs) or {})
+        rates = markers_rates(recs)
+        if rates:
+            summary["cycle_speedups"] = rates
     return summary
 
 

@@ -175,6 +175,27 @@ ALLOC_PROGRAMS = ["alloc-free", "alloc-free-long", "alloc-free-256", "alloc-drop
 THREAD_FLAG = "-t"
 
 
+def usable_cpus():
+    """The CPUs this process may run on (its affinity mask)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def pow2_upto(n):
+    out, x = [], 1
+    while x < n:
+        out.append(x)
+        x *= 2
+    return out + [n]
+
+
+# 1, 2, 4, ... up to the usable CPUs: the GC thread counts that the
+# "mark-scaling" experiment's collections take in turn
+CYCLE_POW2 = ",".join(str(n) for n in pow2_upto(usable_cpus()))
+
+
 # sgc variants: environment settings.  Peers always run as "default".
 VARIANTS = {
     "default": {},
@@ -192,6 +213,13 @@ VARIANTS = {
     "cycle-store": {"SGC_MARK_VARIANT": "opt", "SGC_MARKERS_CYCLE": "1,2"},
     "cycle-exchange": {"SGC_MARK_VARIANT": "opt", "SGC_MARKERS_CYCLE": "1,2",
                        "SGC_MARK_SET": "exchange"},
+    # collections cycling through 1, 2, 4, ... up to the CPUs, per marking
+    # variant (Table 3.2) and with the Chase-Lev deque: Figs 3.7 / 3.9 with
+    # every GC thread count paired within one run
+    **{f"cycle-{v}": {"SGC_MARK_VARIANT": v, "SGC_MARKERS_CYCLE": CYCLE_POW2}
+       for v in ("simple", "noopt", "no-slo", "no-nsb", "opt")},
+    "cycle-chase-lev": {"SGC_MARK_VARIANT": "opt", "SGC_MARK_DEQUE": "chase-lev",
+                        "SGC_MARKERS_CYCLE": CYCLE_POW2},
     # free-page policy (thesis ch. 2)
     "ps": {"SGC_PAGE_POLICY": "ps"},
     "al": {"SGC_PAGE_POLICY": "al"},
@@ -272,6 +300,33 @@ EXPERIMENTS = {
     # ceiling) so that both see the same neighbours
     "ceiling": {"programs": CEILING, "impls": ["glibc"], "threads": "pow2",
                 "gc_threads": [None], "variants": ["default"]},
+    # Larger machines (bench/README.md, "On a larger machine"):
+    # Figs 3.7 / 3.9 with 1 to all CPUs as GC threads, every count in each
+    # run, the application threads one per CPU
+    "mark-scaling": {"programs": ["gcbench", "bh-pt-long", "cky", "cube"], "impls": ["sgc"],
+                     "threads": "max", "gc_threads": [None],
+                     "variants": ["cycle-simple", "cycle-noopt", "cycle-no-slo", "cycle-no-nsb",
+                                  "cycle-opt", "cycle-chase-lev"]},
+    # list-shaped and tiny heaps with up to all CPUs as GC threads
+    "markshape-scaling": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide"],
+                          "impls": ["sgc", "bdwgc"], "threads": [1], "gc_threads": "pow2",
+                          "variants": ["default"]},
+    # Table 2.1 / Fig 2.4 to twice the CPUs (more threads than cores)
+    "alloc-scaling-many": {"programs": ["alloc-free", "alloc-free-256"],
+                           "impls": ["sgc"] + MALLOC_PEERS, "threads": "pow2x2",
+                           "gc_threads": [None], "variants": ["ps", "al", "lps1", "lps1.5"]},
+    # bdwgc's GC_malloc/GC_free apart: its allocation lock makes many
+    # threads slow, so fewer runs of it (--runs)
+    "alloc-bdwgc-many": {"programs": ["alloc-free"], "impls": ["bdwgc"], "threads": "pow2x2",
+                         "gc_threads": [None], "variants": ["default"]},
+    # Fig 2.5 and Figs 2.6-2.8 to all CPUs
+    "unfair-scaling": {"programs": ["unfair", "unfair-drop"],
+                       "impls": ["sgc", "bdwgc"] + MALLOC_PEERS, "threads": "pow2",
+                       "gc_threads": [None],
+                       "variants": ["ps", "al", "lps1", "lps1.5", "lps2"]},
+    "policies-scaling": {"programs": ["matmul", "bh-pt", "cky"], "impls": ["sgc"],
+                         "threads": "pow2", "gc_threads": [None],
+                         "variants": ["ps", "al", "lps1", "lps1.5"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
@@ -279,7 +334,7 @@ EXPERIMENTS = {
 
 
 FULL = ["apps", "mark", "alloc", "alloc-typed", "unfair", "bursty", "lab-gcbench", "sweep", "markshape",
-        "policies", "deque", "mark-cycle", "ceiling"]  # "scaling": for bigger machines
+        "policies", "deque", "mark-cycle", "ceiling"]  # "scaling", "*-scaling*": bigger machines
 
 
 HEADLINE = {"programs": ["gcbench", "alloc-free", "bh-st", "bh-pt", "cky", "cube", "matmul"],
@@ -308,22 +363,15 @@ class Config:
         return f"{self.program} {self.impl} t={self.threads} gct={g} {self.variant}"
 
 
-def pow2_upto(n):
-    out, x = [], 1
-    while x < n:
-        out.append(x)
-        x *= 2
-    return out + [n]
-
-
 def thread_list(spec):
-    """A list, or "pow2": 1, 2, 4, ... up to the CPUs this process may use."""
+    """A list; "pow2": 1, 2, 4, ... up to the CPUs this process may use;
+    "pow2x2": the same up to twice them; "max": the CPUs alone."""
     if spec == "pow2":
-        try:
-            n = len(os.sched_getaffinity(0))
-        except AttributeError:
-            n = os.cpu_count() or 1
-        return pow2_upto(n)
+        return pow2_upto(usable_cpus())
+    if spec == "pow2x2":
+        return pow2_upto(2 * usable_cpus())
+    if spec == "max":
+        return [usable_cpus()]
     return list(spec)
 
 

@@ -1,0 +1,55 @@
+#!/bin/sh
+# The experiments a 2-CPU machine cannot show, for a larger machine lent for
+# a short while (bench/README.md, "On a larger machine"): each set fits in
+# 10 minutes on 16 CPUs.  Every experiment runs under a time budget: when it
+# runs out the runner writes the rounds so far (SIGINT), so a slower
+# machine gets fewer rounds, not a lost set.
+#
+#   tools/larger_machine.sh mark OUT    # #4: mark speed-up 1..CPUs per variant, the
+#                                       # list/tiny heaps, the applications vs bdwgc,
+#                                       # the headline at 1 and 2 threads
+#   tools/larger_machine.sh alloc OUT   # #5: alloc 1..2xCPUs threads, unfair, policies
+#
+# With a bundle (tools/bench_bundle.sh) unpacked first; results in
+# OUT/<set>-<experiment>/, packed as OUT/<set>.tgz (results, reports,
+# figures) and OUT/<set>-logs.tgz (every run's output and trace).
+# LM_SCALE=P gives each experiment P% of its budget (a quick trial: 10).
+set -u
+set_name=${1:?usage: tools/larger_machine.sh mark|alloc OUT}
+out=${2:?usage: tools/larger_machine.sh mark|alloc OUT}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${SGC_BENCH_BUILD:-/tmp/wt-build}
+py=${PYTHON:-python3}
+mkdir -p "$out"
+
+# run NAME BUDGET_S RUNS RUNNER-ARGS...: one runner invocation in OUT/SET-NAME
+run() {
+  name=$1 budget=$(($2 * ${LM_SCALE:-100} / 100)) runs=$3
+  shift 3
+  echo "== $set_name-$name: up to $runs rounds in ${budget}s"
+  timeout -s INT -k 20 "$budget" "$py" "$repo/bench/run.py" --runs "$runs" \
+    --build-dir "$build" --out "$out/$set_name-$name" "$@" >"$out/$set_name-$name.log" 2>&1
+  grep -E "runs ok|^gcbench, 2 clients|interrupted" "$out/$set_name-$name.log"
+}
+
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+case $set_name in
+mark)
+  run mark-scaling 200 8 --experiment mark-scaling
+  run headline 110 7 --headline --threads 1,2
+  run apps-scaling 150 3 --experiment scaling
+  run markshape 50 5 --experiment markshape-scaling
+  ;;
+alloc)
+  run alloc-2 140 11 --experiment alloc-scaling --experiment ceiling --threads 1,2
+  run alloc-many 140 5 --experiment alloc-scaling-many
+  run alloc-bdwgc 60 1 --experiment alloc-bdwgc-many --timeout 25
+  run unfair 60 3 --experiment unfair-scaling
+  run policies 110 3 --experiment policies-scaling
+  ;;
+*) echo "usage: tools/larger_machine.sh mark|alloc OUT" >&2; exit 2 ;;
+esac
+dirs=$(cd "$out" && ls -d "$set_name"-*/)
+tar czf "$out/$set_name.tgz" -C "$out" --exclude=logs $dirs $(cd "$out" && ls "$set_name"-*.log)
+tar czf "$out/$set_name-logs.tgz" -C "$out" $dirs
+ls -la "$out"/*.tgz
