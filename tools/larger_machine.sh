@@ -9,6 +9,9 @@
 #                                       # list/tiny heaps, the applications vs bdwgc,
 #                                       # the headline at 1 and 2 threads
 #   tools/larger_machine.sh alloc OUT   # #5: alloc 1..2xCPUs threads, unfair, policies
+#   tools/larger_machine.sh more OUT    # both issues' 2-thread targets again (mark-cycle,
+#                                       # headline, alloc-scaling) and threads against
+#                                       # processes (tools/threads_vs_procs.py)
 #
 # With a bundle (tools/bench_bundle.sh) unpacked first; results in
 # OUT/<set>-<experiment>/, packed as OUT/<set>.tgz (results, reports,
@@ -47,7 +50,25 @@ alloc)
   run unfair 60 3 --experiment unfair-scaling
   run policies 110 3 --experiment policies-scaling
   ;;
-*) echo "usage: tools/larger_machine.sh mark|alloc OUT" >&2; exit 2 ;;
+more)
+  run mark-cycle 140 15 --experiment mark-cycle
+  run headline 100 8 --headline --threads 1,2
+  # what threads lose to sharing a process, T threads against T processes
+  tvp() {
+    name=$1
+    shift
+    echo "== $set_name-tvp-$name"
+    timeout -k 5 30 "$py" "$repo/tools/threads_vs_procs.py" "$@" >"$out/$set_name-tvp-$name.log" 2>&1
+    tail -6 "$out/$set_name-tvp-$name.log"
+  }
+  mi=$(/sbin/ldconfig -p | awk '$1 == "libmimalloc.so.2" && /x86-64/ { print $NF; exit }')
+  tvp alloc256-sgc-t2 -n 9 -t 2 -s alloc_s -a "$build" bench-alloc-sgc -m free -s 256 -n 20000 -r 100
+  tvp alloc256-mimalloc-t2 -n 9 -t 2 -s alloc_s -a -e LD_PRELOAD="$mi" "$build" bench-alloc-malloc -m free -s 256 -n 20000 -r 100
+  tvp alloc256-sgc-t8 -n 5 -t 8 -s alloc_s "$build" bench-alloc-sgc -m free -s 256 -n 20000 -r 100
+  tvp gcbench-t2 -n 7 -t 2 -a "$build" bench-gcbench-sgc
+  run alloc-2 120 10 --experiment alloc-scaling --experiment ceiling --threads 1,2
+  ;;
+*) echo "usage: tools/larger_machine.sh mark|alloc|more OUT" >&2; exit 2 ;;
 esac
 dirs=$(cd "$out" && ls -d "$set_name"-*/)
 tar czf "$out/$set_name.tgz" -C "$out" --exclude=logs $dirs $(cd "$out" && ls "$set_name"-*.log)
