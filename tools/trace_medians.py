@@ -10,8 +10,12 @@ wall time and of summed pauses.  Where tools/ab.sh sums one field over a
 run (what a run pays in all), this shows what a typical collection costs,
 which a change in the number of collections does not blur.
 
-  tools/trace_medians.py [-n RUNS] BUILD_A BUILD_B PROGRAM [ARGS...]
+  tools/trace_medians.py [-n RUNS] [-a VAR=V] [-b VAR=V] BUILD_A BUILD_B PROGRAM [ARGS...]
   SGC_MARKERS=2 tools/trace_medians.py -n 9 /tmp/base build bench-gcbench-sgc -t 2
+
+-a and -b (repeatable) set a variable for one side only, so one build
+can be compared with itself under two settings:
+  tools/trace_medians.py -a SGC_MARKERS=1 -b SGC_MARKERS=16 B B bench-markshape-sgc -s tiny -c 200
 """
 import argparse
 import json
@@ -24,8 +28,8 @@ import tempfile
 FIELDS = ("prestop_ns", "stop_ns", "mark_ns", "pause_ns")
 
 
-def one_run(build, program, args, trace):
-    env = dict(os.environ, SGC_TRACE=trace)
+def one_run(build, program, args, trace, extra_env):
+    env = dict(os.environ, SGC_TRACE=trace, **extra_env)
     out = subprocess.run([os.path.join(build, "bench", program)] + args, env=env,
                          capture_output=True, text=True, check=True).stdout
     wall = next(float(tok[7:]) for tok in out.split() if tok.startswith("wall_s="))
@@ -43,22 +47,30 @@ def one_run(build, program, args, trace):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", "--runs", type=int, default=9)
+    ap.add_argument("-a", dest="env_a", action="append", default=[], metavar="VAR=V",
+                    help="a variable for side A only")
+    ap.add_argument("-b", dest="env_b", action="append", default=[], metavar="VAR=V",
+                    help="a variable for side B only")
     ap.add_argument("build_a")
     ap.add_argument("build_b")
     ap.add_argument("program")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
-    runs = {a.build_a: [], a.build_b: []}
+    sides = [(a.build_a, dict(v.split("=", 1) for v in a.env_a)),
+             (a.build_b, dict(v.split("=", 1) for v in a.env_b))]
+    runs = [[], []]
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace")
         for _ in range(a.runs):
-            for b in (a.build_a, a.build_b):
-                runs[b].append(one_run(b, a.program, a.args, trace))
+            for i, (build, env) in enumerate(sides):
+                runs[i].append(one_run(build, a.program, a.args, trace, env))
     cols = ("collections",) + FIELDS + ("pause_sum_ms", "wall_s")
-    print("build " + " ".join(c.replace("_ns", "_us") for c in cols) + " (medians)")
-    for b, rows in runs.items():
-        print(b + " " + " ".join(f"{statistics.median(r[c] for r in rows):.4g}" for c in cols))
-    pa, pb = runs[a.build_a], runs[a.build_b]
+    print("side build " + " ".join(c.replace("_ns", "_us") for c in cols) + " (medians)")
+    for name, (build, env), rows in zip("AB", sides, runs):
+        label = build + "".join(f" {k}={v}" for k, v in env.items())
+        print(name + " " + label + " "
+              + " ".join(f"{statistics.median(r[c] for r in rows):.4g}" for c in cols))
+    pa, pb = runs
     wall = statistics.median(y["wall_s"] / x["wall_s"] for x, y in zip(pa, pb))
     pause = statistics.median(y["pause_sum_ms"] / x["pause_sum_ms"] for x, y in zip(pa, pb)
                               if x["pause_sum_ms"])
