@@ -14,7 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 
-from runner import gcstats, mark_scaling, report, results, tables  # noqa: E402
+from runner import gcstats, mark_scaling, matrix, report, results, tables  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import callgrind_function  # noqa: E402
@@ -223,6 +223,27 @@ class Trace(unittest.TestCase):
                       "| 50/50/51 |", text)
         self.assertNotIn("cycle-store", text)  # a 1,2 cycle has its own section
         self.assertEqual(mark_scaling.section_mark_scaling(rows[3:], "/nonexistent", None), [])
+
+
+class ThreadLists(unittest.TestCase):
+    def test_specs_follow_the_usable_cpus(self):
+        saved = matrix.usable_cpus
+        try:
+            matrix.usable_cpus = lambda: 12
+            self.assertEqual(matrix.thread_list("pow2"), [1, 2, 4, 8, 12])
+            self.assertEqual(matrix.thread_list("pow2x2"), [1, 2, 4, 8, 16, 24])
+            self.assertEqual(matrix.thread_list("max"), [12])
+            self.assertEqual(matrix.thread_list([3, 5]), [3, 5])
+            matrix.usable_cpus = lambda: 1
+            self.assertEqual(matrix.thread_list("pow2"), [1])
+        finally:
+            matrix.usable_cpus = saved
+
+    def test_cycle_variants_count_up_to_the_cpus(self):
+        counts = [int(c) for c in matrix.CYCLE_POW2.split(",")]
+        self.assertEqual(counts, matrix.pow2_upto(matrix.usable_cpus()))
+        for v in ("cycle-opt", "cycle-simple", "cycle-chase-lev"):
+            self.assertEqual(matrix.VARIANTS[v]["SGC_MARKERS_CYCLE"], matrix.CYCLE_POW2)
 
 
 class Pooling(unittest.TestCase):

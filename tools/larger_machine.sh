@@ -61,7 +61,7 @@ more)
     timeout -k 5 30 "$py" "$repo/tools/threads_vs_procs.py" "$@" >"$out/$set_name-tvp-$name.log" 2>&1
     tail -6 "$out/$set_name-tvp-$name.log"
   }
-  mi=$(/sbin/ldconfig -p | awk '$1 == "libmimalloc.so.2" && /x86-64/ { print $NF; exit }')
+  mi=$(cd "$repo/bench" && "$py" -c 'from runner.execute import find_library; print(find_library("libmimalloc.so.2"))')
   tvp alloc256-sgc-t2 -n 9 -t 2 -s alloc_s -a "$build" bench-alloc-sgc -m free -s 256 -n 20000 -r 100
   tvp alloc256-mimalloc-t2 -n 9 -t 2 -s alloc_s -a -e LD_PRELOAD="$mi" "$build" bench-alloc-malloc -m free -s 256 -n 20000 -r 100
   tvp alloc256-sgc-t8 -n 5 -t 8 -s alloc_s "$build" bench-alloc-sgc -m free -s 256 -n 20000 -r 100

@@ -23,6 +23,13 @@ def parse_result_line(path):
     return res
 
 
+def mark_rate(recs):
+    """Marked bytes per mark nanosecond over the collections RECS; None
+    when they took no mark time."""
+    ns = sum(r.get("mark_ns", 0) for r in recs)
+    return sum(r.get("marked_bytes", 0) for r in recs) / ns if ns else None
+
+
 def markers_split(recs):
     """For a run whose collections used different GC thread counts
     (SGC_MARKERS_CYCLE): the mark rate of those with the most over the rate
@@ -34,11 +41,7 @@ def markers_split(recs):
     if not one or not many:
         return None
 
-    def rate(rs):
-        ns = sum(r.get("mark_ns", 0) for r in rs)
-        return sum(r.get("marked_bytes", 0) for r in rs) / ns if ns else None
-
-    r1, rn = rate(one), rate(many)
+    r1, rn = mark_rate(one), mark_rate(many)
     if not r1 or not rn:
         return None
     split = {"cycle_speedup": rn / r1,
@@ -58,16 +61,12 @@ def markers_rates(recs):
     for r in recs:
         by_count.setdefault(r.get("markers", 1), []).append(r)
 
-    def rate(rs):
-        ns = sum(r.get("mark_ns", 0) for r in rs)
-        return sum(r.get("marked_bytes", 0) for r in rs) / ns if ns else None
-
-    base = rate(by_count.get(1, []))
+    base = mark_rate(by_count.get(1, []))
     if not base or len(by_count) < 2:
         return None
     parts = []
     for c in sorted(by_count):
-        rc = rate(by_count[c])
+        rc = mark_rate(by_count[c])
         if rc:
             mb = sum(r.get("marked_bytes", 0) for r in by_count[c]) / len(by_count[c]) / 1e6
             parts.append(f"{c}:{rc / base:.4f}:{mb:.2f}")
