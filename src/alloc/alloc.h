@@ -51,6 +51,10 @@ void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *));
 /* T exits: its cached objects go to the shared lists; heap_lock held. */
 void custom_cache_retire(struct sgc_thread *t);
 
+/* free.c: objects of class CLS a thread frees before its list becomes a
+ * batch. */
+uint16_t free_flush_objects(unsigned cls);
+
 /* batches.c: free lists handed back by threads that freed much.  T's own
  * stack: inside the page-path gate or under heap_lock; the rest under
  * heap_lock. */
@@ -59,8 +63,14 @@ void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls);
 void batch_push(unsigned kind, unsigned cls, void *list); /* no owner */
 /* T's own batch, else an unowned one. */
 void *batch_pop(struct sgc_thread *t, unsigned kind, unsigned cls);
-/* Another thread's batch (takes registry_lock). */
+/* Another thread's batch (takes registry_lock); heap_lock held. */
 void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls);
+/* Whether T, out of objects of (KIND, CLS), should take fresh pages
+ * rather than steal: it is short because a thread stole from it while it
+ * was using its batches (heap_lock held).  batch_lent_repaid: a refill
+ * of T's (T's own thread) took N objects from pages instead. */
+bool batch_lent_outstanding(struct sgc_thread *t, unsigned kind, unsigned cls);
+void batch_lent_repaid(struct sgc_thread *t, unsigned kind, unsigned cls, unsigned n);
 /* T exits: its batches become unowned. */
 void batches_retire(struct sgc_thread *t);
 void batches_after_fork(struct sgc_thread *self);

@@ -16,6 +16,22 @@
  * another thread's batch before the heap gets a fresh page (batch_steal),
  * the way LPS steals pages (thesis §2.2.3).
  *
+ * Lent batches.  A steal from a thread that is still using its batches
+ * leaves that thread short by one batch later in its cycle; if it then
+ * stole in turn, every steal would beget another, and the threads'
+ * objects would keep moving between them.  That cost more than the
+ * steals' locks: objects two threads use alternately, on pages whose
+ * neighbours the other thread uses, run at a fraction of the speed of
+ * pages a thread keeps (tools/page_interleave.c).  On the 16-CPU machine
+ * `alloc -m free` ran 1.5x as fast at 16 threads with no steals at all
+ * (history.md, "Steals that beget steals").  So a victim that pops a
+ * batch of its own after a steal -- it was using them -- makes up the
+ * shortfall from fresh pages instead, up to the number of objects taken
+ * from it: memory grows by at most what was stolen, once, and the chain
+ * stops.  A thread that was idle when robbed (the threads of `unfair`,
+ * taking turns) pops nothing in between and steals as before, which
+ * keeps memory flat under unfair use.
+ *
  * The shared stack remains for batches nobody owns: those of threads that
  * exited, and per-CPU lists a refill could not install.
  *
@@ -40,6 +56,11 @@ static void *shared_batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
  * fresh page, as before the batch existed. */
 static _Atomic long owned_batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
 
+/* A cap on a thread's lent count: one thread robbed of thousands of
+ * batches over a long run still makes up at most this many objects per
+ * class from fresh pages. */
+enum { BATCH_LENT_MAX = 1u << 20 };
+
 static void owned_add(unsigned kind, unsigned cls, long n) {
   atomic_fetch_add_explicit(&owned_batches[kind][cls], n, memory_order_relaxed);
 }
@@ -61,6 +82,7 @@ void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls) {
   if (!__atomic_load_n(&t->batches[kind][cls], __ATOMIC_RELAXED)) return NULL;
   spin_lock(&t->batch_lock);
   void *list = list_stack_pop(&t->batches[kind][cls]);
+  if (list && t->batch_lent[kind][cls]) t->batch_used_since_lent[kind][cls] = true;
   if (list && !t->batches[kind][cls]) owned_add(kind, cls, -1);
   spin_unlock(&t->batch_lock);
   return list;
@@ -79,12 +101,34 @@ void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls) {
     if (victim == t || !__atomic_load_n(&victim->batches[kind][cls], __ATOMIC_RELAXED)) continue;
     spin_lock(&victim->batch_lock);
     list = list_stack_pop(&victim->batches[kind][cls]);
-    if (list && !victim->batches[kind][cls]) owned_add(kind, cls, -1);
+    if (list) {
+      if (!victim->batches[kind][cls]) owned_add(kind, cls, -1);
+      /* Counted as a full batch (hand_back's size): the exact length
+       * would take a walk of the list. */
+      uint32_t lent = victim->batch_lent[kind][cls] + free_flush_objects(cls);
+      __atomic_store_n(&victim->batch_lent[kind][cls], lent < BATCH_LENT_MAX ? lent : BATCH_LENT_MAX,
+                       __ATOMIC_RELAXED);
+      victim->batch_used_since_lent[kind][cls] = false;
+    }
     spin_unlock(&victim->batch_lock);
     if (list) break;
   }
   pthread_mutex_unlock(&registry_lock);
   return list;
+}
+
+bool batch_lent_outstanding(struct sgc_thread *t, unsigned kind, unsigned cls) {
+  return t->batch_lent[kind][cls] && t->batch_used_since_lent[kind][cls];
+}
+
+void batch_lent_repaid(struct sgc_thread *t, unsigned kind, unsigned cls, unsigned n) {
+  /* The owner's peek (relaxed: thieves store with the locks held, and
+   * the owner is the only other writer), then the update under the lock. */
+  if (!__atomic_load_n(&t->batch_lent[kind][cls], __ATOMIC_RELAXED)) return;
+  spin_lock(&t->batch_lock);
+  uint32_t lent = t->batch_lent[kind][cls];
+  __atomic_store_n(&t->batch_lent[kind][cls], lent > n ? lent - n : 0, __ATOMIC_RELAXED);
+  spin_unlock(&t->batch_lock);
 }
 
 void batches_retire(struct sgc_thread *t) {
@@ -109,5 +153,8 @@ void batches_drop_all(void) {
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
       atomic_store_explicit(&owned_batches[k][c], 0, memory_order_relaxed);
-  FOR_EACH_THREAD(t) memset(t->batches, 0, sizeof t->batches);
+  FOR_EACH_THREAD(t) {
+    memset(t->batches, 0, sizeof t->batches);
+    memset(t->batch_lent, 0, sizeof t->batch_lent);
+  }
 }

@@ -44,7 +44,7 @@ enum { FREE_FLUSH_BYTES = 32 << 10 };
  * so a budget fits 16 bits); a division, but only on the slow paths, and
  * valid in a record made before sgc's initialisation (in another
  * library's constructor). */
-static uint16_t flush_objects(unsigned cls) {
+uint16_t free_flush_objects(unsigned cls) {
   unsigned n = FREE_FLUSH_BYTES / size_class_bytes[cls];
   return (uint16_t)(n < 16 ? 16 : n);
 }
@@ -52,7 +52,7 @@ static uint16_t flush_objects(unsigned cls) {
 /* The caller freed FREE_FLUSH_BYTES of this class: its whole list becomes
  * one of its batches (alloc/batches.c). */
 SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
-  t->free_budget[kind][cls] = flush_objects(cls);
+  t->free_budget[kind][cls] = free_flush_objects(cls);
   /* Detaching the list and pushing it happen with no collection between
    * them (the collector would see the objects on neither list, or drop a
    * batch the push then restores): inside the page-path gate, which a
@@ -77,7 +77,7 @@ void free_init(void) {
 
 void free_record_init(struct sgc_thread *t) {
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
-    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) t->free_budget[k][c] = flush_objects(c);
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) t->free_budget[k][c] = free_flush_objects(c);
   t->free_cache_page = FREE_CACHE_BYPASS; /* caches no page yet */
 }
 
@@ -138,7 +138,7 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
      * per-thread mode: past the bound this CPU's list becomes a shared
      * batch, which a thread on another CPU can take. */
     if (unlikely(--t->free_budget[kind][cls] == 0)) {
-      t->free_budget[kind][cls] = flush_objects(cls);
+      t->free_budget[kind][cls] = free_flush_objects(cls);
       heap_lock_take(t);
       void *list = percpu_detach(kind, cls);
       if (list) batch_push(kind, cls, list);

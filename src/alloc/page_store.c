@@ -201,6 +201,12 @@ static struct page_header *take_own_or_steal(struct page_store *own,
   return reserve_pop(own);
 }
 
+/* A fresh page for OWN, from the span it takes its fresh pages from
+ * (page_pool_take_run says why). */
+static struct page_header *fresh_page(struct page_store *own) {
+  return page_pool_take_run(own, &own->fresh_cursor);
+}
+
 static struct page_policy_view view(void) {
   return (struct page_policy_view){page_policy, page_policy_k,
                                    atomic_load_explicit(&consumed_pages, memory_order_relaxed),
@@ -231,7 +237,7 @@ static void reserve_fresh_pages(struct page_store *own) {
   if (page_pool_free_pages() < (size_t)FRESH_RESERVE_PAGES * (size_t)thread_registry_count()) return;
   struct page_header *taken[FRESH_RESERVE_PAGES];
   unsigned n = 0;
-  while (n + 1 < FRESH_RESERVE_PAGES && (taken[n] = page_pool_take(1)) != NULL) n++;
+  while (n + 1 < FRESH_RESERVE_PAGES && (taken[n] = fresh_page(own)) != NULL) n++;
   /* Pushed last page first, so the store hands them out in the order the
    * pool gave them (ascending addresses from a span): handed out
    * descending, every page was a backward jump, and `alloc -m free` with
@@ -258,9 +264,9 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
     switch (page_policy_choose(&v, own_free, others_free)) {
     case PAGE_FROM_OWN: p = take_own_or_steal(own, &v); break;
     case PAGE_FROM_STEAL: p = steal(own); break;
-    case PAGE_FROM_SHARED: p = page_pool_take(1); break;
+    case PAGE_FROM_SHARED: p = fresh_page(own); break;
     case PAGE_FROM_FRESH:
-      p = page_pool_take(1);
+      p = fresh_page(own);
       if (p && page_policy != PAGE_POLICY_PS) reserve_fresh_pages(own);
       break;
     }

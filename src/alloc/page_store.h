@@ -30,6 +30,7 @@ struct page_store {
   struct page_header *free;  /* pages threads emptied, linked through next */
   _Atomic long free_count;   /* written under lock, peeked without */
   struct page_header *reserve; /* fresh pages taken ahead; only the owner's */
+  struct page_header *fresh_cursor; /* page_pool_take_run's; under heap_lock */
   _Atomic long reserve_count;
   _Atomic long used;         /* u_i: pages this thread holds now */
   _Atomic long max_used;     /* max u_i */

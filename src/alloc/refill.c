@@ -207,6 +207,7 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
   if (head) {
     count_unlocked_refill(t, (size_t)have * size_class_bytes[cls]);
     install_list(t, kind, cls, head, tail);
+    batch_lent_repaid(t, kind, cls, have);
   }
   page_path_exit(t);
   return head;
@@ -298,8 +299,12 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
       if (!page) {
         if (have) break; /* enough to go on without growing the heap */
         /* Another thread's freed objects before a fresh page: memory
-         * stays bounded as with one shared stack (alloc/batches.c). */
-        if ((batch = batch_steal(t, kind, cls)) != NULL) {
+         * stays bounded as with one shared stack (alloc/batches.c) --
+         * unless this thread is short because it was robbed while using
+         * its own, which fresh pages make up for (batches.c, "Lent
+         * batches"). */
+        if (!batch_lent_outstanding(t, kind, cls) &&
+            (batch = batch_steal(t, kind, cls)) != NULL) {
           void *first = install_batch(t, kind, cls, batch);
           heap_accounting.page_refills++;
           heap_accounting.stolen_batches++;
@@ -339,6 +344,7 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
   if (head) {
     heap_accounting.page_refills++;
     account_allocation(have * bytes);
+    batch_lent_repaid(t, kind, cls, have);
     /* Install under heap_lock, so no collection sees the new objects
      * outside every free list.  Objects already on the list (a finalizer
      * may have refilled it) go behind the new ones. */

@@ -279,6 +279,10 @@ struct chunk *heap_first_chunk(void);
 
 /* ---- page_pool.c: free pages as coalescing spans (heap_lock held) ---- */
 struct page_header *page_pool_take(size_t pages);
+/* One fresh page for CLAIMANT, a page store taking pages in runs: the
+ * page at *CURSOR while that heads a free span, else one from a span no
+ * other store claims; *CURSOR is moved on (page_pool.c says why). */
+struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor);
 void page_pool_put(struct page_header *first, size_t pages);
 void page_pool_add_chunk(struct chunk *c);
 size_t page_pool_free_pages(void);

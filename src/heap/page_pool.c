@@ -70,25 +70,21 @@ void page_pool_add_chunk(struct chunk *c) {
   span_link(&c->pages[0], c->page_count);
 }
 
-struct page_header *page_pool_take(size_t pages) {
-  struct page_header *span = NULL;
-  for (size_t n = pages; n < EXACT_BUCKETS && !span; n++) span = buckets[n];
-  if (!span) {
-    /* Best fit among the long spans keeps big holes for big objects. */
-    for (struct page_header *s = buckets[0]; s; s = s->next)
-      if (s->span_pages >= pages && (!span || s->span_pages < span->span_pages)) span = s;
-  }
-  if (!span) return NULL;
+/* Takes the first PAGES pages of SPAN (a free span head of at least that
+ * many), relinking the rest as a span of its own, unclaimed. */
+static struct page_header *span_take_head(struct page_header *span, size_t pages) {
   size_t have = span->span_pages;
   span_unlink(span);
   if (have > pages) {
     span[pages].start = span->start + (pages << PAGE_SHIFT);
+    span[pages].owner_store = NULL;
     span_link(span + pages, have - pages);
   }
   span->span_pages = (uint32_t)pages;
   /* Released pages come back on first touch, zeroed by the kernel. */
   for (size_t i = 0; i < pages; i++) {
     span[i].start = span->start + (i << PAGE_SHIFT);
+    span[i].owner_store = NULL; /* a claim (below) ends with the span */
     if (span[i].flags & PAGE_DIRTY) dirty_free_pages--;
     if (span[i].flags & PAGE_RELEASED) {
       span[i].flags &= (uint8_t)~PAGE_RELEASED;
@@ -96,6 +92,93 @@ struct page_header *page_pool_take(size_t pages) {
     }
   }
   return span;
+}
+
+/* The smallest span of at least PAGES pages (the exact buckets first,
+ * then best fit among the long spans, which keeps big holes for big
+ * objects) that SKIP does not rule out; NULL when there is none. */
+static struct page_header *span_find(size_t pages, bool (*skip)(const struct page_header *, const struct page_store *),
+                                     const struct page_store *claimant) {
+  for (size_t n = pages; n < EXACT_BUCKETS; n++)
+    for (struct page_header *s = buckets[n]; s; s = s->next)
+      if (!skip || !skip(s, claimant)) return s;
+  struct page_header *span = NULL;
+  for (struct page_header *s = buckets[0]; s; s = s->next)
+    if (s->span_pages >= pages && (!span || s->span_pages < span->span_pages) &&
+        (!skip || !skip(s, claimant)))
+      span = s;
+  return span;
+}
+
+struct page_header *page_pool_take(size_t pages) {
+  struct page_header *span = span_find(pages, NULL, NULL);
+  return span ? span_take_head(span, pages) : NULL;
+}
+
+/* Fresh pages in runs (thesis §2.2's free-page path; the layout is
+ * sgc's).  Two threads taking fresh pages from one span took its next
+ * pages in turn, 8 at a time, so each thread's objects lay in 32 KiB runs
+ * alternating with the other's.  Threads working on neighbouring pages
+ * cost more than on pages apart (tools/page_interleave.c: alternating
+ * single pages doubled the time, 8-page runs cost 1.16x), likely through
+ * the prefetchers that fetch across a page boundary.  Alone this gained
+ * little (1.025x at 2 threads, history.md "Batch swapping, and fresh
+ * pages in runs"), because steals kept mixing the threads' pages; with
+ * steals that no longer beget steals (alloc/batches.c, "Lent batches")
+ * it is worth 1.1-1.2x on the 16-CPU machine (history.md, "Steals that
+ * beget steals").
+ *
+ * So a page store takes fresh pages from a span it claims: its cursor is
+ * the page after its last fresh one, and while that page heads a free
+ * span the next page comes from there, the rest of the span staying
+ * claimed (a free span head's owner_store names the claimant; the field
+ * has no other use there).  A store with no span of its own takes an
+ * unclaimed one, smallest first like page_pool_take; only when every span
+ * is another store's does it cut the largest in two and claim the upper
+ * half.  Nothing is held back: a claimed span stays in the pool, and every
+ * other take uses it as any span. */
+enum { RUN_CUT_MIN_PAGES = 16 };
+
+static bool claimed_by_other(const struct page_header *s, const struct page_store *claimant) {
+  return s->owner_store && s->owner_store != claimant;
+}
+
+/* Splits the free span HEAD at OFFSET pages (0 < OFFSET < its length) and
+ * returns the upper span's head; the lower keeps HEAD and its claim. */
+static struct page_header *span_cut(struct page_header *head, size_t offset) {
+  size_t have = head->span_pages;
+  span_unlink(head);
+  span_link(head, offset);
+  struct page_header *upper = head + offset;
+  upper->start = head->start + (offset << PAGE_SHIFT);
+  upper->owner_store = NULL;
+  span_link(upper, have - offset);
+  return upper;
+}
+
+struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor) {
+  struct page_header *span = *cursor;
+  if (!span || !page_pool_is_span_head(span) || claimed_by_other(span, claimant)) {
+    /* A new span: the old one, if still free, is no longer this store's. */
+    if (span && page_pool_is_span_head(span) && span->owner_store == claimant)
+      span->owner_store = NULL;
+    span = span_find(1, claimed_by_other, claimant);
+    if (!span) {
+      struct page_header *largest = NULL;
+      for (unsigned b = 0; b < EXACT_BUCKETS; b++)
+        for (struct page_header *s = buckets[b]; s; s = s->next)
+          if (!largest || s->span_pages > largest->span_pages) largest = s;
+      if (!largest) return NULL;
+      span = largest->span_pages >= RUN_CUT_MIN_PAGES
+                 ? span_cut(largest, largest->span_pages / 2)
+                 : largest;
+    }
+  }
+  size_t have = span->span_pages;
+  struct page_header *page = span_take_head(span, 1);
+  *cursor = have > 1 ? page + 1 : NULL;
+  if (have > 1) page[1].owner_store = claimant;
+  return page;
 }
 
 /* Neighbours are found through the page map, which also tells whether the
@@ -107,6 +190,7 @@ void page_pool_put(struct page_header *first, size_t pages) {
     dirty_free_pages++;
     atomic_store_explicit(&first[i].state, PAGE_FREE, memory_order_relaxed);
     first[i].next = first[i].prev = NULL;
+    first[i].owner_store = NULL;
     /* Pages in the pool keep no marks: the start of a collection skips
      * free spans (mark_begin), and a page leaves the pool unmarked. */
     page_clear_marks(&first[i]);

@@ -38,6 +38,13 @@ struct sgc_thread {
    * (alloc/batches.c), under batch_lock. */
   void *batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   struct spin_lock batch_lock;
+  /* Objects other threads took from this thread's batches and not yet
+   * made up for by fresh pages, and whether it has popped a batch of its
+   * own since the last such steal (alloc/batches.c, "Lent batches");
+   * written under batch_lock and heap_lock by thieves, read by the owner
+   * under heap_lock. */
+  uint32_t batch_lent[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  bool batch_used_since_lent[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   /* Free lists of the kinds the program made (alloc/custom_alloc.c),
    * made on first use; NULL for most threads. */
   struct custom_cache *custom_cache;
