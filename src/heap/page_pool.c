@@ -81,8 +81,13 @@ static struct page_header *span_take_head(struct page_header *span, size_t pages
     span_link(span + pages, have - pages);
   }
   span->span_pages = (uint32_t)pages;
-  /* Released pages come back on first touch, zeroed by the kernel. */
+  /* Released pages come back on first touch, zeroed by the kernel.  Taken
+   * pages stop being PAGE_FREE here, under heap_lock: a store's run
+   * cursor (page_pool_take_run) may name a page another thread has just
+   * taken, and must see that before it reads the fields the new owner is
+   * writing outside the lock.  The owner sets the state it needs. */
   for (size_t i = 0; i < pages; i++) {
+    atomic_store_explicit(&span[i].state, PAGE_RESERVED, memory_order_relaxed);
     span[i].start = span->start + (i << PAGE_SHIFT);
     span[i].owner_store = NULL; /* a claim (below) ends with the span */
     if (span[i].flags & PAGE_DIRTY) dirty_free_pages--;
