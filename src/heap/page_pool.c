@@ -130,7 +130,8 @@ struct page_header *page_pool_take(size_t pages) {
  * little (1.025x at 2 threads, history.md "Batch swapping, and fresh
  * pages in runs"), because steals kept mixing the threads' pages; with
  * steals that no longer beget steals (alloc/batches.c, "Lent batches")
- * it is worth 1.1-1.2x on the 16-CPU machine (history.md, "Steals that
+ * it is worth 2-6% at 2 threads on the Intel VM, while the 16-CPU
+ * machine's rounds were too noisy to tell (history.md, "Steals that
  * beget steals").
  *
  * So a page store takes fresh pages from a span it claims: its cursor is
