@@ -361,22 +361,16 @@ void parallel_ensure_markers(unsigned want) {
  * (ch. 4): when the last collection's markers achieved a parallelism
  * (summed busy time over the busiest marker's) under 1.25 -- a list, a
  * tiny heap -- the next one marks alone, which also lets it set mark bits
- * without atomics; every ADAPTIVE_RETRY-th collection tries again in case
- * the heap's shape changed.  A try, and the first collection, use two
- * markers (ADAPTIVE_PROBE), and only a try that finds parallelism there
- * lets the next collection use them all: on the 16-CPU machine a list's
- * tries with all 8 or 16 markers made its summed pauses 1.15-1.17x one
- * marker's (history.md, "Probing with two markers").  SGC_ADAPTIVE=0 pins
- * the count. */
+ * without atomics; every ADAPTIVE_RETRY-th collection tries all markers
+ * again in case the heap's shape changed.  SGC_ADAPTIVE=0 pins the count. */
 enum {
-  ADAPTIVE_PROBE = 2, /* markers a try uses */
   ADAPTIVE_RETRY_MIN = 8,
   ADAPTIVE_RETRY_MAX = 256,
   /* Waking a GC thread costs tens of microseconds: a heap with less live
    * data than this per marker marks faster with fewer markers. */
   LIVE_BYTES_PER_MARKER = 256 << 10,
 };
-static unsigned adaptive_limit = ADAPTIVE_PROBE; /* 0: no limit; 1: alone; 2: a try */
+static unsigned adaptive_limit;   /* 0: no limit */
 static unsigned adaptive_skipped; /* collections marked alone in a row */
 static unsigned adaptive_retry = ADAPTIVE_RETRY_MIN;
 /* The last collection's live data; before the first, what was allocated
@@ -417,14 +411,14 @@ void parallel_after_collection(const struct mark_totals *t) {
     double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;
     bool poor = achieved < 1.25;
     /* A retry that still finds no parallelism waits twice as long. */
-    if (poor && adaptive_limit == ADAPTIVE_PROBE && adaptive_skipped >= adaptive_retry)
+    if (poor && adaptive_limit == 0 && adaptive_skipped >= adaptive_retry)
       adaptive_retry = adaptive_retry * 2 > ADAPTIVE_RETRY_MAX ? ADAPTIVE_RETRY_MAX
                                                                : adaptive_retry * 2;
     if (!poor) adaptive_retry = ADAPTIVE_RETRY_MIN;
     adaptive_limit = poor ? 1 : 0;
     if (poor) adaptive_skipped = 0;
   } else if (adaptive_limit == 1 && ++adaptive_skipped >= adaptive_retry) {
-    adaptive_limit = ADAPTIVE_PROBE; /* try again next time, with two */
+    adaptive_limit = 0; /* try all markers next time */
   }
 }
 
