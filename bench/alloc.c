@@ -12,7 +12,11 @@
  *   -k normal : GC_MALLOC (scanned conservatively);
  *   -k typed  : GC_malloc_explicitly_typed with a descriptor naming the
  *               second word a pointer (gc_typed.h), the path bdwgc serves
- *               under its global allocation lock (SPEC §4).
+ *               under its global allocation lock (SPEC §4);
+ *   -k atomic : GC_MALLOC_ATOMIC (pointer-free, so neither scanned nor
+ *               cleared): against -k normal, what clearing costs, the
+ *               zeroed memory GC_MALLOC promises and malloc does not (the
+ *               malloc builds take -k atomic as plain malloc).
  *
  * Metric: mops = million allocations per second summed over all threads
  * (allocations / wall time of the parallel part).  Also mops_p10: the
@@ -32,19 +36,22 @@
 
 static long nobj = 100000, rounds = 30, objsize = 16;
 static int mode_free = 1;
-static int kind_typed = 0;
+enum object_kind { KIND_NORMAL_OBJECTS, KIND_TYPED_OBJECTS, KIND_ATOMIC_OBJECTS };
+static enum object_kind objects_kind = KIND_NORMAL_OBJECTS;
 #ifndef BENCH_MALLOC
 static GC_descr typed_descr;
 #endif
 
-/* TYPED is a constant at each call (see run_rounds): the loop of the
+/* KIND is a constant at each call (see run_rounds): the loop of the
  * normal kind is the loop of the malloc builds, with no test of the kind
  * per object, so the peers run the same instructions around their calls. */
-static inline __attribute__((always_inline)) uintptr_t *allocate_object(int typed, size_t size) {
+static inline __attribute__((always_inline)) uintptr_t *allocate_object(enum object_kind kind,
+                                                                        size_t size) {
 #ifndef BENCH_MALLOC
-  if (typed) return (uintptr_t *)GC_malloc_explicitly_typed(size, typed_descr);
+  if (kind == KIND_TYPED_OBJECTS) return (uintptr_t *)GC_malloc_explicitly_typed(size, typed_descr);
+  if (kind == KIND_ATOMIC_OBJECTS) return (uintptr_t *)GC_MALLOC_ATOMIC(size);
 #else
-  (void)typed;
+  (void)kind;
 #endif
   return (uintptr_t *)GC_MALLOC(size);
 }
@@ -74,7 +81,7 @@ static double round_p10(Worker *w) {
  * change a global for all the compiler knows, so it would reload them
  * every object. */
 static inline __attribute__((always_inline)) uint64_t run_rounds(Worker *w, uintptr_t **ptrs,
-                                                                 int typed) {
+                                                                 enum object_kind kind) {
   const long n = nobj, round_count = rounds;
   const size_t size = (size_t)objsize;
   const int free_each = mode_free;
@@ -83,7 +90,7 @@ static inline __attribute__((always_inline)) uint64_t run_rounds(Worker *w, uint
     double round_start = bench_now();
     uintptr_t tag = ((uintptr_t)w->id << 40) ^ ((uintptr_t)r << 20);
     for (long i = 0; i < n; i++) {
-      uintptr_t *p = allocate_object(typed, size);
+      uintptr_t *p = allocate_object(kind, size);
       if (!p) {
         fprintf(stderr, "alloc: out of memory\n");
         exit(3);
@@ -118,7 +125,9 @@ static void *worker(void *arg) {
   memset(ptrs, 0, sizeof(void *) * (size_t)nobj);
   pthread_barrier_wait(&start_barrier);
   w->t_start = bench_now();
-  uint64_t sum = kind_typed ? run_rounds(w, ptrs, 1) : run_rounds(w, ptrs, 0);
+  uint64_t sum = objects_kind == KIND_TYPED_OBJECTS    ? run_rounds(w, ptrs, KIND_TYPED_OBJECTS)
+                 : objects_kind == KIND_ATOMIC_OBJECTS ? run_rounds(w, ptrs, KIND_ATOMIC_OBJECTS)
+                                                       : run_rounds(w, ptrs, KIND_NORMAL_OBJECTS);
   w->t_end = bench_now();
   w->sum = sum;
 #ifdef BENCH_MALLOC
@@ -143,24 +152,28 @@ int main(int argc, char **argv) {
         mode = optarg;
         break;
       case 'k':
-        if (strcmp(optarg, "normal") == 0) kind_typed = 0;
-        else if (strcmp(optarg, "typed") == 0) kind_typed = 1;
-        else BENCH_USAGE_EXIT("alloc: -k normal|typed\n");
+        if (strcmp(optarg, "normal") == 0) objects_kind = KIND_NORMAL_OBJECTS;
+        else if (strcmp(optarg, "typed") == 0) objects_kind = KIND_TYPED_OBJECTS;
+        else if (strcmp(optarg, "atomic") == 0) objects_kind = KIND_ATOMIC_OBJECTS;
+        else BENCH_USAGE_EXIT("alloc: -k normal|typed|atomic\n");
         kind = optarg;
         break;
       default:
         BENCH_USAGE_EXIT(
             "usage: alloc [-t threads] [-n objects] [-r rounds] [-s size] [-m free|drop]"
-            " [-k normal|typed]\n");
+            " [-k normal|typed|atomic]\n");
     }
   }
 #ifdef BENCH_MALLOC
   mode_free = 1; /* malloc has no collector: always free */
-  if (kind_typed) BENCH_USAGE_EXIT("alloc: -k typed needs a collector build\n");
+  /* malloc's memory holds no pointers a collector scans and is not
+   * cleared: -k atomic is plain malloc there, so the peers can be set
+   * beside sgc's atomic objects under one name. */
+  if (objects_kind == KIND_TYPED_OBJECTS) BENCH_USAGE_EXIT("alloc: -k typed needs a collector build\n");
 #endif
   GC_INIT();
 #ifndef BENCH_MALLOC
-  if (kind_typed) {
+  if (objects_kind == KIND_TYPED_OBJECTS) {
     GC_word bitmap[1] = {(GC_word)1 << 1}; /* word 1 may hold a pointer */
     typed_descr = GC_make_descriptor(bitmap, (size_t)objsize / sizeof(GC_word));
   }

@@ -67,6 +67,14 @@ PROGRAMS = {
         "args": sizes(["-m", "free", "-s", "256", "-n", "20000", "-r", "3"],
                       ["-m", "free", "-s", "256", "-n", "20000", "-r", "100"]),
     },
+    # the same with pointer-free objects, which sgc does not clear: next to
+    # alloc-free-256, what the zeroing GC_MALLOC promises costs (the malloc
+    # builds run plain malloc under -k atomic)
+    "alloc-free-256-atomic": {
+        "bin": "alloc", "metric": "mops", "malloc": True, "hash": False,
+        "args": sizes(["-m", "free", "-s", "256", "-n", "20000", "-r", "3", "-k", "atomic"],
+                      ["-m", "free", "-s", "256", "-n", "20000", "-r", "100", "-k", "atomic"]),
+    },
     "alloc-drop": {
         "bin": "alloc", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-m", "drop", "-r", "3"], ["-m", "drop", "-r", "100"]),
@@ -168,7 +176,7 @@ PROGRAMS = {
     },
 }
 CEILING = ["ceiling-compute", "ceiling-chase", "ceiling-gather", "ceiling-stream"]
-ALLOC_PROGRAMS = ["alloc-free", "alloc-free-long", "alloc-free-256", "alloc-drop",
+ALLOC_PROGRAMS = ["alloc-free", "alloc-free-long", "alloc-free-256", "alloc-free-256-atomic", "alloc-drop",
                   "alloc-typed-free", "alloc-typed-drop", "fastpath"]
 
 
@@ -261,6 +269,11 @@ EXPERIMENTS = {
     "alloc-scaling": {"programs": ["alloc-free-long"], "impls": ["sgc"] + MALLOC_PEERS,
                       "threads": [1, 2], "gc_threads": [None],
                       "variants": ["lps1.5", "lps1", "ps", "al"]},
+    # 256-byte objects cleared (GC_MALLOC) and not (GC_MALLOC_ATOMIC)
+    # against mimalloc, which clears neither
+    "alloc-256": {"programs": ["alloc-free-256", "alloc-free-256-atomic"],
+                  "impls": ["sgc", "mimalloc"], "threads": [1, 2], "gc_threads": [None],
+                  "variants": ["lps1.5"]},
     # the fast paths against the malloc peers, one thread, in L1
     "fastpath": {"programs": ["fastpath"], "impls": ["sgc"] + MALLOC_PEERS, "threads": [1],
                  "gc_threads": [None], "variants": ["default"]},
