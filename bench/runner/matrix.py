@@ -272,7 +272,7 @@ EXPERIMENTS = {
     # 256-byte objects cleared (GC_MALLOC) and not (GC_MALLOC_ATOMIC)
     # against mimalloc, which clears neither
     "alloc-256": {"programs": ["alloc-free-256", "alloc-free-256-atomic"],
-                  "impls": ["sgc", "mimalloc"], "threads": [1, 2], "gc_threads": [None],
+                  "impls": ["sgc", "mimalloc"], "threads": "pow2", "gc_threads": [None],
                   "variants": ["lps1.5"]},
     # the fast paths against the malloc peers, one thread, in L1
     "fastpath": {"programs": ["fastpath"], "impls": ["sgc"] + MALLOC_PEERS, "threads": [1],
