@@ -162,18 +162,20 @@ static struct page_header *span_cut(struct page_header *head, size_t offset) {
   return upper;
 }
 
+static void keep_largest(struct page_header *head, size_t pages, void *largest) {
+  struct page_header **best = largest;
+  if (!*best || pages > (*best)->span_pages) *best = head;
+}
+
 struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor) {
   struct page_header *span = *cursor;
+  /* The cursor no longer heads a free span of this store's (taken, merged
+   * away, or claimed by another): a new span. */
   if (!span || !page_pool_is_span_head(span) || claimed_by_other(span, claimant)) {
-    /* A new span: the old one, if still free, is no longer this store's. */
-    if (span && page_pool_is_span_head(span) && span->owner_store == claimant)
-      span->owner_store = NULL;
     span = span_find(1, claimed_by_other, claimant);
     if (!span) {
       struct page_header *largest = NULL;
-      for (unsigned b = 0; b < EXACT_BUCKETS; b++)
-        for (struct page_header *s = buckets[b]; s; s = s->next)
-          if (!largest || s->span_pages > largest->span_pages) largest = s;
+      page_pool_for_each_span(keep_largest, &largest);
       if (!largest) return NULL;
       span = largest->span_pages >= RUN_CUT_MIN_PAGES
                  ? span_cut(largest, largest->span_pages / 2)
