@@ -234,6 +234,7 @@ VARIANTS = {
     "lps1": {"SGC_PAGE_POLICY": "lps", "SGC_LPS_K": "1"},
     "lps1.5": {"SGC_PAGE_POLICY": "lps", "SGC_LPS_K": "1.5"},
     "lps2": {"SGC_PAGE_POLICY": "lps", "SGC_LPS_K": "2"},
+    "lps3": {"SGC_PAGE_POLICY": "lps", "SGC_LPS_K": "3"},
     # allocation buffers (papers/001)
     "lab-thread": {"SGC_LAB": "thread"},
     "lab-cpu": {"SGC_LAB": "cpu"},
@@ -283,7 +284,7 @@ EXPERIMENTS = {
     # Fig 2.5: memory consumption under unfair usage
     "unfair": {"programs": ["unfair", "unfair-drop"], "impls": ["sgc", "bdwgc"] + MALLOC_PEERS,
                "threads": [1, 2, 4, 8], "gc_threads": [None],
-               "variants": ["ps", "al", "lps1", "lps1.5", "lps2"]},
+               "variants": ["ps", "al", "lps1", "lps1.5", "lps2", "lps3"]},
     # Figs 2.6-2.8: applications' run time and memory per free-page policy
     "policies": {"programs": ["matmul", "bh-pt", "cky"], "impls": ["sgc"], "threads": [1, 2],
                  "gc_threads": [None], "variants": ["ps", "al", "lps1", "lps1.5"]},
@@ -336,7 +337,7 @@ EXPERIMENTS = {
     "unfair-scaling": {"programs": ["unfair", "unfair-drop"],
                        "impls": ["sgc", "bdwgc"] + MALLOC_PEERS, "threads": "pow2",
                        "gc_threads": [None],
-                       "variants": ["ps", "al", "lps1", "lps1.5", "lps2"]},
+                       "variants": ["ps", "al", "lps1", "lps1.5", "lps2", "lps3"]},
     "policies-scaling": {"programs": ["matmul", "bh-pt", "cky"], "impls": ["sgc"],
                          "threads": "pow2", "gc_threads": [None],
                          "variants": ["ps", "al", "lps1", "lps1.5"]},

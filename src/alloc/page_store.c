@@ -286,8 +286,16 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
       *collected = true;
       return NULL;
     }
-    /* LPS with nothing fresh left: a stolen page beats growing the heap. */
-    if (page_policy == PAGE_POLICY_LPS && (p = steal(own)) != NULL) {
+    /* LPS with nothing fresh left steals once its bound says no more
+     * fresh pages (thesis §2.2.3); while a < k·max(l) and a < Σ max(u_i)
+     * it takes fresh pages from the OS, as the issue and the thesis have
+     * it, so k decides how much memory buys locality.  Stealing here
+     * whatever the bound said made every k consume what PS does whenever
+     * the pool was empty: `unfair -m drop` read 8 MiB for LPS(1), (1.5)
+     * and (2) alike at 2 to 8 threads, where LPS(2) now takes up to
+     * 2·max(l) (history.md, "LPS's bound when the pool is empty"). */
+    if (page_policy == PAGE_POLICY_LPS && !heap_expansion_allowed(&v) &&
+        (p = steal(own)) != NULL) {
       account_take(t, own, p);
       return p;
     }

@@ -14,8 +14,9 @@
 #include "collect/collect.h"
 #include "common.h"
 #include "unit.h"
+#include "pool_hold.h"
 
-enum { PAGES = 400, OBJECT_BYTES = 32, HELD_SPANS = 4096 };
+enum { PAGES = 400, OBJECT_BYTES = 32 };
 
 static void count_free(const struct page_store_counters *c, void *arg) { *(long *)arg += c->free; }
 
@@ -41,20 +42,8 @@ int main(void) {
   if (stores) CHECK(kept >= PAGES / 2, "only %ld free pages in the stores after the collection", kept);
 
   /* Empty the pool, so only the stores hold free pages. */
-  static struct page_header *held[HELD_SPANS];
-  static size_t held_pages[HELD_SPANS];
-  unsigned spans = 0;
-  pthread_mutex_lock(&heap_lock);
-  while (spans < HELD_SPANS && page_pool_free_pages()) {
-    size_t n = page_pool_free_pages() < 64 ? 1 : 64;
-    struct page_header *p = page_pool_take(n);
-    if (!p) p = page_pool_take(n = 1);
-    if (!p) break;
-    held[spans] = p;
-    held_pages[spans++] = n;
-  }
-  size_t pool_left = page_pool_free_pages();
-  pthread_mutex_unlock(&heap_lock);
+  static struct pool_hold hold;
+  size_t pool_left = pool_hold_all(&hold);
   CHECK(pool_left == 0, "%zu pages left in the pool", pool_left);
 
   size_t heap_before = heap_size_bytes();
@@ -70,11 +59,6 @@ int main(void) {
   printf("policy %d: %ld pages in stores, heap %zu -> %zu bytes\n", (int)page_policy, kept,
          heap_before, heap_after);
 
-  pthread_mutex_lock(&heap_lock);
-  while (spans) {
-    spans--;
-    page_pool_put(held[spans], held_pages[spans]);
-  }
-  pthread_mutex_unlock(&heap_lock);
+  pool_release_held(&hold);
   return unit_finish();
 }
