@@ -290,10 +290,10 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
      * fresh pages (thesis §2.2.3); while a < k·max(l) and a < Σ max(u_i)
      * it takes fresh pages from the OS, as the issue and the thesis have
      * it, so k decides how much memory buys locality.  Stealing here
-     * whatever the bound said made every k consume what PS does whenever
-     * the pool was empty: `unfair -m drop` read 8 MiB for LPS(1), (1.5)
-     * and (2) alike at 2 to 8 threads, where LPS(2) now takes up to
-     * 2·max(l) (history.md, "LPS's bound when the pool is empty"). */
+     * whatever the bound said made LPS grow only where the collector had
+     * grown the heap: `unfair -m drop` with LPS(3) read 8 / 12 / 12 MiB
+     * at 2 / 4 / 8 threads, more remote than PS, and reads 12 / 16 / 16
+     * now (history.md, "LPS's bound when the pool is empty"). */
     if (page_policy == PAGE_POLICY_LPS && !heap_expansion_allowed(&v) &&
         (p = steal(own)) != NULL) {
       account_take(t, own, p);
