@@ -58,7 +58,7 @@ thread) flags="-fsanitize=thread" ;;
 esac
 GEN=""
 command -v ninja >/dev/null 2>&1 && GEN="-G Ninja"
-cmake -S . -B "build-$kind" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B "build-$kind" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSGC_TEST_TIMEOUT_SCALE=3 \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
 cmake --build "build-$kind" -j2
