@@ -35,7 +35,7 @@ if [ ! -x "$lib/ld-linux-x86-64.so.2" ]; then
   deb=$cache/${url##*/}
   # A registry that has moved the package on answers 404: say which.
   curl -sSf -o "$deb.part" "$url" ||
-    { echo "foreign_glibc: cannot fetch $url (a newer revision may have replaced it)" >&2; exit 1; }
+    { rm -f "$deb.part"; echo "foreign_glibc: cannot fetch $url (a newer revision may have replaced it)" >&2; exit 1; }
   mv "$deb.part" "$deb"
   rm -rf "$root" && mkdir -p "$root"
   dpkg-deb -x "$deb" "$root"
