@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "os/os.h"
@@ -55,20 +57,60 @@ static void suspend_handler(int sig, siginfo_t *info, void *context) {
   errno = saved_errno;
 }
 
+/* glibc keeps its own signals -- SIGCANCEL, the kernel's first real-time
+ * signal (32), and SIGSETXID (33), below the SIGRTMIN it reports -- out of
+ * every mask it is handed, sigfillset's and sigaction's included, so that
+ * no program can block cancellation.  On top of the suspend handler a
+ * cancellation goes wrong either way.  glibc 2.41's deferred cancellation
+ * acts only when the signal interrupted a cancellable system call; on top
+ * of the handler it sees the handler's futex wait and does nothing, and the
+ * read() the suspend signal interrupted then restarts past glibc's
+ * cancellation check, blocked for good (bb_threads' pthread_cancel under
+ * Debian 13's glibc; tests/cancel_stop.c).  Older glibc switches to
+ * asynchronous cancellation around blocking calls and unwinds the thread
+ * out of the handler in the middle of a stop.  So the handler's mask, as
+ * the kernel keeps it, gets these signals added directly (read back and
+ * rewritten with rt_sigaction, glibc's restorer kept): held until the
+ * handler returns, the signal is delivered at the interrupted point, where
+ * glibc acts as if no collection had happened.  SIGSETXID (setuid in
+ * another thread) waits for the world to restart. */
+struct kernel_sigaction {
+  void *handler;
+  unsigned long flags;
+  void *restorer;
+  uint64_t mask; /* bit N-1 for signal N */
+};
+
+static void block_libc_signals_in_handler(int sig) {
+  struct kernel_sigaction ks;
+  if (syscall(SYS_rt_sigaction, sig, NULL, &ks, sizeof ks.mask) != 0)
+    sgc_fatal("cannot read the SIGPWR handler back: %s", strerror(errno));
+  for (int s = 32; s < SIGRTMIN; s++) ks.mask |= 1ull << (s - 1);
+  if (syscall(SYS_rt_sigaction, sig, &ks, NULL, sizeof ks.mask) != 0)
+    sgc_fatal("cannot block glibc's signals in the SIGPWR handler: %s", strerror(errno));
+}
+
+uint64_t stop_world_handler_mask(void) {
+  struct kernel_sigaction ks;
+  if (syscall(SYS_rt_sigaction, SUSPEND_SIGNAL, NULL, &ks, sizeof ks.mask) != 0) return 0;
+  return ks.mask;
+}
+
 void stop_world_init(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = suspend_handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  /* Nothing may run on top of the handler -- glibc's cancellation signal
-   * unwinding through it would leave SIGPWR blocked for good -- except the
-   * synchronous fault signals. */
+  /* Nothing may run on top of the handler except the synchronous fault
+   * signals; sigfillset leaves glibc's own signals out, hence
+   * block_libc_signals_in_handler. */
   sigfillset(&sa.sa_mask);
   sigdelset(&sa.sa_mask, SIGSEGV);
   sigdelset(&sa.sa_mask, SIGBUS);
   sigdelset(&sa.sa_mask, SIGILL);
   sigdelset(&sa.sa_mask, SIGFPE);
   if (sigaction(SUSPEND_SIGNAL, &sa, NULL) != 0) sgc_fatal("cannot install the SIGPWR handler");
+  block_libc_signals_in_handler(SUSPEND_SIGNAL);
 }
 
 /* Whether signalled thread T is stopped for stop EPOCH: it acknowledged,

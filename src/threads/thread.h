@@ -139,6 +139,9 @@ uintptr_t thread_stack_base_of_self(void);
 
 /* ---- stop_world.c ---- */
 void stop_world_init(void);
+/* The suspend handler's signal mask as the kernel holds it (bit N-1 for
+ * signal N), for tests. */
+uint64_t stop_world_handler_mask(void);
 /* Suspends every registered thread but the caller; returns how many. The
  * caller holds registry_lock for the whole stop. */
 int stop_world(void);
