@@ -96,7 +96,7 @@ void *batch_pop(struct sgc_thread *t, unsigned kind, unsigned cls) {
 void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls) {
   if (!atomic_load_explicit(&owned_batches[kind][cls], memory_order_relaxed)) return NULL;
   void *list = NULL;
-  pthread_mutex_lock(&registry_lock);
+  lock_counted(&registry_lock);
   FOR_EACH_THREAD(victim) {
     if (victim == t || !__atomic_load_n(&victim->batches[kind][cls], __ATOMIC_RELAXED)) continue;
     spin_lock(&victim->batch_lock);

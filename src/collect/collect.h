@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "sgc.h"
+#include "threads/lock_wait.h"
 
 /* heap_lock guards the page pool, the sweep lists, chunk creation and the
  * collector.  The allocation and free fast paths never take it.  Lock

@@ -149,7 +149,7 @@ struct blocking_outer {
 static void blocking_leave(void *arg) {
   struct blocking_outer *outer = arg;
   struct sgc_thread *t = outer->thread;
-  pthread_mutex_lock(&registry_lock);
+  lock_counted(&registry_lock);
   atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
   t->blocked_sp = outer->sp;
   t->blocking_arg = outer->arg;
@@ -182,14 +182,19 @@ SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, 
 SGC_NOINLINE static void heap_lock_wait_blocked(struct sgc_thread *t) {
   t->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&t->blocked, 1, memory_order_release);
+  lock_wait_enter();
   pthread_mutex_lock(&heap_lock);
+  lock_wait_leave();
   atomic_store_explicit(&t->blocked, 0, memory_order_release);
   t->blocked_sp = 0;
 }
 
+/* heap_lock_take's trylock has failed. */
 SGC_NOINLINE void heap_lock_wait(struct sgc_thread *t) {
   if (!t || atomic_load_explicit(&t->blocked, memory_order_relaxed)) {
+    lock_wait_enter();
     pthread_mutex_lock(&heap_lock);
+    lock_wait_leave();
     return;
   }
   /* The callee-saved registers into this frame, above blocked_sp: a
@@ -213,7 +218,7 @@ GC_API void *GC_call_with_gc_active(GC_fn_type fn, void *cd) {
   struct sgc_thread *t = sgc_self;
   if (!t || !atomic_load_explicit(&t->blocked, memory_order_relaxed)) return fn(cd);
   uintptr_t saved_sp = t->blocked_sp;
-  pthread_mutex_lock(&registry_lock);
+  lock_counted(&registry_lock);
   atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
   pthread_mutex_unlock(&registry_lock);
   void *result = fn(cd);

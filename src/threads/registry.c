@@ -33,7 +33,7 @@ static struct sgc_thread *zombies; /* exited, joinable, not joined yet */
 struct sgc_thread *thread_zombie_first(void) { return zombies; }
 
 void thread_forget_zombie(pthread_t thread) {
-  pthread_mutex_lock(&registry_lock);
+  lock_counted(&registry_lock);
   for (struct sgc_thread **link = &zombies; *link; link = &(*link)->next) {
     if (pthread_equal((*link)->pthread, thread)) {
       struct sgc_thread *z = *link;
@@ -47,7 +47,7 @@ void thread_forget_zombie(pthread_t thread) {
 }
 
 void thread_mark_detached(pthread_t thread) {
-  pthread_mutex_lock(&registry_lock);
+  lock_counted(&registry_lock);
   for (struct sgc_thread *t = registry; t; t = t->next)
     if (pthread_equal(t->pthread, thread)) t->detached = true;
   /* A thread not running yet has no pthread id in its record; its
@@ -71,7 +71,7 @@ struct sgc_thread *thread_registry_first(void) { return registry; }
 struct sgc_thread *thread_pending_first(void) { return pending; }
 
 void thread_pending_add(struct sgc_thread *rec) {
-  pthread_mutex_lock(&registry_lock);
+  lock_counted(&registry_lock);
   rec->prev = NULL;
   rec->next = pending;
   if (pending) pending->prev = rec;
@@ -89,7 +89,7 @@ static void pending_unlink(struct sgc_thread *rec) {
 }
 
 void thread_pending_remove(struct sgc_thread *rec) {
-  pthread_mutex_lock(&registry_lock);
+  lock_counted(&registry_lock);
   pending_unlink(rec);
   pthread_mutex_unlock(&registry_lock);
 }
@@ -136,7 +136,7 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   if (rec->is_main) __atomic_store_n(&GC_stackbottom, (char *)rec->stack_base, __ATOMIC_RELAXED);
   /* glibc's rseq area (valid when __rseq_size says it registered one). */
   rec->rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
-  pthread_mutex_lock(&registry_lock);
+  lock_counted(&registry_lock);
   if (rec->created_by_sgc) pending_unlink(rec);
   rec->prev = NULL;
   rec->next = registry;
@@ -158,12 +158,12 @@ void thread_unregister_self(void) {
    * scanned from this frame up. */
   rec->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&rec->blocked, 1, memory_order_release);
-  pthread_mutex_lock(&heap_lock);
+  lock_counted(&heap_lock);
   batches_retire(rec); /* its freed objects become anyone's */
   custom_cache_retire(rec);
   pthread_mutex_unlock(&heap_lock);
   page_store_retire(rec); /* its free pages go back to the pool */
-  pthread_mutex_lock(&registry_lock);
+  lock_counted(&registry_lock);
   if (rec->prev) rec->prev->next = rec->next;
   else registry = rec->next;
   if (rec->next) rec->next->prev = rec->prev;

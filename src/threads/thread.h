@@ -3,6 +3,7 @@
 #ifndef SGC_THREAD_H
 #define SGC_THREAD_H
 
+#include "threads/lock_wait.h"
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
