@@ -17,9 +17,11 @@
  * join each wait for one.  First CANCEL_LIFE_ROUNDS threads that allocate
  * and end are started and joined one after another, and must take under
  * CANCEL_ROUND_MS milliseconds each on average, the cancellation rounds
- * under twice that (sgc before it let waiters in: a standalone loop of
- * such threads took 2.0-2.8 s each on average on the Intel VM, up to 16 s
- * for one; after, 1-3 ms; bdwgc 8.2.2: 30-150 ms).
+ * under twice that.  On the Intel VM, 6 runs each: sgc before it let
+ * waiters in (c2ee5cc) failed every run, 3.4-7.6 s a thread on average,
+ * with 2 or 3 threads done at the time limit; after, 0.9-2.2 ms, and
+ * cancellation rounds of 2.5-3.6 ms; bdwgc 8.2.2 (3 runs) 3-57 ms and
+ * 124-135 ms.
  *
  * With sgc the suspend handler's kernel mask must also hold glibc's
  * cancellation signal (the kernel's signal 32): that is how the signal is
