@@ -103,8 +103,7 @@ static void fold_unlocked_allocation(void) {
     atomic_fetch_add_explicit(&refills_unlocked, t->unlocked_refills, memory_order_relaxed);
     t->unlocked_refills = 0;
   }
-  heap_accounting.allocated_since_gc += bytes;
-  heap_accounting.total_allocated += bytes;
+  account_allocation(bytes);
 }
 
 bool collect_torture_turn(struct sgc_thread *t) {
@@ -265,7 +264,8 @@ void collect_locked(enum SGC_gc_reason reason) {
 
   fold_unlocked_allocation();
   rec.allocated_bytes = heap_accounting.allocated_since_gc;
-  if (heap_accounting.gc_count == 0) parallel_bound_first_live(heap_accounting.allocated_since_gc);
+  if (atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) == 0)
+    parallel_bound_first_live(heap_accounting.allocated_since_gc);
   atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_relaxed);
   /* Every root goes on the collector's stack; the markers share it out
    * by stealing. */
@@ -306,8 +306,9 @@ void collect_locked(enum SGC_gc_reason reason) {
   heap_accounting.live_after_gc = after_finalize.bytes;
   heap_accounting.live_atomic_after_gc = after_finalize.atomic_bytes;
   heap_accounting.allocated_since_gc = 0;
-  heap_accounting.gc_count++;
-  GC_gc_no = heap_accounting.gc_count;
+  uint64_t gc_no = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) + 1;
+  atomic_store_explicit(&heap_accounting.gc_count, gc_no, memory_order_relaxed);
+  GC_gc_no = gc_no;
   heap_accounting.collecting = false;
   page_path_open();
 
@@ -317,7 +318,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   rec.mark_idle_ns = totals.idle_ns;
   rec.mark_busy_max_ns = totals.max_busy_ns;
   rec.mark_busy_min_ns = totals.min_busy_ns;
-  rec.gc_no = heap_accounting.gc_count;
+  rec.gc_no = gc_no;
   rec.prestop_ns = t0 - begun;
   rec.stop_ns = t1 - t0;
   rec.mark_ns = t2 - t1;
@@ -455,10 +456,12 @@ GC_API size_t GC_get_bytes_since_gc(void) {
   return allocated_since_gc_bytes() + own_pending_bytes();
 }
 GC_API size_t GC_get_total_bytes(void) {
-  return heap_accounting.total_allocated +
+  return atomic_load_explicit(&heap_accounting.total_allocated, memory_order_relaxed) +
          atomic_load_explicit(&allocated_unlocked, memory_order_relaxed) + own_pending_bytes();
 }
-GC_API GC_word GC_get_gc_no(void) { return heap_accounting.gc_count; }
+GC_API GC_word GC_get_gc_no(void) {
+  return atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed);
+}
 
 GC_API void GC_get_heap_usage_safe(GC_word *heap_size, GC_word *free_bytes,
                                    GC_word *unmapped_bytes, GC_word *bytes_since_gc,

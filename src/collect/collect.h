@@ -36,11 +36,13 @@ extern _Atomic uint32_t gc_epoch;
 
 struct heap_accounting {
   size_t allocated_since_gc; /* bytes handed out since the last collection */
-  size_t total_allocated;
+  /* Written under heap_lock and read without it (GC_get_total_bytes,
+   * GC_get_gc_no): relaxed atomics, a load and a store under the lock. */
+  _Atomic size_t total_allocated;
   size_t live_after_gc;      /* marked bytes at the last collection */
   size_t live_atomic_after_gc; /* of them, in pointer-free objects */
   size_t root_bytes;         /* static roots at the last collection */
-  uint64_t gc_count;
+  _Atomic uint64_t gc_count; /* as total_allocated */
   uint64_t page_refills;      /* free-list refills that took heap_lock */
   uint64_t stolen_batches;    /* ... that took another thread's freed objects */
   uint64_t large_allocations;
@@ -86,7 +88,8 @@ static inline void page_ops_wait(void) {
 /* Records bytes handed to a thread (refill or large object). */
 static inline void account_allocation(size_t bytes) {
   heap_accounting.allocated_since_gc += bytes;
-  heap_accounting.total_allocated += bytes;
+  size_t total = atomic_load_explicit(&heap_accounting.total_allocated, memory_order_relaxed);
+  atomic_store_explicit(&heap_accounting.total_allocated, total + bytes, memory_order_relaxed);
 }
 
 /* Refills outside heap_lock (alloc/page_path.h) count their bytes in the
