@@ -13,8 +13,8 @@
  * within CANCEL_WAIT_S seconds.
  *
  * Back-to-back collections must not starve the other threads of the
- * collector's locks either: a thread's first allocation, its exit and its
- * join each wait for one.  First CANCEL_LIFE_ROUNDS threads that allocate
+ * collector's locks either: a thread's first allocation, a finalizer's
+ * registration, its exit and its join each wait for one.  First CANCEL_LIFE_ROUNDS threads that allocate
  * and end are started and joined one after another, and must take under
  * CANCEL_ROUND_MS milliseconds each on average, the cancellation rounds
  * under twice that.  On the Intel VM, 6 runs each: sgc before it let
@@ -118,6 +118,12 @@ static void check_handler_mask(void)
 }
 #endif
 
+static void no_finalization(void *obj, void *cd)
+{
+    (void)obj;
+    (void)cd;
+}
+
 static void *short_lived(void *arg)
 {
     node *n = NULL;
@@ -127,6 +133,9 @@ static void *short_lived(void *arg)
         m->next = n;
         n = m;
     }
+    /* the finalization tables have a lock of their own */
+    GC_register_finalizer(n, no_finalization, NULL, NULL, NULL);
+    GC_register_finalizer(n, NULL, NULL, NULL, NULL);
     return arg;
 }
 
