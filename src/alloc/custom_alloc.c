@@ -195,7 +195,7 @@ void *custom_allocate(size_t bytes, unsigned kind) {
 
 void custom_free(struct page_header *page, void *obj) {
   if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
-    lock_counted(&heap_lock);
+    heap_lock_acquire();
     large_free(page);
     pthread_mutex_unlock(&heap_lock);
     return;
@@ -210,7 +210,7 @@ void custom_free_small(struct sgc_thread *t, struct page_header *page, void *obj
   object_clear(obj, page->object_granules);
   struct custom_cache *cache = cache_of(t);
   if (!cache) {
-    lock_counted(&heap_lock);
+    heap_lock_acquire();
     list_stack_push(&given_back[index][cls], obj);
     pthread_mutex_unlock(&heap_lock);
     return;
@@ -219,7 +219,7 @@ void custom_free_small(struct sgc_thread *t, struct page_header *page, void *obj
   free_list_push(head, obj);
   if (unlikely(++cache->freed[index][cls] * size_class_bytes[cls] >= FLUSH_BYTES)) {
     cache->freed[index][cls] = 0;
-    lock_counted(&heap_lock);
+    heap_lock_acquire();
     list_give_back(head, index, cls);
     pthread_mutex_unlock(&heap_lock);
   }

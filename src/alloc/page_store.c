@@ -375,7 +375,7 @@ static void retire(struct page_store *s) {
 
 void page_store_retire(struct sgc_thread *t) {
   if (!t->page_store) return;
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   retire(t->page_store);
   pthread_mutex_unlock(&heap_lock);
   t->page_store = NULL;

@@ -289,6 +289,12 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
    * would not keep its tail marked.  Sweeping finds them again. */
   uint32_t epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
   bool collected = false;
+  /* Once a collection has come between a page op and heap_lock taken
+   * again, the page ops are done under heap_lock: beside a thread that
+   * collects every millisecond (large objects in a small heap), one that
+   * let go each time found a new collection each time and started over,
+   * for seconds (tests/cancel_stop.c). */
+  bool hold_lock = false;
   while (have < target) {
     unsigned n = 0;
     void *ptail = NULL;
@@ -325,16 +331,17 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
         have = 0;
       }
       page_op_begin();
-      pthread_mutex_unlock(&heap_lock);
+      if (!hold_lock) pthread_mutex_unlock(&heap_lock);
       if (fresh) list = page_format_small(page, kind, cls, &n, &ptail);
       else sweep_page(page);
       page_op_end();
-      heap_lock_take(t);
+      if (!hold_lock) heap_lock_take(t);
       if (atomic_load_explicit(&gc_epoch, memory_order_relaxed) != epoch) {
         /* The collection re-queued this page (and the gathered ones). */
         epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
         head = tail = NULL;
         have = 0;
+        hold_lock = true;
         continue;
       }
       if (!fresh && !(list = claim_swept(t, page, &n, &ptail))) continue;

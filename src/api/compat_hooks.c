@@ -69,7 +69,7 @@ GC_API GC_start_callback_proc GC_get_start_callback(void) { return atomic_load(&
 GC_API void GC_set_on_heap_resize(GC_on_heap_resize_proc f) { atomic_store(&on_resize, f); }
 GC_API GC_on_heap_resize_proc GC_get_on_heap_resize(void) { return atomic_load(&on_resize); }
 GC_API void GC_set_push_other_roots(GC_push_other_roots_proc f) {
-  lock_counted(&heap_lock); /* no collection reads it meanwhile */
+  heap_lock_acquire(); /* no collection reads it meanwhile */
   GC_push_other_roots = f;
   pthread_mutex_unlock(&heap_lock);
 }
@@ -164,7 +164,7 @@ GC_API void GC_atfork_prepare(void) {}
 GC_API void GC_atfork_parent(void) {}
 GC_API void GC_atfork_child(void) {}
 /* The allocator's lock (bdwgc's GC_alloc_lock): heap_lock. */
-GC_API void GC_alloc_lock(void) { lock_counted(&heap_lock); }
+GC_API void GC_alloc_lock(void) { heap_lock_acquire(); }
 GC_API void GC_alloc_unlock(void) { pthread_mutex_unlock(&heap_lock); }
 /* sgc has no incremental mode: nothing to start, no dirty bits to keep. */
 GC_API void GC_start_incremental_collection(void) {}
@@ -212,7 +212,7 @@ GC_API void GC_log_printf(const char *format, ...) {
 /* A collection if one is due; sgc has no increments, so nothing is left. */
 GC_API int GC_collect_a_little(void) {
   sgc_ensure_init();
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   if (collect_should_run()) collect_locked(SGC_REASON_ALLOCATION);
   pthread_mutex_unlock(&heap_lock);
   collect_after_unlock();

@@ -96,7 +96,7 @@ static void read_settings(void) {
 /* fork(): the child gets only the forking thread, so every lock is taken
  * before and released on both sides, and the child forgets the others. */
 static void fork_prepare(void) {
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   /* No page is left half swept or formatted in the child: a custom
    * kind's page there would keep stale words for its mark procedure. */
   page_ops_wait();
@@ -122,9 +122,10 @@ static void fork_child(void) {
   threads_after_fork_child();
   parallel_after_fork_child();
   /* The parent's waiters are not in the child: a stale count would make
-   * every explicit collection there wait out collect_lock_after_waiters'
-   * bound. */
+   * every explicit collection there, and every heap_lock taker, wait out
+   * the bound of a turn. */
   atomic_store_explicit(&lock_waiters, 0, memory_order_relaxed);
+  atomic_store_explicit(&lock_starving, 0, memory_order_relaxed);
   page_path_open();
   pthread_mutex_unlock(&meta_lock);
   pthread_mutex_unlock(&registry_lock);
@@ -146,7 +147,7 @@ void sgc_ensure_init(void) {
     stop_world_init();
     stats_init();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    lock_counted(&heap_lock);
+    heap_lock_acquire();
     if (!heap_grow(sgc_settings.initial_heap_bytes ? sgc_settings.initial_heap_bytes : CHUNK_BYTES))
       sgc_fatal("cannot reserve the initial heap");
     pthread_mutex_unlock(&heap_lock);
@@ -177,7 +178,7 @@ GC_API void SGC_attr_init(SGC_attr_t *attr) { memset(attr, 0, sizeof *attr); }
  * is safe (heap limits, divisor, torture), and NGCP sets the marker count. */
 GC_API int SGC_init(int ngcp, const SGC_attr_t *attr) {
   sgc_ensure_init();
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   if (attr) {
     requested = *attr;
     requested_set = true;

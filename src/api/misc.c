@@ -24,7 +24,7 @@ GC_API void GC_register_displacement(size_t offset) {
     sgc_fatal("GC_register_displacement(%zu): displacements must be below %d", offset,
               (int)PAGE_BYTES);
   sgc_ensure_init();
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   heap_displacements[offset / 64] |= (uint64_t)1 << (offset % 64);
   pthread_mutex_unlock(&heap_lock);
 }

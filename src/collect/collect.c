@@ -31,8 +31,6 @@
 #include "threads/thread.h"
 
 pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
-_Atomic unsigned lock_waiters;
-_Atomic unsigned lock_waits_ended;
 pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic uint32_t gc_epoch = 1;
 _Atomic unsigned page_ops_in_progress;
@@ -48,7 +46,7 @@ SGC_EXPORT unsigned long GC_time_limit = GC_TIME_UNLIMITED;
 
 GC_API void *GC_call_with_alloc_lock(GC_fn_type fn, void *cd) {
   sgc_ensure_init();
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   void *result = fn(cd);
   pthread_mutex_unlock(&heap_lock);
   return result;
@@ -356,23 +354,14 @@ void collect_after_unlock(void) {
 /* ---- the bdwgc calls that drive collection ---- */
 
 /* A collection the program asks for lets a waiter for the collector's
- * locks in first (threads/lock_wait.h): while some thread waits, it yields
- * until one wait has ended, for at most 2 ms.  Behind a 3.8 MB list
- * collected in a loop, starting and joining a thread that allocates took
- * 2 s on average and up to 16 s on the Intel VM without this (its first
- * refill, its exit and the join each wait for a lock; bdwgc: 0.03-0.15 s
- * and at most 0.6 s).  Its own wait counts too, so two threads collecting
- * in loops take turns. */
+ * locks in first (threads/lock_wait.h), not only a starving one: it will
+ * hold them for a whole collection.  Behind a 3.8 MB list collected in a
+ * loop, starting and joining a thread that allocates took 3.4-7.6 s on
+ * average on the Intel VM without this (bb_cancel_stop); bdwgc 3-57 ms.
+ * Its own wait counts too, so two threads collecting in loops take turns. */
 static void collect_lock_after_waiters(void) {
-  if (atomic_load_explicit(&lock_waiters, memory_order_relaxed)) {
-    unsigned ended = atomic_load_explicit(&lock_waits_ended, memory_order_acquire);
-    uint64_t deadline = os_now_ns() + 2000000;
-    while (atomic_load_explicit(&lock_waiters, memory_order_relaxed) &&
-           atomic_load_explicit(&lock_waits_ended, memory_order_acquire) == ended &&
-           os_now_ns() < deadline)
-      sched_yield();
-  }
-  lock_counted(&heap_lock);
+  if (atomic_load_explicit(&lock_waiters, memory_order_relaxed)) lock_yield_while(&lock_waiters);
+  if (pthread_mutex_trylock(&heap_lock) != 0) lock_wait_counted(&heap_lock);
 }
 
 GC_API void GC_gcollect(void) {
@@ -389,7 +378,7 @@ GC_API void GC_gcollect(void) {
 
 GC_API void GC_gcollect_and_unmap(void) {
   GC_gcollect();
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   page_pool_release(1);
   pthread_mutex_unlock(&heap_lock);
 }
@@ -402,13 +391,13 @@ GC_API int GC_try_to_collect(GC_stop_func stop) {
 }
 
 GC_API void GC_disable(void) {
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   heap_accounting.disable_count++;
   pthread_mutex_unlock(&heap_lock);
 }
 
 GC_API void GC_enable(void) {
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   if (heap_accounting.disable_count > 0) heap_accounting.disable_count--;
   pthread_mutex_unlock(&heap_lock);
 }
@@ -417,7 +406,7 @@ GC_API int GC_is_disabled(void) { return heap_accounting.disable_count != 0; }
 
 GC_API int GC_expand_hp(size_t bytes) {
   sgc_ensure_init();
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   bool ok = heap_grow(bytes);
   pthread_mutex_unlock(&heap_lock);
   return ok;
@@ -431,14 +420,14 @@ GC_API GC_word GC_get_free_space_divisor(void) { return GC_free_space_divisor; }
 GC_API size_t GC_get_heap_size(void) { return heap_size_bytes(); }
 
 GC_API size_t GC_get_free_bytes(void) {
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   size_t bytes = (page_pool_free_pages() << PAGE_SHIFT) + sweep_free_bytes_estimate();
   pthread_mutex_unlock(&heap_lock);
   return bytes;
 }
 
 GC_API size_t GC_get_unmapped_bytes(void) {
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   size_t bytes = page_pool_released_bytes();
   pthread_mutex_unlock(&heap_lock);
   return bytes;

@@ -24,8 +24,15 @@ extern pthread_mutex_t heap_lock;
 struct sgc_thread;
 void heap_lock_wait(struct sgc_thread *t);
 static inline void heap_lock_take(struct sgc_thread *t) {
+  lock_turn_for_starving();
   if (__builtin_expect(pthread_mutex_trylock(&heap_lock) == 0, 1)) return;
   heap_lock_wait(t);
+}
+/* heap_lock for a thread that need not wait in a blocking section. */
+static inline void heap_lock_acquire(void) {
+  lock_turn_for_starving();
+  if (__builtin_expect(pthread_mutex_trylock(&heap_lock) == 0, 1)) return;
+  lock_wait_counted(&heap_lock);
 }
 /* meta_lock guards the finalizer and disappearing-link tables and the
  * registered roots. */

@@ -74,7 +74,7 @@ void stats_print_summary(void) {
           s.remote_pages, s.pages_taken ? (double)s.remote_pages / (double)s.pages_taken : 0.0,
           s.stolen_pages);
   if (sgc_settings.print_stats >= 2) {
-    lock_counted(&heap_lock);
+    heap_lock_acquire();
     page_stores_visit(print_store, NULL);
     pthread_mutex_unlock(&heap_lock);
   }
@@ -246,7 +246,7 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   out->heap_bytes = heap_size_bytes();
   if (out->heap_bytes > out->peak_heap_bytes) out->peak_heap_bytes = out->heap_bytes;
   out->total_allocated_bytes = GC_get_total_bytes();
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   out->page_refills = heap_accounting.page_refills;
   out->stolen_batches = heap_accounting.stolen_batches;
   out->unlocked_refills = atomic_load_explicit(&refills_unlocked, memory_order_relaxed);
@@ -297,7 +297,7 @@ static void copy_store(const struct page_store_counters *c, void *arg) {
 GC_API size_t SGC_get_page_store_stats(SGC_page_store_stats_t *out, size_t max) {
   sgc_ensure_init();
   struct store_copy copy = {out, out ? max : 0, 0};
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   page_stores_visit(copy_store, &copy);
   pthread_mutex_unlock(&heap_lock);
   return copy.count;

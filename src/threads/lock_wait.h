@@ -1,36 +1,48 @@
-/* Counted waits for the collector's locks (heap_lock, registry_lock).
+/* Counted waits for the collector's locks (heap_lock, registry_lock),
+ * and turns for threads starved of heap_lock.
  *
- * A thread that collects in a loop (GC_gcollect back to back) holds both
- * locks for the whole of each collection and gives them up for a few
- * instructions between two: a waiter that the unlock wakes finds them
- * taken again and sleeps on.  So every wait for them is counted, and an
- * explicit collection first lets a waiter in (collect/collect.c,
- * collect_lock_after_waiters).  Only waits are counted: the uncontended
- * lock is one trylock, as before. */
+ * A collection holds heap_lock and registry_lock from start to end.  A
+ * thread that collects again and again -- GC_gcollect in a loop, or large
+ * objects allocated in a small heap, one automatic collection every few --
+ * gives them up for a few microseconds between two holds, while a waiter
+ * that the unlock wakes takes tens of microseconds to run: it finds the
+ * lock taken again and sleeps on, for seconds.  So every wait is counted
+ * (lock_waiters, lock_waits_ended); a wait that lasts over
+ * LOCK_STARVING_NS counts as starving too (lock_starving); and a thread
+ * about to take heap_lock while one is starving first yields until some
+ * wait has ended, for at most LOCK_TURN_NS.  heap_lock is taken first of
+ * the two, so the thread yielding holds neither: whichever the starving
+ * thread waits for (registry_lock, say, at its start or exit, beside
+ * collections that take it every few allocations) is free or about to be.  An explicit collection
+ * yields to any waiter (collect/collect.c).  Only waits pay: the
+ * uncontended lock is a relaxed load and a trylock. */
 #ifndef SGC_LOCK_WAIT_H
 #define SGC_LOCK_WAIT_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 
+enum { LOCK_STARVING_NS = 1000000, LOCK_TURN_NS = 2000000 };
+
 extern _Atomic unsigned lock_waiters;     /* threads waiting now */
 extern _Atomic unsigned lock_waits_ended; /* waits that have ended */
+extern _Atomic unsigned lock_starving;    /* of them, waiting over LOCK_STARVING_NS */
 
-static inline void lock_wait_enter(void) {
-  atomic_fetch_add_explicit(&lock_waiters, 1, memory_order_relaxed);
-}
-/* With the lock just taken.  Release: the collection watching for a wait
- * to end sees this one. */
-static inline void lock_wait_leave(void) {
-  atomic_fetch_add_explicit(&lock_waits_ended, 1, memory_order_release);
-  atomic_fetch_sub_explicit(&lock_waiters, 1, memory_order_release);
-}
+/* Waits for LOCK, counted; after LOCK_STARVING_NS counted as starving. */
+void lock_wait_counted(pthread_mutex_t *lock);
+/* Yields while *COUNT is not 0 until a wait has ended, at most LOCK_TURN_NS. */
+void lock_yield_while(const _Atomic unsigned *count);
 
 static inline void lock_counted(pthread_mutex_t *lock) {
   if (__builtin_expect(pthread_mutex_trylock(lock) == 0, 1)) return;
-  lock_wait_enter();
-  pthread_mutex_lock(lock);
-  lock_wait_leave();
+  lock_wait_counted(lock);
+}
+
+/* Before taking heap_lock, which is taken first of the counted locks, so
+ * the caller holds none a starving thread could be waiting for. */
+static inline void lock_turn_for_starving(void) {
+  if (__builtin_expect(atomic_load_explicit(&lock_starving, memory_order_relaxed) != 0, 0))
+    lock_yield_while(&lock_starving);
 }
 
 #endif

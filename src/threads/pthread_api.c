@@ -182,9 +182,7 @@ SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, 
 SGC_NOINLINE static void heap_lock_wait_blocked(struct sgc_thread *t) {
   t->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&t->blocked, 1, memory_order_release);
-  lock_wait_enter();
-  pthread_mutex_lock(&heap_lock);
-  lock_wait_leave();
+  lock_wait_counted(&heap_lock);
   atomic_store_explicit(&t->blocked, 0, memory_order_release);
   t->blocked_sp = 0;
 }
@@ -192,9 +190,7 @@ SGC_NOINLINE static void heap_lock_wait_blocked(struct sgc_thread *t) {
 /* heap_lock_take's trylock has failed. */
 SGC_NOINLINE void heap_lock_wait(struct sgc_thread *t) {
   if (!t || atomic_load_explicit(&t->blocked, memory_order_relaxed)) {
-    lock_wait_enter();
-    pthread_mutex_lock(&heap_lock);
-    lock_wait_leave();
+    lock_wait_counted(&heap_lock);
     return;
   }
   /* The callee-saved registers into this frame, above blocked_sp: a

@@ -158,7 +158,7 @@ void thread_unregister_self(void) {
    * scanned from this frame up. */
   rec->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&rec->blocked, 1, memory_order_release);
-  lock_counted(&heap_lock);
+  heap_lock_acquire();
   batches_retire(rec); /* its freed objects become anyone's */
   custom_cache_retire(rec);
   pthread_mutex_unlock(&heap_lock);
