@@ -60,46 +60,57 @@ typedef struct node {
 static _Atomic int stop_collecting;
 static _Atomic long background_collections;
 
-/* Collections back to back over a live list of a few MiB: the stops. */
-static void *collector(void *arg)
+enum { LIST_NODES = 60000 };
+
+/* A live list of a few MiB, each node numbered: what every collection
+ * marks. */
+static node *build_live_list(void)
 {
-    (void)arg;
     node *head = NULL;
-    for (int i = 0; i < 60000; i++) {
+    for (int i = 0; i < LIST_NODES; i++) {
         node *n = GC_NEW(node);
         CHECK(n != NULL);
         n->next = head;
         n->payload[0] = (uint64_t)i;
         head = n;
     }
+    return head;
+}
+
+static void check_live_list(const node *head)
+{
+    long i = LIST_NODES;
+    for (const node *n = head; n; n = n->next)
+        CHECK(n->payload[0] == (uint64_t)--i, "list node %ld damaged", i);
+    CHECK(i == 0, "the live list lost %ld nodes", i);
+}
+
+/* Collections back to back over the live list: the stops. */
+static void *collector(void *arg)
+{
+    (void)arg;
+    node *head = build_live_list();
     while (!atomic_load(&stop_collecting)) {
         GC_gcollect();
         atomic_fetch_add(&background_collections, 1);
     }
-    long i = 60000;
-    for (node *n = head; n; n = n->next)
-        CHECK(n->payload[0] == (uint64_t)--i, "list node %ld damaged", i);
+    check_live_list(head);
     return NULL;
 }
 
-/* Large objects dropped at once in a heap that a live list of a few MiB
- * keeps small: an automatic collection every few allocations, each
- * holding the collector's locks for a whole collection. */
+/* Large objects dropped at once in a heap that the live list keeps small:
+ * an automatic collection every few allocations, each holding the
+ * collector's locks for a whole collection. */
 static void *churner(void *arg)
 {
     (void)arg;
-    node *head = NULL;
-    for (int i = 0; i < 60000; i++) {
-        node *n = GC_NEW(node);
-        CHECK(n != NULL);
-        n->next = head;
-        head = n;
-    }
+    node *head = build_live_list();
     while (!atomic_load(&stop_collecting)) {
         for (int i = 0; i < 10; i++)
             CHECK(GC_MALLOC(200000) != NULL);
     }
-    return head;
+    check_live_list(head);
+    return NULL;
 }
 
 static int block_pipe[2];

@@ -361,7 +361,7 @@ void collect_after_unlock(void) {
  * Its own wait counts too, so two threads collecting in loops take turns. */
 static void collect_lock_after_waiters(void) {
   if (atomic_load_explicit(&lock_waiters, memory_order_relaxed)) lock_yield_while(&lock_waiters);
-  if (pthread_mutex_trylock(&heap_lock) != 0) lock_wait_counted(&heap_lock);
+  lock_counted(&heap_lock);
 }
 
 GC_API void GC_gcollect(void) {

@@ -31,8 +31,7 @@ static inline void heap_lock_take(struct sgc_thread *t) {
 /* heap_lock for a thread that need not wait in a blocking section. */
 static inline void heap_lock_acquire(void) {
   lock_turn_for_starving();
-  if (__builtin_expect(pthread_mutex_trylock(&heap_lock) == 0, 1)) return;
-  lock_wait_counted(&heap_lock);
+  lock_counted(&heap_lock);
 }
 /* meta_lock guards the finalizer and disappearing-link tables and the
  * registered roots. */

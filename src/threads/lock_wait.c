@@ -1,6 +1,7 @@
 /* Counted waits for the collector's locks, and turns for starved threads
  * (threads/lock_wait.h). */
 #include <sched.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include "os/os.h"

@@ -90,12 +90,6 @@ static void block_libc_signals_in_handler(int sig) {
     sgc_fatal("cannot block glibc's signals in the SIGPWR handler: %s", strerror(errno));
 }
 
-uint64_t stop_world_handler_mask(void) {
-  struct kernel_sigaction ks;
-  if (syscall(SYS_rt_sigaction, SUSPEND_SIGNAL, NULL, &ks, sizeof ks.mask) != 0) return 0;
-  return ks.mask;
-}
-
 void stop_world_init(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);

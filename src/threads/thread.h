@@ -3,7 +3,6 @@
 #ifndef SGC_THREAD_H
 #define SGC_THREAD_H
 
-#include "threads/lock_wait.h"
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -13,6 +12,7 @@
 
 #include "heap/layout.h"
 #include "os/spin_lock.h"
+#include "threads/lock_wait.h"
 
 /* A bit no page address has: a cached page address carrying it (a fresh
  * record's, and every record's while per-CPU caches are on) never matches
@@ -140,9 +140,6 @@ uintptr_t thread_stack_base_of_self(void);
 
 /* ---- stop_world.c ---- */
 void stop_world_init(void);
-/* The suspend handler's signal mask as the kernel holds it (bit N-1 for
- * signal N), for tests. */
-uint64_t stop_world_handler_mask(void);
 /* Suspends every registered thread but the caller; returns how many. The
  * caller holds registry_lock for the whole stop. */
 int stop_world(void);
