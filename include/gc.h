@@ -22,6 +22,21 @@ extern "C" {
 #define GC_VERSION_MICRO 2
 #define SGC_VERSION_STRING "0.1.0"
 
+/* bdwgc's gc.h defines these for C++ (its gc_config_macros.h), and
+ * programs use them in their own declarations. */
+#ifdef __cplusplus
+#ifndef GC_NOEXCEPT
+#if __cplusplus >= 201103L
+#define GC_NOEXCEPT noexcept
+#else
+#define GC_NOEXCEPT throw()
+#endif
+#endif
+#ifndef GC_ATTR_EXPLICIT
+#define GC_ATTR_EXPLICIT /* converting constructors stay implicit */
+#endif
+#endif
+
 #ifndef GC_API
 #define GC_API extern __attribute__((visibility("default")))
 #endif
@@ -44,6 +59,7 @@ typedef unsigned long GC_hidden_pointer_t;
 #define GC_NO_THREADS 2
 #define GC_UNIMPLEMENTED 3
 #define GC_NOT_FOUND 4
+#define GC_NO_MEMORY 2 /* bdwgc shares the value with GC_NO_THREADS */
 
 /* ---- initialisation and tuning ---------------------------------------- */
 GC_API void GC_init(void);
@@ -161,6 +177,17 @@ GC_API int GC_get_pages_executable(void);
  * and the collector stays stop-the-world (parallel). */
 GC_API void GC_enable_incremental(void);
 GC_API int GC_is_incremental_mode(void);
+/* What bdwgc's incremental mode write-protects: with none in sgc, always
+ * GC_PROTECTS_NONE. */
+#define GC_PROTECTS_POINTER_HEAP 1
+#define GC_PROTECTS_PTRFREE_HEAP 2
+#define GC_PROTECTS_STATIC_DATA 4
+#define GC_PROTECTS_STACK 8
+#define GC_PROTECTS_NONE 0
+GC_API int GC_incremental_protection_needs(void);
+/* sgc always times its collections (GC_get_full_gc_total_time): this
+ * call, which turns bdwgc's timing on, changes nothing. */
+GC_API void GC_start_performance_measurement(void);
 GC_API void GC_set_markers_count(unsigned);
 GC_API int GC_get_parallel(void);
 GC_API void GC_start_mark_threads(void);
@@ -215,6 +242,8 @@ GC_API size_t GC_get_heap_size(void);
 GC_API size_t GC_get_free_bytes(void);
 GC_API size_t GC_get_unmapped_bytes(void);
 GC_API size_t GC_get_bytes_since_gc(void);
+/* Bytes GC_free has taken back since the last collection. */
+GC_API size_t GC_get_expl_freed_bytes_since_gc(void);
 GC_API size_t GC_get_total_bytes(void);
 GC_API GC_word GC_get_gc_no(void);
 GC_API void GC_get_heap_usage_safe(GC_word *heap_size, GC_word *free_bytes,
@@ -226,6 +255,8 @@ GC_API void GC_add_roots(void *low, void *high_plus_1);
 GC_API void GC_remove_roots(void *low, void *high_plus_1);
 GC_API void GC_clear_roots(void);
 GC_API void GC_exclude_static_roots(void *low, void *high_plus_1);
+/* Forgets every GC_exclude_static_roots range. */
+GC_API void GC_clear_exclusion_table(void);
 
 /* ---- finalization ----------------------------------------------------- */
 typedef void (*GC_finalization_proc)(void *obj, void *client_data);
@@ -251,6 +282,28 @@ GC_API int GC_get_java_finalization(void);
 typedef void (*GC_finalizer_notifier_proc)(void);
 GC_API void GC_set_finalizer_notifier(GC_finalizer_notifier_proc);
 GC_API GC_finalizer_notifier_proc GC_get_finalizer_notifier(void);
+/* bdwgc's variable behind the setter, which older programs assign. */
+GC_API GC_finalizer_notifier_proc GC_finalizer_notifier;
+/* Called, heap lock held and the world stopped, for each object a
+ * collection finds unreachable and queues for finalization. */
+typedef void (*GC_await_finalize_proc)(void *obj);
+GC_API void GC_set_await_finalize_proc(GC_await_finalize_proc);
+GC_API GC_await_finalize_proc GC_get_await_finalize_proc(void);
+
+/* Toggle-refs (bdwgc's, for runtimes whose objects have a peer in another
+ * heap): at the start of every collection the function says of each
+ * registered object whether it is to be kept (strong), kept only if
+ * otherwise reachable (weak, and forgotten once collected) or forgotten. */
+typedef enum {
+  GC_TOGGLE_REF_DROP,
+  GC_TOGGLE_REF_STRONG,
+  GC_TOGGLE_REF_WEAK
+} GC_ToggleRefStatus;
+typedef GC_ToggleRefStatus (*GC_toggleref_func)(void *obj);
+GC_API void GC_set_toggleref_func(GC_toggleref_func);
+GC_API GC_toggleref_func GC_get_toggleref_func(void);
+/* Returns GC_SUCCESS, or GC_NO_MEMORY. */
+GC_API int GC_toggleref_add(void *obj, int is_strong);
 
 /* Disappearing links ("weak pointers"): *link is cleared when obj dies. */
 GC_API int GC_register_disappearing_link(void **link);
@@ -269,6 +322,8 @@ GC_API void GC_ignore_warn_proc(char *, GC_word);
 typedef void *(*GC_oom_func)(size_t bytes_requested);
 GC_API void GC_set_oom_fn(GC_oom_func);
 GC_API GC_oom_func GC_get_oom_fn(void);
+/* bdwgc's variable behind the setter, which older programs assign. */
+GC_API GC_oom_func GC_oom_fn;
 /* Prints that memory ran out and aborts (an oom function may call it). */
 GC_API __attribute__((noreturn)) void GC_abort_on_oom(void);
 /* Where GC_printf, GC_err_printf and GC_log_printf write (bdwgc's log
@@ -314,6 +369,17 @@ GC_API void *GC_call_with_gc_active(GC_fn_type fn, void *client_data);
  * restart signal (SIGXCPU) is reported for bdwgc compatibility only. */
 GC_API int GC_get_suspend_signal(void);
 GC_API int GC_get_thr_restart_signal(void);
+/* A thread that runs signal handlers on an alternate stack (sigaltstack)
+ * says where that stack and its normal stack lie: stopped on the
+ * alternate stack, it is scanned there from its stack pointer up and over
+ * the whole normal stack, whose bytes must all be mapped. */
+GC_API void GC_register_altstack(void *normstack, GC_word normstack_size, void *altstack,
+                                 GC_word altstack_size);
+/* Stops every other registered thread, and restarts them.  In between the
+ * caller holds the collector's locks: it must not allocate or call sgc
+ * (bdwgc's rule too, its caller holding the allocation lock). */
+GC_API void GC_stop_world_external(void);
+GC_API void GC_start_world_external(void);
 
 #include <pthread.h>
 #include <signal.h>
@@ -323,7 +389,12 @@ GC_API int GC_pthread_join(pthread_t, void **);
 GC_API int GC_pthread_detach(pthread_t);
 GC_API void GC_pthread_exit(void *) __attribute__((__noreturn__));
 GC_API int GC_pthread_cancel(pthread_t);
+/* sigset_t is POSIX: a strict ISO C compilation (-std=c11) has no
+ * pthread_sigmask to redirect, and no GC_pthread_sigmask either. */
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199506L
+#define SGC_HAVE_SIGSET 1
 GC_API int GC_pthread_sigmask(int how, const sigset_t *set, sigset_t *oset);
+#endif
 
 #if defined(GC_THREADS) || defined(GC_PTHREADS) || defined(GC_LINUX_THREADS)
 #if !defined(GC_NO_THREAD_REDIRECTS) && !defined(SGC_BUILDING_LIBRARY)
@@ -338,7 +409,9 @@ GC_API int GC_pthread_sigmask(int how, const sigset_t *set, sigset_t *oset);
 #define pthread_detach GC_pthread_detach
 #define pthread_exit GC_pthread_exit
 #define pthread_cancel GC_pthread_cancel
+#ifdef SGC_HAVE_SIGSET
 #define pthread_sigmask GC_pthread_sigmask
+#endif
 #endif
 #endif
 
@@ -372,6 +445,12 @@ GC_API void GC_debug_register_finalizer_unreachable(void *, GC_finalization_proc
 /* bdwgc's pointer-arithmetic checks: sgc keeps no debugging headers, so
  * these answer as for a correct program (GC_same_obj still checks). */
 GC_API size_t GC_get_debug_header_size(void);
+GC_API const size_t GC_debug_header_size; /* 0: sgc adds no debugging header */
+/* Called when GC_same_obj, GC_is_valid_displacement or GC_is_visible
+ * finds the program wrong; the defaults print and abort. */
+GC_API void (*GC_same_obj_print_proc)(void *p, void *q);
+GC_API void (*GC_is_valid_displacement_print_proc)(void *p);
+GC_API void (*GC_is_visible_print_proc)(void *p);
 GC_API void *GC_same_obj(void *, void *);
 GC_API void *GC_pre_incr(void **, ptrdiff_t);
 GC_API void *GC_post_incr(void **, ptrdiff_t);
@@ -396,6 +475,10 @@ GC_API size_t GC_get_obtained_from_os_bytes(void);
 GC_API unsigned long GC_get_full_gc_total_time(void); /* ms of pauses */
 GC_API void GC_dump(void);
 GC_API void GC_dump_named(const char *);
+/* The heap's chunks and the runs of pages in them, in address order. */
+GC_API void GC_dump_regions(void);
+/* Every registered finalizer and disappearing link. */
+GC_API void GC_dump_finalization(void);
 /* bdwgc's counters in one call.  Fields sgc does not count (bytes
  * reclaimed, bytes freed explicitly) read (GC_word)-1, bdwgc's "unknown";
  * the size argument lets older and newer layouts meet. */
@@ -432,7 +515,7 @@ typedef enum {
   GC_EVENT_POST_STOP_WORLD,
   GC_EVENT_PRE_START_WORLD,
   GC_EVENT_POST_START_WORLD,
-  GC_EVENT_THREAD_SUSPENDED,   /* not reported by sgc */
+  GC_EVENT_THREAD_SUSPENDED,   /* to GC_set_on_thread_event's callback */
   GC_EVENT_THREAD_UNSUSPENDED
 } GC_EventType;
 typedef void (*GC_on_collection_event_proc)(GC_EventType);
@@ -441,6 +524,14 @@ GC_API GC_on_collection_event_proc GC_get_on_collection_event(void);
 typedef void (*GC_on_heap_resize_proc)(GC_word new_size);
 GC_API void GC_set_on_heap_resize(GC_on_heap_resize_proc);
 GC_API GC_on_heap_resize_proc GC_get_on_heap_resize(void);
+/* bdwgc's variable behind the setter, which older programs assign. */
+GC_API GC_on_heap_resize_proc GC_on_heap_resize;
+/* Told of each thread a collection stops (GC_EVENT_THREAD_SUSPENDED) once
+ * all are stopped, and of each as the world restarts
+ * (GC_EVENT_THREAD_UNSUSPENDED); THREAD_ID is its pthread_t. */
+typedef void (*GC_on_thread_event_proc)(GC_EventType, void *thread_id);
+GC_API void GC_set_on_thread_event(GC_on_thread_event_proc);
+GC_API GC_on_thread_event_proc GC_get_on_thread_event(void);
 
 /* Honoured: collections only when asked for; GC_gcollect also returning
  * free memory to the OS; skipping shared libraries' data as roots. */

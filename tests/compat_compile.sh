@@ -46,4 +46,27 @@ for variant in plain subdir; do
         status=1
     fi
 done
+# sgc's headers, every one, under strict ISO C and C++ (a program built
+# with -std=c11 has no POSIX sigset_t; gc.h once failed there).
+if [ -n "$INC" ]; then
+    hdrs="gc.h gc/gc.h gc/gc_mark.h gc/gc_typed.h gc/gc_gcj.h gc/gc_inline.h gc/gc_disclaim.h gc/javaxfc.h"
+    for h in $hdrs; do echo "#include <$h>"; done >"$TMP/all.h"
+    printf '#include "all.h"\nint main(void) { return 0; }\n' >"$TMP/strict.c"
+    printf '#include "all.h"\n#include <gc_cpp.h>\n#include <gc_allocator.h>\nint main() { return 0; }\n' >"$TMP/strict.cc"
+    for std in c99 c11 c17; do
+        if ! ${CC} -std=$std -Wall -Wextra -pedantic -Werror -I"$INC" -c "$TMP/strict.c" -o "$TMP/strict.o" >"$TMP/strict.log" 2>&1; then
+            echo "FAIL [compat_compile] sgc's headers under -std=$std -pedantic:"
+            head -20 "$TMP/strict.log"
+            status=1
+        fi
+    done
+    CXX=${CXX:-c++}
+    for std in c++98 c++11 c++17 c++20; do
+        if ! $CXX -std=$std -Wall -Wextra -pedantic -Werror -I"$INC" -c "$TMP/strict.cc" -o "$TMP/strict.o" >"$TMP/strict.log" 2>&1; then
+            echo "FAIL [compat_compile] sgc's headers under -std=$std -pedantic:"
+            head -20 "$TMP/strict.log"
+            status=1
+        fi
+    done
+fi
 exit $status

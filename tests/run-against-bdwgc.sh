@@ -1,7 +1,7 @@
 #!/bin/sh
 # run-against-bdwgc.sh: build every black-box test against the system's
-# bdwgc (Debian libgc-dev: /usr/include/gc.h, -lgc) and run it, for
-# comparison with sgc.  No options.  The last line reads "N passed, N failed".
+# bdwgc (Debian libgc-dev: /usr/include/gc.h, -lgc; the C++ ones with c++
+# and -lgccpp -lgc) and run it, for comparison with sgc.  No options.  The last line reads "N passed, N failed".
 #
 # Left out: bad_free (sgc-specific: bdwgc crashes with SIGSEGV on a bad
 # GC_free instead of reporting it) and w3m_preload (it compares bdwgc with
@@ -48,7 +48,7 @@ $CC $CFLAGS -fPIC -shared "$HERE/dso_lib.c" -o "$TMP/libbb_dso.so" &&
 # Run alike against both collectors (oracle_stress and dso_roots have runs
 # of their own below).
 PLAIN="finalize weak api_basic threads fork interior_end free_reuse compat_api displacement
-custom_kinds typed_threads coroutines heap_bounded cancel_stop"
+custom_kinds typed_threads coroutines heap_bounded cancel_stop disclaim thread_suspend compat_extras"
 for t in oracle_stress dso_roots $PLAIN; do
     extra=""
     [ "$t" = dso_roots ] && extra="-L$TMP -lbb_dso -Wl,-rpath,$TMP -ldl"
@@ -57,6 +57,18 @@ for t in oracle_stress dso_roots $PLAIN; do
         record "$t (does not compile)" 1
         sed 's/^/      /' "$TMP/$t.cc" | head -20
         continue
+    fi
+done
+
+# The C++ tests (gc_cpp.h, gc_allocator.h, libgccpp's operator new):
+# built with c++ against the same headers, linked as bdwgc's C++ programs are.
+CXX=${CXX:-c++}
+CXXFLAGS="-std=c++17 -O2 -Wall -Wextra -UNDEBUG"
+CPP_TESTS="cpp_api cpp_new"
+for t in $CPP_TESTS; do
+    if ! $CXX $CXXFLAGS "$HERE/$t.cc" -o "$TMP/$t" -lgccpp -lgc -lpthread >"$TMP/$t.build.log" 2>&1; then
+        record "$t (does not compile)" 1
+        sed 's/^/      /' "$TMP/$t.build.log" | head -20
     fi
 done
 
@@ -72,7 +84,7 @@ B=$TMP
         record "oracle_selftest_$mode (must detect)" $st
     done
 }
-for t in $PLAIN; do
+for t in $PLAIN $CPP_TESTS; do
     [ -x "$B/$t" ] && run "$t" 300 "$B/$t"
 done
 [ -x "$B/dso_roots" ] && run dso_roots 300 "$B/dso_roots" "$B/bb_dso_dl.so"

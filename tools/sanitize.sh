@@ -67,7 +67,8 @@ if [ "$kind" != thread ]; then
 fi
 log=build-thread/races.log
 : >"$log"
-for program in "bb_oracle_stress -r 10 -t 3" bb_api_basic bb_free_reuse bb_weak \
+for program in "bb_oracle_stress -r 10 -t 3" bb_api_basic bb_free_reuse bb_weak bb_thread_suspend \
+  bb_compat_extras bb_disclaim \
   bb_percpu_unique bb_custom_kinds bb_heap_bounded unit/unit_batch_steal unit/unit_batch_lent unit/unit_flip \
   unit/unit_store_stats unit/unit_sweep_owner unit/unit_release unit/unit_store_pages_reused \
   unit/unit_page_path; do

@@ -9,6 +9,10 @@ extern "C" {
 #endif
 
 GC_API void GC_init_gcj_malloc(int mark_proc_index, void *mark_proc);
+/* The kind GC_generic_malloc gives gcj-style objects: scanned whole, as
+ * sgc scans them, so GC_I_NORMAL. */
+GC_API int GC_gcj_kind;
+GC_API int GC_gcj_debug_kind;
 GC_API void *GC_gcj_malloc(size_t, void *vtable);
 GC_API void *GC_gcj_malloc_ignore_off_page(size_t, void *vtable);
 GC_API void *GC_debug_gcj_malloc(size_t, void *vtable, const char *file, int line);

@@ -53,6 +53,10 @@ GC_API void GC_generic_malloc_many(size_t lb, int k, void **result);
     }                                                            \
   } while (0)
 
+/* Prints the calling thread's free list of KIND (GC_I_NORMAL or
+ * GC_I_PTRFREE) and of objects of SZ_IN_GRANULES granules. */
+GC_API void GC_print_free_list(int kind, size_t sz_in_granules);
+
 #ifdef __cplusplus
 }
 #endif

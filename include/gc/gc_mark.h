@@ -93,6 +93,24 @@ GC_API void GC_push_conditional(void *bottom, void *top, int all); /* all pages,
 GC_API void GC_set_mark_bit(const void *);
 GC_API void GC_clear_mark_bit(const void *);
 GC_API void *GC_clear_stack(void *);
+/* sgc's collector pushes its finalization tables itself: for a
+ * push_other_roots function written for bdwgc, this does nothing more. */
+GC_API void GC_push_finalizer_structures(void);
+
+/* With the heap lock held (GC_call_with_alloc_lock), calls the function
+ * for every object the last collection marked: its start, its size and
+ * CLIENT_DATA.  It must not allocate. */
+typedef void (*GC_reachable_object_proc)(void *obj, size_t bytes, void *client_data);
+GC_API void GC_enumerate_reachable_objects_inner(GC_reachable_object_proc, void *client_data);
+/* Whether P lies in a loaded object's writable data, scanned as a root at
+ * every collection (bdwgc's temporary roots), rather than in a
+ * GC_add_roots range or elsewhere. */
+GC_API int GC_is_tmp_root(void *p);
+/* Describes objects of KIND in the dumps (GC_dump_finalization): the
+ * function writes at most GC_TYPE_DESCR_LEN characters and a NUL. */
+#define GC_TYPE_DESCR_LEN 40
+typedef void (*GC_describe_type_fn)(void *p, char *out_buf);
+GC_API void GC_register_describe_type_fn(int kind, GC_describe_type_fn);
 
 #ifdef __cplusplus
 }

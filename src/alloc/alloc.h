@@ -54,6 +54,14 @@ void custom_cache_retire(struct sgc_thread *t);
 /* free.c: objects of class CLS a thread frees before its list becomes a
  * batch. */
 uint16_t free_flush_objects(unsigned cls);
+/* GC_get_expl_freed_bytes_since_gc's counts (alloc/free.c): bytes freed
+ * by SELF (NULL: a thread sgc does not know) on a path other than the
+ * thread-local kinds' lists; all of T's frees; the collection's and an
+ * exiting thread's bookkeeping. */
+void free_count_bytes(struct sgc_thread *self, size_t bytes);
+uint64_t free_bytes_of(const struct sgc_thread *t);
+void free_counts_at_collection(void);
+void free_counts_thread_exit(const struct sgc_thread *t);
 
 /* batches.c: free lists handed back by threads that freed much.  T's own
  * stack: inside the page-path gate or under heap_lock; the rest under

@@ -195,6 +195,7 @@ void *custom_allocate(size_t bytes, unsigned kind) {
 
 void custom_free(struct page_header *page, void *obj) {
   if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
+    free_count_bytes(sgc_self, page->object_bytes);
     heap_lock_acquire();
     large_free(page);
     pthread_mutex_unlock(&heap_lock);
@@ -208,6 +209,7 @@ void custom_free_small(struct sgc_thread *t, struct page_header *page, void *obj
   /* Cleared whole: a typed object's descriptor word too, so a stale
    * pointer to it scans nothing. */
   object_clear(obj, page->object_granules);
+  t->freed_bytes_other += (size_t)page->object_granules << GRANULE_SHIFT;
   struct custom_cache *cache = cache_of(t);
   if (!cache) {
     heap_lock_acquire();

@@ -53,6 +53,7 @@ uint16_t free_flush_objects(unsigned cls) {
  * one of its batches (alloc/batches.c). */
 SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
   t->free_budget[kind][cls] = free_flush_objects(cls);
+  t->free_flushes[kind][cls]++;
   /* Detaching the list and pushing it happen with no collection between
    * them (the collector would see the objects on neither list, or drop a
    * batch the push then restores): inside the page-path gate, which a
@@ -70,15 +71,70 @@ SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned
  * 32-byte classes, objects that tile their page. */
 _Static_assert(KIND_NORMAL == 0 && PAGE_BYTES % (2 * GRANULE_BYTES) == 0,
                "GC_free's aligned-start test");
+/* free_flush_objects by class, for free_bytes_of: no division in the
+ * collection's pause. */
+static uint16_t flush_objects_of[SIZE_CLASS_COUNT];
+
 void free_init(void) {
   if (size_class_bytes[0] != GRANULE_BYTES || size_class_bytes[1] != 2 * GRANULE_BYTES)
     sgc_fatal("size classes 0 and 1 must be 1 and 2 granules (GC_free's fast path)");
+  for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) flush_objects_of[c] = free_flush_objects(c);
 }
 
 void free_record_init(struct sgc_thread *t) {
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) t->free_budget[k][c] = free_flush_objects(c);
   t->free_cache_page = FREE_CACHE_BYPASS; /* caches no page yet */
+}
+
+/* ---- GC_get_expl_freed_bytes_since_gc ---- */
+
+/* Frees by threads sgc does not know, and by threads that exited since
+ * the last collection (relaxed: a count, and only slow paths add). */
+static _Atomic uint64_t freed_bytes_elsewhere;
+
+void free_count_bytes(struct sgc_thread *self, size_t bytes) {
+  if (self) self->freed_bytes_other += bytes;
+  else atomic_fetch_add_explicit(&freed_bytes_elsewhere, bytes, memory_order_relaxed);
+}
+
+/* Bytes T has freed since it started.  The fast path counts nothing: a
+ * class's objects freed are its lists handed back times a budget, plus
+ * what the budget has counted down since.  Called for every thread in a
+ * collection's pause: a few multiplications a class. */
+uint64_t free_bytes_of(const struct sgc_thread *t) {
+  uint64_t bytes = t->freed_bytes_other;
+  for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
+      uint64_t per_list = flush_objects_of[c];
+      uint64_t objects = t->free_flushes[k][c] * per_list + (per_list - t->free_budget[k][c]);
+      bytes += objects * size_class_bytes[c];
+    }
+  return bytes;
+}
+
+/* With the world stopped, at each collection. */
+void free_counts_at_collection(void) {
+  atomic_store_explicit(&freed_bytes_elsewhere, 0, memory_order_relaxed);
+  FOR_EACH_THREAD(t) t->freed_bytes_at_gc = free_bytes_of(t);
+}
+
+/* With registry_lock held, as T leaves the registry. */
+void free_counts_thread_exit(const struct sgc_thread *t) {
+  atomic_fetch_add_explicit(&freed_bytes_elsewhere, free_bytes_of(t) - t->freed_bytes_at_gc,
+                            memory_order_relaxed);
+}
+
+/* bdwgc's getter is unsynchronized; this one reads other threads'
+ * counts under registry_lock while they may be freeing, so a thread's
+ * last few frees may be missing. */
+GC_API size_t GC_get_expl_freed_bytes_since_gc(void) {
+  sgc_ensure_init();
+  uint64_t bytes = atomic_load_explicit(&freed_bytes_elsewhere, memory_order_relaxed);
+  lock_counted(&registry_lock);
+  FOR_EACH_THREAD(t) bytes += free_bytes_of(t) - t->freed_bytes_at_gc;
+  pthread_mutex_unlock(&registry_lock);
+  return (size_t)bytes;
 }
 
 static struct page_header *checked_object(void *p, const char *caller) {
@@ -124,6 +180,7 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
     return;
   }
   if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
+    free_count_bytes(self, page->object_bytes);
     heap_lock_take(self);
     large_free(page);
     pthread_mutex_unlock(&heap_lock);
@@ -139,6 +196,7 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
      * batch, which a thread on another CPU can take. */
     if (unlikely(--t->free_budget[kind][cls] == 0)) {
       t->free_budget[kind][cls] = free_flush_objects(cls);
+      t->free_flushes[kind][cls]++;
       heap_lock_take(t);
       void *list = percpu_detach(kind, cls);
       if (list) batch_push(kind, cls, list);

@@ -50,6 +50,7 @@ void *uncollectable_allocate(size_t bytes, unsigned kind) {
 
 void uncollectable_free(struct page_header *page, void *obj) {
   heap_lock_take(sgc_self);
+  free_count_bytes(sgc_self, object_size(page));
   if (page->state == PAGE_LARGE_HEAD) {
     large_free(page);
   } else {

@@ -166,6 +166,7 @@ GC_API void *GC_calloc_explicitly_typed(size_t count, size_t size, GC_word descr
 }
 
 /* gc_gcj.h: the first word points to the class's vtable. */
+SGC_EXPORT int GC_gcj_kind = BDWGC_NORMAL, GC_gcj_debug_kind = BDWGC_NORMAL;
 GC_API void GC_init_gcj_malloc(int mark_proc_index, void *mark_proc) {
   (void)mark_proc_index;
   (void)mark_proc;

@@ -28,7 +28,9 @@ static _Atomic(GC_start_callback_proc) on_start;
 /* bdwgc's variable, which older clients (ECL) assign directly and chain;
  * GC_set_push_other_roots writes the same one. */
 SGC_EXPORT void (*GC_push_other_roots)(void);
-static _Atomic(GC_on_heap_resize_proc) on_resize;
+/* bdwgc's variable behind GC_set_on_heap_resize, assigned directly by
+ * older programs: plain, read with relaxed atomic builtins. */
+SGC_EXPORT GC_on_heap_resize_proc GC_on_heap_resize;
 static _Atomic(GC_stop_func) stop_func;
 static _Atomic int automatic_collection_disabled, force_unmap;
 /* bdwgc's variables of the same meaning, which some programs set
@@ -51,7 +53,7 @@ void collection_push_other_roots(void) {
   if (f) f();
 }
 void heap_resized(size_t new_size) {
-  GC_on_heap_resize_proc f = atomic_load_explicit(&on_resize, memory_order_relaxed);
+  GC_on_heap_resize_proc f = __atomic_load_n(&GC_on_heap_resize, __ATOMIC_RELAXED);
   if (f) f((GC_word)new_size);
 }
 bool collect_automatic_disabled(void) {
@@ -66,8 +68,12 @@ GC_API GC_on_collection_event_proc GC_get_on_collection_event(void) {
 }
 GC_API void GC_set_start_callback(GC_start_callback_proc f) { atomic_store(&on_start, f); }
 GC_API GC_start_callback_proc GC_get_start_callback(void) { return atomic_load(&on_start); }
-GC_API void GC_set_on_heap_resize(GC_on_heap_resize_proc f) { atomic_store(&on_resize, f); }
-GC_API GC_on_heap_resize_proc GC_get_on_heap_resize(void) { return atomic_load(&on_resize); }
+GC_API void GC_set_on_heap_resize(GC_on_heap_resize_proc f) {
+  __atomic_store_n(&GC_on_heap_resize, f, __ATOMIC_RELAXED);
+}
+GC_API GC_on_heap_resize_proc GC_get_on_heap_resize(void) {
+  return __atomic_load_n(&GC_on_heap_resize, __ATOMIC_RELAXED);
+}
 GC_API void GC_set_push_other_roots(GC_push_other_roots_proc f) {
   heap_lock_acquire(); /* no collection reads it meanwhile */
   GC_push_other_roots = f;
@@ -305,23 +311,3 @@ GC_API void GC_dump_named(const char *name) {
  * loader's own lock, so a plain dlopen is safe. */
 GC_API void *GC_dlopen(const char *path, int mode) { return dlopen(path, mode); }
 
-/* Debugging helpers of bdwgc's pointer-arithmetic checks: sgc keeps no
- * debugging headers, so they answer for a program with no errors. */
-GC_API size_t GC_get_debug_header_size(void) { return 0; }
-static volatile GC_word noop_sink;
-GC_API void GC_noop1(GC_word x) { noop_sink = x; }
-GC_API void *GC_clear_stack(void *p) { return p; }
-GC_API void *GC_same_obj(void *p, void *q) {
-  void *base = GC_base(p);
-  if (base && GC_base(q) != base)
-    sgc_fatal("GC_same_obj(%p, %p): not in the same object", p, q);
-  return p;
-}
-GC_API void *GC_pre_incr(void **p, ptrdiff_t by) { return *p = (char *)*p + by; }
-GC_API void *GC_post_incr(void **p, ptrdiff_t by) {
-  void *old = *p;
-  *p = (char *)old + by;
-  return old;
-}
-GC_API void *GC_is_visible(void *p) { return p; }
-GC_API void *GC_is_valid_displacement(void *p) { return p; }

@@ -96,23 +96,16 @@ static void read_settings(void) {
 /* fork(): the child gets only the forking thread, so every lock is taken
  * before and released on both sides, and the child forgets the others. */
 static void fork_prepare(void) {
-  heap_lock_acquire();
-  /* No page is left half swept or formatted in the child: a custom
-   * kind's page there would keep stale words for its mark procedure. */
-  page_ops_wait();
-  lock_counted(&registry_lock);
-  /* No thread is on the page path without heap_lock, so none holds a
-   * sweep-list, page-store or batch lock the child would inherit held. */
-  page_path_close();
-  pthread_mutex_lock(&meta_lock);
+  /* No page is left half swept or formatted in the child (a custom
+   * kind's page there would keep stale words for its mark procedure), and
+   * no thread holds a sweep-list, page-store or batch lock the child would
+   * inherit held. */
+  collector_locks_take();
   stats_before_fork();
 }
 static void fork_parent(void) {
   stats_after_fork_parent();
-  page_path_open();
-  pthread_mutex_unlock(&meta_lock);
-  pthread_mutex_unlock(&registry_lock);
-  pthread_mutex_unlock(&heap_lock);
+  collector_locks_release();
 }
 static void fork_child(void) {
   /* fork_prepare waited for page operations, and none began after. */
@@ -120,16 +113,14 @@ static void fork_child(void) {
   page_stores_after_fork(sgc_self ? sgc_self->page_store : NULL);
   batches_after_fork(sgc_self);
   threads_after_fork_child();
+  suspend_after_fork_child();
   parallel_after_fork_child();
   /* The parent's waiters are not in the child: a stale count would make
    * every explicit collection there, and every heap_lock taker, wait out
    * the bound of a turn. */
   atomic_store_explicit(&lock_waiters, 0, memory_order_relaxed);
   atomic_store_explicit(&lock_starving, 0, memory_order_relaxed);
-  page_path_open();
-  pthread_mutex_unlock(&meta_lock);
-  pthread_mutex_unlock(&registry_lock);
-  pthread_mutex_unlock(&heap_lock);
+  collector_locks_release();
 }
 
 void sgc_ensure_init(void) {

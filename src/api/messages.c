@@ -19,13 +19,18 @@ static void *default_oom(size_t bytes) {
 
 static _Atomic(GC_warn_proc) warn_proc = default_warn;
 static _Atomic(GC_abort_func) abort_func; /* NULL: print to stderr */
-static _Atomic(GC_oom_func) oom_fn = default_oom;
+/* bdwgc's variable, which older programs assign directly: plain, so the
+ * program's stores are ordinary ones, and read here with relaxed atomic
+ * builtins (a function installed is seen by the next failure). */
+SGC_EXPORT GC_oom_func GC_oom_fn = default_oom;
 
 GC_API void GC_set_warn_proc(GC_warn_proc p) { atomic_store(&warn_proc, p ? p : default_warn); }
 GC_API GC_warn_proc GC_get_warn_proc(void) { return atomic_load(&warn_proc); }
 GC_API void GC_ignore_warn_proc(char *msg, GC_word arg) { (void)msg; (void)arg; }
-GC_API void GC_set_oom_fn(GC_oom_func f) { atomic_store(&oom_fn, f ? f : default_oom); }
-GC_API GC_oom_func GC_get_oom_fn(void) { return atomic_load(&oom_fn); }
+GC_API void GC_set_oom_fn(GC_oom_func f) {
+  __atomic_store_n(&GC_oom_fn, f ? f : default_oom, __ATOMIC_RELAXED);
+}
+GC_API GC_oom_func GC_get_oom_fn(void) { return __atomic_load_n(&GC_oom_fn, __ATOMIC_RELAXED); }
 GC_API void GC_abort_on_oom(void) { sgc_fatal("out of memory: insufficient memory for an allocation"); }
 GC_API void GC_set_abort_func(GC_abort_func f) { atomic_store(&abort_func, f); }
 GC_API GC_abort_func GC_get_abort_func(void) { return atomic_load(&abort_func); }
@@ -54,4 +59,7 @@ void sgc_fatal(const char *fmt, ...) {
 }
 
 /* bdwgc calls the oom function and returns what it returns. */
-void *sgc_out_of_memory(size_t bytes) { return atomic_load(&oom_fn)(bytes); }
+void *sgc_out_of_memory(size_t bytes) {
+  GC_oom_func f = __atomic_load_n(&GC_oom_fn, __ATOMIC_RELAXED);
+  return f ? f(bytes) : default_oom(bytes);
+}

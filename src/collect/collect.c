@@ -131,6 +131,21 @@ size_t collect_growth_bytes(size_t needed) {
   return grow;
 }
 
+/* Pushes thread T's stack from FROM (its stack pointer SP, less the red
+ * zone where it has one) up to the stack's end; when SP lies on the
+ * alternate signal stack T registered (GC_register_altstack), up to that
+ * stack's end instead, and the whole of its normal stack, where the
+ * stack pointer it left is not known. */
+static void push_thread_stack(const struct sgc_thread *t, uintptr_t sp, uintptr_t from) {
+  if (sp >= t->altstack_lo && sp < t->altstack_hi) {
+    mark_push_range(from > t->altstack_lo ? from : t->altstack_lo, t->altstack_hi);
+    mark_push_range(t->normstack_lo, t->normstack_hi);
+    return;
+  }
+  uintptr_t end = thread_stack_end(t);
+  if (from && from < end) mark_push_range(from, end);
+}
+
 /* Pushes the collecting thread's own stack last and marks everything
  * queued so far with all markers.  The caller spilled the callee-saved
  * registers into its frame, which lies above this one, so scanning from
@@ -142,7 +157,7 @@ SGC_NOINLINE static void mark_from_this_frame(struct sgc_thread *self) {
    * live, only stale words (alloc/refill.c): this thread collects there
    * only before it has gathered or taken any object. */
   if (self->slow_path_sp > sp) sp = self->slow_path_sp;
-  mark_push_range(sp, thread_stack_end(self));
+  push_thread_stack(self, sp, sp);
   mark_drain_parallel();
 }
 
@@ -160,9 +175,7 @@ static void push_thread_roots(struct sgc_thread *self) {
     /* All of a stopped thread's stack, its slow-path frames included: it
      * may be between releasing heap_lock (or leaving the page path) and
      * returning the object it takes, which no free list holds then. */
-    uintptr_t from = t->scan_regs ? t->scan_from - 128 : t->scan_from;
-    uintptr_t end = thread_stack_end(t);
-    if (from && from < end) mark_push_range(from, end);
+    push_thread_stack(t, t->scan_from, t->scan_regs ? t->scan_from - 128 : t->scan_from);
     if (t->scan_regs)
       mark_push_range((uintptr_t)t->stopped_regs, (uintptr_t)(t->stopped_regs + NGREG));
     mark_word((uintptr_t)t->blocking_arg);
@@ -261,6 +274,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   uint64_t t1 = os_now_ns();
 
   fold_unlocked_allocation();
+  free_counts_at_collection();
   rec.allocated_bytes = heap_accounting.allocated_since_gc;
   if (atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) == 0)
     parallel_bound_first_live(heap_accounting.allocated_since_gc);
@@ -272,6 +286,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   heap_accounting.root_bytes = roots_push_all();
   collection_push_other_roots();
   finalize_push_roots();
+  toggleref_before_mark();
   push_thread_roots(self);
   push_own_stack_and_mark(self);
   struct mark_totals totals = mark_collect_totals();
@@ -352,6 +367,21 @@ void collect_after_unlock(void) {
 }
 
 /* ---- the bdwgc calls that drive collection ---- */
+
+void collector_locks_take(void) {
+  heap_lock_acquire();
+  page_ops_wait();
+  lock_counted(&registry_lock);
+  page_path_close();
+  pthread_mutex_lock(&meta_lock);
+}
+
+void collector_locks_release(void) {
+  page_path_open();
+  pthread_mutex_unlock(&meta_lock);
+  pthread_mutex_unlock(&registry_lock);
+  pthread_mutex_unlock(&heap_lock);
+}
 
 /* A collection the program asks for lets a waiter for the collector's
  * locks in first (threads/lock_wait.h), not only a starving one: it will

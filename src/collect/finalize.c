@@ -4,12 +4,14 @@
  * finalizable objects are therefore never finalized (as bdwgc), unless
  * registered with _no_order; _ignore_self skips pointers to the object
  * itself. */
+#include <stdio.h>
 #include <string.h>
 
 #include "collect/collect.h"
 #include "collect/finalize.h"
 #include "collect/ptr_table.h"
 #include "common.h"
+#include "gc/gc_mark.h"
 #include "mark/mark.h"
 #include "threads/thread.h"
 
@@ -23,7 +25,12 @@ static _Atomic size_t queue_length;
 
 SGC_EXPORT int GC_finalize_on_demand;
 SGC_EXPORT int GC_java_finalization;
-static GC_finalizer_notifier_proc notifier;
+/* bdwgc's variable behind GC_set_finalizer_notifier, which older programs
+ * assign directly: plain, read with relaxed atomic builtins. */
+SGC_EXPORT GC_finalizer_notifier_proc GC_finalizer_notifier;
+/* GC_set_await_finalize_proc's, called as each object is queued (relaxed:
+ * one installed during a collection counts from the next). */
+static _Atomic(GC_await_finalize_proc) await_proc;
 
 bool object_is_marked(const void *obj) {
   struct page_header *page;
@@ -114,6 +121,8 @@ static bool still_unmarked(struct ptr_entry *e, void *arg) {
 
 static void enqueue(struct ptr_entry *e, void *arg) {
   size_t *queued = arg;
+  GC_await_finalize_proc await = atomic_load_explicit(&await_proc, memory_order_relaxed);
+  if (await) await(reveal_pointer(e->hidden_key));
   e->next = NULL;
   if (queue_tail) queue_tail->next = e;
   else queue_head = e;
@@ -123,6 +132,7 @@ static void enqueue(struct ptr_entry *e, void *arg) {
 }
 
 size_t finalize_after_mark(void) {
+  toggleref_after_mark();
   weak_clear_unmarked(false);
   ptr_table_filter(&finalizers, mark_from_unreachable, never_drop, NULL);
   struct ptr_entry *first_new = queue_tail;
@@ -174,8 +184,60 @@ GC_API void GC_set_finalize_on_demand(int on) { GC_finalize_on_demand = on; }
 GC_API int GC_get_finalize_on_demand(void) { return GC_finalize_on_demand; }
 GC_API void GC_set_java_finalization(int on) { GC_java_finalization = on; }
 GC_API int GC_get_java_finalization(void) { return GC_java_finalization; }
-GC_API void GC_set_finalizer_notifier(GC_finalizer_notifier_proc fn) { notifier = fn; }
-GC_API GC_finalizer_notifier_proc GC_get_finalizer_notifier(void) { return notifier; }
+GC_API void GC_set_finalizer_notifier(GC_finalizer_notifier_proc fn) {
+  __atomic_store_n(&GC_finalizer_notifier, fn, __ATOMIC_RELAXED);
+}
+GC_API GC_finalizer_notifier_proc GC_get_finalizer_notifier(void) {
+  return __atomic_load_n(&GC_finalizer_notifier, __ATOMIC_RELAXED);
+}
+GC_API void GC_set_await_finalize_proc(GC_await_finalize_proc fn) {
+  atomic_store_explicit(&await_proc, fn, memory_order_relaxed);
+}
+GC_API GC_await_finalize_proc GC_get_await_finalize_proc(void) {
+  return atomic_load_explicit(&await_proc, memory_order_relaxed);
+}
+
+static bool every_entry(struct ptr_entry *e, void *arg) {
+  (void)e;
+  (void)arg;
+  return true;
+}
+
+/* javaxfc.h: every registered object joins the queue, reachable or not
+ * (the queue is a root, so the objects stay valid while their finalizers
+ * run), until finalizers stop registering more. */
+GC_API void GC_finalize_all(void) {
+  sgc_ensure_init();
+  for (;;) {
+    size_t queued = 0;
+    pthread_mutex_lock(&meta_lock);
+    ptr_table_filter(&finalizers, every_entry, enqueue, &queued);
+    pthread_mutex_unlock(&meta_lock);
+    int ran = GC_invoke_finalizers();
+    if (!queued && !ran) return;
+  }
+}
+
+static bool print_finalizer(struct ptr_entry *e, void *arg) {
+  (void)arg;
+  static const char *const modes[] = {"ordered", "ignore self", "no order"};
+  void *obj = reveal_pointer(e->hidden_key);
+  char what[GC_TYPE_DESCR_LEN + 1];
+  describe_object(obj, what);
+  fprintf(stderr, "sgc:   %p (%s): finalizer %p, client data %p, %s\n", obj, what,
+          (void *)e->fn, (void *)e->value[0], modes[e->mode]);
+  return false;
+}
+
+GC_API void GC_dump_finalization(void) {
+  sgc_ensure_init();
+  pthread_mutex_lock(&meta_lock);
+  fprintf(stderr, "sgc: objects with a finalizer:\n");
+  ptr_table_filter(&finalizers, print_finalizer, never_drop, NULL);
+  fprintf(stderr, "sgc: %zu queued for finalization\n", finalize_queue_length());
+  weak_dump();
+  pthread_mutex_unlock(&meta_lock);
+}
 
 GC_API void GC_debug_register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
                                         GC_finalization_proc *ofn, void **ocd) {
@@ -187,6 +249,7 @@ GC_API void GC_debug_register_finalizer(void *obj, GC_finalization_proc fn, void
 void finalize_run_or_notify(void) {
   if (!finalize_queue_length()) return;
   if (GC_finalize_on_demand) {
+    GC_finalizer_notifier_proc notifier = GC_get_finalizer_notifier();
     if (notifier) notifier();
     return;
   }

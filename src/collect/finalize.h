@@ -18,9 +18,20 @@ size_t finalize_queue_length(void);
 /* After a collection, outside every lock. */
 void finalize_run_or_notify(void);
 
+/* toggleref.c: asking the program's function and pushing the strong
+ * entries, before the roots are marked; forgetting weak entries whose
+ * object died, after. */
+void toggleref_before_mark(void);
+void toggleref_after_mark(void);
+
 /* weak.c */
 void weak_clear_unmarked(bool long_links);
 void weak_drop_links_in_dead_objects(void);
+/* Prints every disappearing link (GC_dump_finalization), meta_lock held. */
+void weak_dump(void);
+/* A line's worth about the object at OBJ (api/compat_debug.c): the
+ * program's GC_register_describe_type_fn for its kind, or kind and size. */
+void describe_object(void *obj, char *out);
 
 /* true when OBJ (an object start) is marked, or not a heap object */
 bool object_is_marked(const void *obj);

@@ -1,6 +1,8 @@
 /* Disappearing links: a registered location is set to NULL when its object
  * dies.  Short links are cleared before finalization marking (an object
  * revived for its finalizer is still gone for them), long links after. */
+#include <stdio.h>
+
 #include "collect/collect.h"
 #include "collect/finalize.h"
 #include "collect/ptr_table.h"
@@ -110,4 +112,17 @@ static bool link_in_dead_object(struct ptr_entry *e, void *arg) {
 void weak_drop_links_in_dead_objects(void) {
   ptr_table_filter(&short_links, link_in_dead_object, release, NULL);
   ptr_table_filter(&long_links, link_in_dead_object, release, NULL);
+}
+
+static bool print_link(struct ptr_entry *e, void *arg) {
+  fprintf(stderr, "sgc:   %s link %p -> %p\n", (const char *)arg, reveal_pointer(e->hidden_key),
+          reveal_pointer(e->value[0]));
+  return false;
+}
+
+void weak_dump(void) {
+  fprintf(stderr, "sgc: disappearing links: %zu short, %zu long\n", short_links.count,
+          long_links.count);
+  ptr_table_filter(&short_links, print_link, release, "short");
+  ptr_table_filter(&long_links, print_link, release, "long");
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/env.h"
+#include "collect/disclaim.h"
 #include "common.h"
 #include "mark/custom_kind.h"
 #include "os/os.h"
@@ -121,6 +122,10 @@ void mark_begin(void) {
       }
     }
   }
+  /* Kinds marked from all (gc_disclaim.h): their pages, whose unreached
+   * objects are scanned after the drain, found by a walk of their own,
+   * so the one above costs nothing more when no program made one. */
+  disclaim_note_pages();
   custom_kind_publish_heap_bounds(atomic_load_explicit(&heap_lowest, memory_order_relaxed),
                                   atomic_load_explicit(&heap_highest, memory_order_relaxed));
 }

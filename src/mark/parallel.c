@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collect/disclaim.h"
 #include "common.h"
 #include "mark/mark.h"
 #include "os/os.h"
@@ -432,7 +433,8 @@ unsigned parallel_adaptive_markers(unsigned want) {
   return want;
 }
 
-void mark_drain_parallel(void) {
+/* The drain by every marker of this collection. */
+static void drain_with_markers(void) {
   parallel_set_active(markers_for_next_mark());
   if (active <= 1) {
     uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
@@ -466,6 +468,15 @@ void mark_drain_parallel(void) {
   atomic_store_explicit(&mark_detection_interrupted, 0, memory_order_relaxed);
   /* Simple hands work to every helper, so it must wait for all of them. */
   parallel_run_phase(mark_phase, NULL, !mark_config.balance);
+}
+
+void mark_drain_parallel(void) {
+  drain_with_markers();
+  /* Kinds marked from all (gc_disclaim.h): what the objects nothing
+   * reached point to survives until their disclaim procedures have run.
+   * Marked by the collector alone, as finalize.c marks what finalizable
+   * objects reach: usually little (their closures, their fields). */
+  if (disclaim_push_unreached()) mark_drain();
 }
 
 /* Runs WORK on marker 0 and on every helper that joins in time; with

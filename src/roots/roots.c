@@ -25,8 +25,10 @@ struct range_set {
   size_t count;
 };
 
-/* Static storage: these tables are ours and excluded from scanning. */
-static struct range_set static_roots, user_roots, exclusions;
+/* Static storage: these tables are ours and excluded from scanning.
+ * EXCLUSIONS holds sgc's own tables, USER_EXCLUSIONS the program's
+ * (GC_exclude_static_roots; GC_clear_exclusion_table empties it). */
+static struct range_set static_roots, user_roots, exclusions, user_exclusions;
 SGC_EXPORT int GC_no_dls;
 static uintptr_t own_base;
 
@@ -53,6 +55,7 @@ void roots_init(void) {
   roots_exclude_own_table(&static_roots, sizeof static_roots);
   roots_exclude_own_table(&user_roots, sizeof user_roots);
   roots_exclude_own_table(&exclusions, sizeof exclusions);
+  roots_exclude_own_table(&user_exclusions, sizeof user_exclusions);
   roots_exclude_own_table(pagemap_l1, sizeof pagemap_l1);
   roots_exclude_own_table(cpu_caches, sizeof cpu_caches);
 }
@@ -90,15 +93,52 @@ void roots_snapshot_static(void) {
   dl_iterate_phdr(add_object_segments, NULL);
 }
 
+/* An exclusion overlapping [lo, hi), or NULL. */
+static const struct range *exclusion_overlapping(uintptr_t lo, uintptr_t hi) {
+  const struct range_set *sets[] = {&exclusions, &user_exclusions};
+  for (int s = 0; s < 2; s++)
+    for (size_t i = 0; i < sets[s]->count; i++) {
+      const struct range *x = &sets[s]->items[i];
+      if (x->hi > lo && x->lo < hi) return x;
+    }
+  return NULL;
+}
+
 /* Pushes [lo, hi) minus the exclusions. */
 static size_t push_excluding(uintptr_t lo, uintptr_t hi) {
-  for (size_t i = 0; i < exclusions.count; i++) {
-    struct range x = exclusions.items[i];
-    if (x.hi <= lo || x.lo >= hi) continue;
-    return push_excluding(lo, x.lo > lo ? x.lo : lo) + push_excluding(x.hi < hi ? x.hi : hi, hi);
+  const struct range *x = exclusion_overlapping(lo, hi);
+  if (x) {
+    uintptr_t x_lo = x->lo, x_hi = x->hi;
+    return push_excluding(lo, x_lo > lo ? x_lo : lo) + push_excluding(x_hi < hi ? x_hi : hi, hi);
   }
   if (hi > lo) mark_push_range(lo, hi);
   return hi > lo ? hi - lo : 0;
+}
+
+static bool range_set_holds(const struct range_set *set, uintptr_t a) {
+  for (size_t i = 0; i < set->count; i++)
+    if (a >= set->items[i].lo && a < set->items[i].hi) return true;
+  return false;
+}
+
+/* Heap lock held: a fresh snapshot of the loaded objects' segments (the
+ * next collection takes its own). */
+bool roots_hold(uintptr_t a, bool loaded_objects_only) {
+  roots_snapshot_static();
+  pthread_mutex_lock(&meta_lock);
+  bool held = !exclusion_overlapping(a, a + 1) &&
+              (range_set_holds(&static_roots, a) ||
+               (!loaded_objects_only && range_set_holds(&user_roots, a)));
+  pthread_mutex_unlock(&meta_lock);
+  return held;
+}
+
+GC_API int GC_is_tmp_root(void *p) {
+  sgc_ensure_init();
+  heap_lock_acquire();
+  bool tmp = roots_hold((uintptr_t)p, true);
+  pthread_mutex_unlock(&heap_lock);
+  return tmp;
 }
 
 size_t roots_push_all(void) {
@@ -131,6 +171,12 @@ GC_API void GC_clear_roots(void) {
 
 GC_API void GC_exclude_static_roots(void *low, void *high) {
   pthread_mutex_lock(&meta_lock);
-  range_add(&exclusions, (uintptr_t)low, (uintptr_t)high, "excluded root ranges");
+  range_add(&user_exclusions, (uintptr_t)low, (uintptr_t)high, "excluded root ranges");
+  pthread_mutex_unlock(&meta_lock);
+}
+
+GC_API void GC_clear_exclusion_table(void) {
+  pthread_mutex_lock(&meta_lock);
+  user_exclusions.count = 0;
   pthread_mutex_unlock(&meta_lock);
 }

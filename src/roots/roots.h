@@ -3,6 +3,7 @@
 #ifndef SGC_ROOTS_H
 #define SGC_ROOTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,5 +20,9 @@ void roots_snapshot_static(void);
 /* Pushes every static and registered root range on the mark stack
  * (world stopped, meta_lock held); returns their total bytes. */
 size_t roots_push_all(void);
+/* Whether A lies in a root range, not excluded: a loaded object's
+ * writable data, or (unless LOADED_OBJECTS_ONLY) a GC_add_roots range.
+ * Heap lock held. */
+bool roots_hold(uintptr_t a, bool loaded_objects_only);
 
 #endif

@@ -8,6 +8,7 @@
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
 #include "collect/collect.h"
+#include "collect/disclaim.h"
 #include "common.h"
 #include "heap/heap.h"
 #include "mark/mark.h"
@@ -243,6 +244,11 @@ void sweep_after_mark(void) {
   bool ascending = atomic_load_explicit(&gc_epoch, memory_order_relaxed) & 1;
   bool to_owner = page_policy_returns_to_owner(page_policy);
   long live_pages = 0;
+  /* Disclaim procedures (gc_disclaim.h) first, in a walk of their own
+   * (none when no kind has one): an object one keeps is marked by the
+   * time this walk queues its page. */
+  if (unlikely(disclaim_kinds_now() != 0))
+    FOR_EACH_CHUNK(c) disclaim_pages(c, 0, c->page_count);
   FOR_EACH_CHUNK(c) {
     for (size_t i = 0, step; i < c->page_count; i += step) {
       struct page_header *p = &c->pages[i];
@@ -300,6 +306,8 @@ static _Atomic size_t next_unit;
 static struct sweep_local *locals;
 
 static void sweep_unit(struct sweep_local *l, struct sweep_unit *u) {
+  /* Disclaim procedures first (gc_disclaim.h; as sweep_after_mark). */
+  if (unlikely(disclaim_kinds_now() != 0)) disclaim_pages(u->chunk, u->first, u->count);
   for (size_t i = u->first, step; i < u->first + u->count; i += step) {
     struct page_header *p = &u->chunk->pages[i];
     uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);

@@ -164,6 +164,7 @@ void thread_unregister_self(void) {
   pthread_mutex_unlock(&heap_lock);
   page_store_retire(rec); /* its free pages go back to the pool */
   lock_counted(&registry_lock);
+  free_counts_thread_exit(rec);
   if (rec->prev) rec->prev->next = rec->next;
   else registry = rec->next;
   if (rec->next) rec->next->prev = rec->prev;

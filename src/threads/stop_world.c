@@ -32,6 +32,41 @@ static _Atomic uint32_t stop_target;
 GC_API int GC_get_suspend_signal(void) { return SUSPEND_SIGNAL; }
 GC_API int GC_get_thr_restart_signal(void) { return NOMINAL_RESTART_SIGNAL; }
 
+static void save_context(struct sgc_thread *self, const ucontext_t *uc) {
+  for (int i = 0; i < NGREG; i++) self->stopped_regs[i] = uc->uc_mcontext.gregs[i];
+  atomic_store_explicit(&self->stopped_sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+                        memory_order_relaxed);
+}
+
+/* Acknowledges stop EPOCH and sleeps until the world restarts. */
+static void stop_for_epoch(struct sgc_thread *self, uint32_t epoch) {
+  /* Release: the collector, seeing this epoch, sees the registers. */
+  atomic_store_explicit(&self->acked_epoch, epoch, memory_order_release);
+  uint32_t acks = atomic_fetch_add_explicit(&stop_acks, 1, memory_order_seq_cst) + 1;
+  if (acks >= atomic_load_explicit(&stop_target, memory_order_seq_cst)) futex_wake_all(&stop_acks);
+  while (atomic_load_explicit(&world_epoch, memory_order_acquire) == epoch)
+    futex_wait(&world_epoch, epoch);
+}
+
+/* GC_suspend_thread's park: sleeps until GC_resume_thread clears
+ * ext_suspend.  Meanwhile collections do not signal the thread (SIGPWR is
+ * blocked in this handler) but scan the context saved on entry. */
+static void park(struct sgc_thread *self) {
+  atomic_store_explicit(&self->ext_parked, 1, memory_order_seq_cst);
+  futex_wake_all(&self->ext_parked); /* the suspender waits for it */
+  while (atomic_load_explicit(&self->ext_suspend, memory_order_acquire))
+    futex_wait(&self->ext_suspend, 1);
+  /* Leaving races with a stop that may have counted the thread as parked.
+   * The store then load here and stop_world's epoch increment then load of
+   * ext_parked are all seq_cst, so one side sees the other: the collector
+   * finds the thread unparked and signals it (the signal waits until this
+   * handler returns, and this stop is acknowledged below), or this thread
+   * sees the stop and stays stopped for it, its context unchanged. */
+  atomic_store_explicit(&self->ext_parked, 0, memory_order_seq_cst);
+  uint32_t epoch = atomic_load_explicit(&world_epoch, memory_order_seq_cst);
+  if (epoch & 1) stop_for_epoch(self, epoch);
+}
+
 static void suspend_handler(int sig, siginfo_t *info, void *context) {
   (void)sig;
   (void)info;
@@ -39,21 +74,15 @@ static void suspend_handler(int sig, siginfo_t *info, void *context) {
   uint32_t epoch = atomic_load_explicit(&world_epoch, memory_order_acquire);
   struct sgc_thread *self = sgc_self;
   /* A signal delivered after its stop ended (it was blocked meanwhile)
-   * has nothing to do. */
-  if (!(epoch & 1) || !self) {
+   * has nothing to do, unless the thread is asked to park. */
+  bool stopping = (epoch & 1) != 0;
+  if (!self || (!stopping && !atomic_load_explicit(&self->ext_suspend, memory_order_acquire))) {
     errno = saved_errno;
     return;
   }
-  const ucontext_t *uc = context;
-  for (int i = 0; i < NGREG; i++) self->stopped_regs[i] = uc->uc_mcontext.gregs[i];
-  atomic_store_explicit(&self->stopped_sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-                        memory_order_relaxed);
-  /* Release: the collector, seeing this epoch, sees the registers. */
-  atomic_store_explicit(&self->acked_epoch, epoch, memory_order_release);
-  uint32_t acks = atomic_fetch_add_explicit(&stop_acks, 1, memory_order_seq_cst) + 1;
-  if (acks >= atomic_load_explicit(&stop_target, memory_order_seq_cst)) futex_wake_all(&stop_acks);
-  while (atomic_load_explicit(&world_epoch, memory_order_acquire) == epoch)
-    futex_wait(&world_epoch, epoch);
+  save_context(self, context);
+  if (stopping) stop_for_epoch(self, epoch);
+  if (atomic_load_explicit(&self->ext_suspend, memory_order_acquire)) park(self);
   errno = saved_errno;
 }
 
@@ -111,8 +140,28 @@ void stop_world_init(void) {
  * or it has since entered a blocking section or started exiting (it may
  * have the signal blocked then, and it cannot touch the heap before it
  * gets registry_lock, which the collector holds). */
+/* GC_set_on_thread_event's callback, told of each thread a stop holds
+ * (signalled or parked) once all are stopped, and again as they are let
+ * go; relaxed: one installed during a collection counts from the next. */
+static _Atomic(GC_on_thread_event_proc) on_thread_event;
+
+GC_API void GC_set_on_thread_event(GC_on_thread_event_proc f) {
+  atomic_store_explicit(&on_thread_event, f, memory_order_relaxed);
+}
+GC_API GC_on_thread_event_proc GC_get_on_thread_event(void) {
+  return atomic_load_explicit(&on_thread_event, memory_order_relaxed);
+}
+
+static void report_thread_events(struct sgc_thread *self, GC_EventType event) {
+  GC_on_thread_event_proc f = atomic_load_explicit(&on_thread_event, memory_order_relaxed);
+  if (!f) return;
+  FOR_EACH_THREAD(t)
+    if (t != self && t->scan_regs) f(event, (void *)t->pthread);
+}
+
 static bool thread_stopped(struct sgc_thread *t, uint32_t epoch) {
-  if (atomic_load_explicit(&t->acked_epoch, memory_order_acquire) == epoch) {
+  if (atomic_load_explicit(&t->acked_epoch, memory_order_acquire) == epoch ||
+      atomic_load_explicit(&t->ext_parked, memory_order_seq_cst)) {
     t->scan_from = atomic_load_explicit(&t->stopped_sp, memory_order_relaxed);
     return true;
   }
@@ -168,9 +217,15 @@ int stop_world(void) {
       t->scan_from = t->blocked_sp;
       continue;
     }
+    t->scan_regs = true;
+    /* Parked by GC_suspend_thread: stopped already, its context saved
+     * (seq_cst: see park). */
+    if (atomic_load_explicit(&t->ext_parked, memory_order_seq_cst)) {
+      t->scan_from = atomic_load_explicit(&t->stopped_sp, memory_order_relaxed);
+      continue;
+    }
     int r = pthread_kill(t->pthread, SUSPEND_SIGNAL);
     if (r != 0) sgc_fatal("cannot suspend thread %d: %s", t->tid, strerror(r));
-    t->scan_regs = true;
     signalled++;
   }
   /* seq_cst pairs with the handler: either it sees the target and wakes
@@ -194,10 +249,34 @@ int stop_world(void) {
     if (waited_ns == 10000000000ull)
       sgc_warn("a collection has waited 10 s for a thread to stop: is SIGPWR blocked?");
   }
+  report_thread_events(self, GC_EVENT_THREAD_SUSPENDED);
   return (int)signalled;
 }
 
 void start_world(void) {
+  report_thread_events(sgc_self, GC_EVENT_THREAD_UNSUSPENDED);
   atomic_fetch_add_explicit(&world_epoch, 1, memory_order_seq_cst);
   futex_wake_all(&world_epoch);
+}
+
+/* GC_suspend_thread, with registry_lock held and the page path closed
+ * (threads/suspend.c), so no collection runs meanwhile and T holds none of
+ * the collector's locks when it parks. */
+void stop_world_park(struct sgc_thread *t) {
+  atomic_store_explicit(&t->ext_suspend, 1, memory_order_seq_cst);
+  int r = pthread_kill(t->pthread, SUSPEND_SIGNAL);
+  if (r != 0) sgc_fatal("cannot suspend thread %d: %s", t->tid, strerror(r));
+  uint64_t waited_ns = 0;
+  while (!atomic_load_explicit(&t->ext_parked, memory_order_seq_cst)) {
+    futex_wait_timeout(&t->ext_parked, 0, 1000000);
+    waited_ns += 1000000;
+    if (waited_ns == 10000000000ull)
+      sgc_warn("GC_suspend_thread has waited 10 s for thread %d to stop: is SIGPWR blocked?", t->tid);
+  }
+}
+
+void stop_world_unpark(struct sgc_thread *t) {
+  /* Release: pairs with park's acquire load. */
+  atomic_store_explicit(&t->ext_suspend, 0, memory_order_release);
+  futex_wake_all(&t->ext_suspend);
 }

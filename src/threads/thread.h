@@ -82,6 +82,16 @@ struct sgc_thread {
   void *exit_result;      /* kept as a root until GC_pthread_join */
   struct page_store *page_store; /* page policies (alloc/page_store.c) */
   struct rseq *rseq;      /* glibc's rseq area of this thread (SGC_LAB=cpu) */
+  /* GC_suspend_thread (threads/suspend.c): ext_suspend asks the thread
+   * to park in the suspend handler until it is cleared; ext_parked says
+   * it is parked there, its registers and stack pointer saved, so a
+   * collection scans it without signalling it. */
+  _Atomic uint32_t ext_suspend;
+  _Atomic uint32_t ext_parked;
+  /* GC_register_altstack: a thread stopped on its alternate signal stack
+   * is scanned there from its stack pointer up, and over the whole of its
+   * normal stack, where the stack pointer it left is unknown. */
+  uintptr_t altstack_lo, altstack_hi, normstack_lo, normstack_hi;
   /* Set by stop_world for the collector: where to scan from and whether
    * stopped_regs holds this stop's registers. */
   uintptr_t scan_from;
@@ -91,6 +101,16 @@ struct sgc_thread {
    * a record the collector scans, until the new thread runs. */
   void *(*start_routine)(void *);
   void *start_arg;
+
+  /* GC_get_expl_freed_bytes_since_gc (alloc/free.c), kept after the hot
+   * fields so the fast paths' lines stay as they were.  Lists handed back
+   * so far, per kind and class: with the budgets, the objects GC_free took
+   * back (free_bytes_of), at no cost to the fast path. */
+  uint32_t free_flushes[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+  /* Bytes freed by the other paths (large, uncollectable, custom kinds),
+   * and free_bytes_of at the last collection; written by the owner (the
+   * collector with the world stopped). */
+  uint64_t freed_bytes_other, freed_bytes_at_gc;
 };
 
 /* The calling thread's record, or NULL when it is not registered.  The
@@ -144,6 +164,14 @@ void stop_world_init(void);
  * caller holds registry_lock for the whole stop. */
 int stop_world(void);
 void start_world(void);
+/* Suspends thread T alone (GC_suspend_thread), registry_lock held: it
+ * parks in the suspend handler.  Returns once it is parked. */
+void stop_world_park(struct sgc_thread *t);
+/* Lets a parked (or asked-to-park) thread go; no lock needed. */
+void stop_world_unpark(struct sgc_thread *t);
+
+/* ---- suspend.c ---- */
+void suspend_after_fork_child(void);
 
 #define FOR_EACH_THREAD(t) for (struct sgc_thread *t = thread_registry_first(); t; t = t->next)
 

@@ -1,0 +1,128 @@
+/* Stopping threads for the program: bdwgc's GC_suspend_thread /
+ * GC_resume_thread (javaxfc.h, for runtimes with Java's Thread.suspend),
+ * GC_stop_world_external / GC_start_world_external, and
+ * GC_register_altstack.
+ *
+ * A suspended thread parks in the suspend handler (threads/stop_world.c)
+ * with its context saved, so collections scan it without signalling it.
+ * It is parked while the suspender holds the collector's locks with the
+ * page path closed (collector_locks_take), so it never parks holding one
+ * of them: collections and other threads' slow paths go on while it is
+ * suspended.  A lock of the program's it holds stays held, as with bdwgc.
+ *
+ * GC_resume_thread takes only suspend_lock, never a collector lock: a
+ * thread parked inside a short sgc critical section the suspender cannot
+ * exclude (a finalizer registration's, a statistics read's) can make a
+ * collection wait, and that collection must not keep the resume out. */
+#include <stdlib.h>
+
+#include "collect/collect.h"
+#include "common.h"
+#include "gc/javaxfc.h"
+#include "threads/thread.h"
+
+static pthread_mutex_t suspend_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The threads suspended now, under suspend_lock.  A parked thread cannot
+ * exit, so a record on the list stays valid until it is resumed. */
+enum { SUSPENDED_MAX = 256 };
+static struct sgc_thread *suspended[SUSPENDED_MAX];
+static unsigned suspended_count;
+
+static int suspended_index(pthread_t thread) {
+  for (unsigned i = 0; i < suspended_count; i++)
+    if (pthread_equal(suspended[i]->pthread, thread)) return (int)i;
+  return -1;
+}
+
+static void suspended_add(struct sgc_thread *t) {
+  if (suspended_count == SUSPENDED_MAX)
+    sgc_fatal("GC_suspend_thread: more than %d threads suspended at once", SUSPENDED_MAX);
+  suspended[suspended_count++] = t;
+}
+
+static struct sgc_thread *registered(pthread_t thread) {
+  FOR_EACH_THREAD(t)
+    if (pthread_equal(t->pthread, thread)) return t;
+  return NULL;
+}
+
+GC_API void GC_suspend_thread(GC_SUSPEND_THREAD_ID id) {
+  sgc_ensure_init();
+  pthread_t thread = (pthread_t)id;
+  if (pthread_equal(thread, pthread_self())) {
+    /* Itself: it holds no collector lock here, and parks at once (the
+     * signal is delivered before pthread_kill returns) until another
+     * thread resumes it. */
+    struct sgc_thread *self = sgc_self;
+    if (!self) return;
+    pthread_mutex_lock(&suspend_lock);
+    bool already = suspended_index(thread) >= 0;
+    if (!already) {
+      suspended_add(self);
+      atomic_store_explicit(&self->ext_suspend, 1, memory_order_seq_cst);
+    }
+    pthread_mutex_unlock(&suspend_lock);
+    if (!already) pthread_kill(thread, GC_get_suspend_signal());
+    return;
+  }
+  collector_locks_take();
+  struct sgc_thread *t = registered(thread);
+  pthread_mutex_lock(&suspend_lock);
+  bool park = t && suspended_index(thread) < 0;
+  if (park) suspended_add(t);
+  pthread_mutex_unlock(&suspend_lock);
+  if (park) stop_world_park(t);
+  collector_locks_release();
+}
+
+GC_API void GC_resume_thread(GC_SUSPEND_THREAD_ID id) {
+  pthread_t thread = (pthread_t)id;
+  pthread_mutex_lock(&suspend_lock);
+  int i = suspended_index(thread);
+  if (i >= 0) {
+    struct sgc_thread *t = suspended[i];
+    suspended[i] = suspended[--suspended_count];
+    stop_world_unpark(t);
+  }
+  pthread_mutex_unlock(&suspend_lock);
+}
+
+GC_API int GC_is_thread_suspended(GC_SUSPEND_THREAD_ID id) {
+  pthread_mutex_lock(&suspend_lock);
+  int found = suspended_index((pthread_t)id) >= 0;
+  pthread_mutex_unlock(&suspend_lock);
+  return found;
+}
+
+/* The child of fork has only the forking thread, which was not parked. */
+void suspend_after_fork_child(void) {
+  suspended_count = 0;
+  pthread_mutex_init(&suspend_lock, NULL);
+}
+
+/* Between the two calls every other registered thread is stopped and the
+ * caller holds the collector's locks: it must not allocate or call into
+ * sgc meanwhile (bdwgc's caller holds its allocation lock, the same rule). */
+GC_API void GC_stop_world_external(void) {
+  sgc_ensure_init();
+  collector_locks_take();
+  stop_world();
+}
+
+GC_API void GC_start_world_external(void) {
+  start_world();
+  collector_locks_release();
+}
+
+GC_API void GC_register_altstack(void *normstack, GC_word normstack_size, void *altstack,
+                                 GC_word altstack_size) {
+  struct sgc_thread *t = thread_self_or_register();
+  /* registry_lock: no collection reads the bounds half written. */
+  lock_counted(&registry_lock);
+  t->normstack_lo = (uintptr_t)normstack;
+  t->normstack_hi = (uintptr_t)normstack + normstack_size;
+  t->altstack_lo = (uintptr_t)altstack;
+  t->altstack_hi = (uintptr_t)altstack + altstack_size;
+  pthread_mutex_unlock(&registry_lock);
+}

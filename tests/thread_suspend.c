@@ -1,0 +1,275 @@
+/* Stopping threads for the program (bdwgc's javaxfc.h and gc.h):
+ *
+ *  A. GC_suspend_thread stops a running thread (its progress counter stands
+ *     still), GC_is_thread_suspended says so, collections run meanwhile and
+ *     keep what only the stopped thread's stack holds, and GC_resume_thread
+ *     lets it go on; a second suspend needs no second resume.
+ *  B. A thread suspends itself until another resumes it.
+ *  C. GC_stop_world_external stops every registered thread until
+ *     GC_start_world_external.
+ *  D. GC_set_on_thread_event hears of the running threads a collection
+ *     stops, each as often let go as suspended.
+ *  E. GC_register_altstack: a thread stopped by collections while it runs a
+ *     signal handler on its alternate stack keeps the objects only that
+ *     handler's frame holds (without it sgc scanned from the alternate
+ *     stack up to the normal stack's end).
+ *
+ * The same source builds against bdwgc (tests/run-against-bdwgc.sh). */
+#define _GNU_SOURCE /* pthread_getattr_np */
+#define GC_THREADS 1
+#include <gc.h>
+#include <gc/javaxfc.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "common.h"
+
+enum { WORKERS = 3, LIST_NODES = 2000 };
+
+struct node {
+  struct node *next;
+  uintptr_t value;
+};
+
+static _Atomic unsigned long progress[WORKERS + 1];
+static _Atomic int stop_workers;
+
+static T_NOINLINE struct node *make_list(int n, uintptr_t salt) {
+  struct node *head = NULL;
+  for (int i = 0; i < n; i++) {
+    struct node *x = GC_MALLOC(sizeof *x);
+    CHECK(x != NULL);
+    x->next = head;
+    x->value = (uintptr_t)i * 2654435761u ^ salt;
+    head = x;
+  }
+  return head;
+}
+
+static T_NOINLINE void check_list(struct node *head, int n, uintptr_t salt) {
+  for (int i = n - 1; i >= 0; i--) {
+    CHECK(head != NULL, "list ends %d nodes early", i + 1);
+    CHECK(head->value == ((uintptr_t)i * 2654435761u ^ salt), "node %d corrupted", i);
+    head = head->next;
+  }
+  CHECK(head == NULL);
+}
+
+/* Keeps a list that only its own stack holds, and counts its rounds. */
+static void *worker(void *arg) {
+  int id = (int)(intptr_t)arg;
+  uintptr_t salt = (uintptr_t)id * 77777u;
+  struct node *mine = make_list(LIST_NODES, salt);
+  while (!atomic_load(&stop_workers)) {
+    check_list(mine, LIST_NODES, salt);
+    for (int i = 0; i < 50; i++) (void)GC_MALLOC(64); /* garbage */
+    atomic_fetch_add(&progress[id], 1);
+  }
+  check_list(mine, LIST_NODES, salt);
+  return NULL;
+}
+
+static void sleep_ms(int ms) { usleep((useconds_t)ms * 1000); }
+
+/* Waits (up to 10 s) for worker ID's counter to move past FROM. */
+static void wait_progress(int id, unsigned long from) {
+  for (int i = 0; i < 10000 && atomic_load(&progress[id]) <= from; i++) sleep_ms(1);
+  CHECK(atomic_load(&progress[id]) > from, "worker %d made no progress", id);
+}
+
+static T_NOINLINE void collect_with_garbage(void) {
+  for (int r = 0; r < 3; r++) {
+    for (int i = 0; i < 20000; i++) (void)GC_MALLOC(48);
+    GC_gcollect();
+  }
+}
+
+static void part_a(pthread_t *workers) {
+  for (int round = 0; round < 5; round++) {
+    int id = round % WORKERS;
+    wait_progress(id, atomic_load(&progress[id]));
+    GC_suspend_thread((GC_SUSPEND_THREAD_ID)workers[id]);
+    CHECK(GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)workers[id]));
+    GC_suspend_thread((GC_SUSPEND_THREAD_ID)workers[id]); /* no count */
+    unsigned long at = atomic_load(&progress[id]);
+    collect_with_garbage();
+    sleep_ms(20);
+    CHECK(atomic_load(&progress[id]) == at, "suspended worker %d went on", id);
+    for (int other = 0; other < WORKERS; other++)
+      if (other != id) wait_progress(other, atomic_load(&progress[other]));
+    GC_resume_thread((GC_SUSPEND_THREAD_ID)workers[id]);
+    CHECK(!GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)workers[id]));
+    wait_progress(id, at);
+  }
+  t_note("A: suspended and resumed workers 5 times, collecting meanwhile");
+}
+
+static void *self_suspender(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&progress[WORKERS], 1);
+  GC_suspend_thread((GC_SUSPEND_THREAD_ID)pthread_self());
+  atomic_fetch_add(&progress[WORKERS], 1);
+  return NULL;
+}
+
+static void part_b(void) {
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, self_suspender, NULL) == 0);
+  wait_progress(WORKERS, 0);
+  for (int i = 0; i < 10000 && !GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)t); i++) sleep_ms(1);
+  CHECK(GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)t));
+  collect_with_garbage();
+  sleep_ms(20);
+  CHECK(atomic_load(&progress[WORKERS]) == 1, "a thread that suspended itself went on");
+  GC_resume_thread((GC_SUSPEND_THREAD_ID)t);
+  CHECK(pthread_join(t, NULL) == 0);
+  CHECK(atomic_load(&progress[WORKERS]) == 2);
+  t_note("B: a thread suspended itself until resumed");
+}
+
+static void part_c(void) {
+  unsigned long at[WORKERS];
+  for (int round = 0; round < 3; round++) {
+    for (int id = 0; id < WORKERS; id++) wait_progress(id, atomic_load(&progress[id]));
+    GC_stop_world_external();
+    for (int id = 0; id < WORKERS; id++) at[id] = atomic_load(&progress[id]);
+    usleep(20000); /* no sgc call in between: the caller holds its locks */
+    int moved = 0;
+    for (int id = 0; id < WORKERS; id++) moved += atomic_load(&progress[id]) != at[id];
+    GC_start_world_external();
+    CHECK(moved == 0, "%d workers ran while the world was stopped", moved);
+    for (int id = 0; id < WORKERS; id++) wait_progress(id, at[id]);
+  }
+  t_note("C: GC_stop_world_external stopped every worker 3 times");
+}
+
+enum { MAX_SEEN = 64 };
+static struct {
+  void *id;
+  _Atomic int suspended, resumed;
+} seen[MAX_SEEN];
+static _Atomic int seen_count;
+
+/* No allocation here: the collector's lock is held. */
+static void on_thread_event(GC_EventType event, void *thread_id) {
+  int n = atomic_load(&seen_count), i;
+  for (i = 0; i < n && seen[i].id != thread_id; i++) {}
+  if (i == n) {
+    if (n == MAX_SEEN) return;
+    seen[n].id = thread_id;
+    atomic_store(&seen_count, n + 1);
+  }
+  if (event == GC_EVENT_THREAD_SUSPENDED) atomic_fetch_add(&seen[i].suspended, 1);
+  if (event == GC_EVENT_THREAD_UNSUSPENDED) atomic_fetch_add(&seen[i].resumed, 1);
+}
+
+static void part_d(pthread_t *workers) {
+  GC_set_on_thread_event(on_thread_event);
+  CHECK(GC_get_on_thread_event() == on_thread_event);
+  for (int id = 0; id < WORKERS; id++) wait_progress(id, atomic_load(&progress[id]));
+  /* Until each worker has been reported once: one waiting for the
+   * collector's lock is not signalled (sgc holds it as blocked; bdwgc may
+   * find it in its own blocking state), so not every time. */
+  int collections = 0;
+  for (; collections < 1000; collections++) {
+    GC_gcollect();
+    int reported = 0;
+    for (int id = 0; id < WORKERS; id++)
+      for (int i = 0; i < atomic_load(&seen_count); i++)
+        if (pthread_equal((pthread_t)seen[i].id, workers[id])) reported++;
+    if (reported == WORKERS) break;
+  }
+  GC_set_on_thread_event(0);
+  for (int id = 0; id < WORKERS; id++) {
+    int i;
+    for (i = 0; i < atomic_load(&seen_count); i++)
+      if (pthread_equal((pthread_t)seen[i].id, workers[id])) break;
+    CHECK(i < atomic_load(&seen_count), "no event for worker %d", id);
+    CHECK(seen[i].suspended >= 1, "worker %d never reported suspended", id);
+    CHECK(seen[i].suspended == seen[i].resumed, "worker %d: %d suspended, %d resumed", id,
+          atomic_load(&seen[i].suspended), atomic_load(&seen[i].resumed));
+  }
+  t_note("D: every worker reported suspended, and as often resumed, within %d collections",
+         collections + 1);
+}
+
+/* E: the handler runs on the alternate stack, allocates a list only its
+ * frame holds, and waits there while the main thread collects. */
+static _Atomic int handler_state; /* 1: list built, 2: collections done, 3: checked */
+
+static void altstack_handler(int sig) {
+  (void)sig;
+  /* In memory on the alternate stack, not in a register the stop saves. */
+  struct node *volatile list[1];
+  list[0] = make_list(LIST_NODES, 4242);
+  atomic_store(&handler_state, 1);
+  while (atomic_load(&handler_state) != 2) usleep(1000);
+  check_list(list[0], LIST_NODES, 4242);
+  atomic_store(&handler_state, 3);
+}
+
+static void *altstack_thread(void *arg) {
+  (void)arg;
+  pthread_attr_t attr;
+  void *stack_lo;
+  size_t stack_size;
+  CHECK(pthread_getattr_np(pthread_self(), &attr) == 0);
+  CHECK(pthread_attr_getstack(&attr, &stack_lo, &stack_size) == 0);
+  pthread_attr_destroy(&attr);
+  size_t alt_size = 256 * 1024;
+  void *alt = malloc(alt_size); /* not scanned by the collector but through the registration */
+  CHECK(alt != NULL);
+  stack_t ss = {.ss_sp = alt, .ss_size = alt_size, .ss_flags = 0};
+  CHECK(sigaltstack(&ss, NULL) == 0);
+  GC_register_altstack(stack_lo, stack_size, alt, alt_size);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = altstack_handler;
+  sa.sa_flags = SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+  /* Raised at a point of its own choosing, so the handler may allocate. */
+  CHECK(pthread_kill(pthread_self(), SIGUSR1) == 0);
+  CHECK(atomic_load(&handler_state) == 3);
+  ss.ss_flags = SS_DISABLE;
+  CHECK(sigaltstack(&ss, NULL) == 0);
+  free(alt);
+  return NULL;
+}
+
+static void part_e(void) {
+#if defined(__SANITIZE_THREAD__)
+  /* ThreadSanitizer defers signals that arrive inside a handler until it
+   * returns, so this handler would never see the collector's stop. */
+  t_note("E: skipped under ThreadSanitizer");
+  return;
+#endif
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, altstack_thread, NULL) == 0);
+  for (int i = 0; i < 10000 && atomic_load(&handler_state) != 1; i++) sleep_ms(1);
+  CHECK(atomic_load(&handler_state) == 1, "the signal handler did not run");
+  collect_with_garbage();
+  atomic_store(&handler_state, 2);
+  CHECK(pthread_join(t, NULL) == 0);
+  t_note("E: a handler's list on the alternate stack survived 3 collections");
+}
+
+int main(void) {
+  t_test_name = "thread_suspend";
+  GC_INIT();
+  pthread_t workers[WORKERS];
+  for (int id = 0; id < WORKERS; id++)
+    CHECK(pthread_create(&workers[id], NULL, worker, (void *)(intptr_t)id) == 0);
+  part_a(workers);
+  part_b();
+  part_c();
+  part_d(workers);
+  part_e();
+  atomic_store(&stop_workers, 1);
+  for (int id = 0; id < WORKERS; id++) CHECK(pthread_join(workers[id], NULL) == 0);
+  t_note("passed");
+  return 0;
+}
