@@ -17,10 +17,7 @@
 extern "C" {
 #endif
 
-#define GC_VERSION_MAJOR 8
-#define GC_VERSION_MINOR 2
-#define GC_VERSION_MICRO 2
-#define SGC_VERSION_STRING "0.1.0"
+#include "gc/gc_version.h"
 
 /* bdwgc's gc.h defines these for C++ (its gc_config_macros.h), and
  * programs use them in their own declarations. */

@@ -7,7 +7,9 @@ libgc-dev installs them, with GC_THREADS defined) and its libgc.so.1
 defines must be declared by sgc's headers of the same names and defined
 by LIBSGC: a program written for bdwgc then compiles and links unchanged.
 The list is read from the installed bdwgc at test time, so a newer bdwgc
-is checked against too.  Exits 77 (ctest's skip) without bdwgc's headers.
+is checked against too.  Every header bdwgc installs under gc/ must exist
+in sgc's gc/ too, but for the few NOT_PROVIDED names.  Exits 77 (ctest's
+skip) without bdwgc's headers.
 """
 import os
 import re
@@ -18,6 +20,12 @@ import tempfile
 HEADERS = ["gc.h", "gc_mark.h", "gc_typed.h", "gc_gcj.h", "gc_inline.h", "gc_disclaim.h",
            "javaxfc.h"]
 BDWGC_INCLUDE = "/usr/include/gc"
+# bdwgc headers sgc leaves out, and why: the cord library (libcord, not in
+# Debian's libgc packages), leak-finding mode (sgc does not find leaks, so
+# a header turning malloc into GC_MALLOC to report leaks would report
+# none), and back-pointer debugging (a KEEP_BACK_PTRS build of bdwgc only;
+# Debian's libgc.so.1 defines none of its calls).
+NOT_PROVIDED = {"cord.h", "cord_pos.h", "ec.h", "leak_detector.h", "gc_backptr.h"}
 
 
 def declared_names(cc, tmp):
@@ -71,8 +79,9 @@ def main():
         # program can actually use (the headers also declare calls of other
         # builds, e.g. Windows or back-pointer ones).
         names = sorted(declared_names(cc, tmp) & exported(libgc))
-        missing_headers = [h for h in HEADERS
-                           if not os.path.exists(os.path.join(sgc_include, "gc", h))]
+        installed = sorted(h for h in os.listdir(BDWGC_INCLUDE) if h.endswith(".h"))
+        missing_headers = [h for h in installed if h not in NOT_PROVIDED
+                           and not os.path.exists(os.path.join(sgc_include, "gc", h))]
         if missing_headers:
             print(f"FAIL [api_complete] sgc has no gc/{', gc/'.join(missing_headers)}")
             sys.exit(1)
@@ -106,7 +115,8 @@ def main():
             print(f"FAIL [api_complete] the program exited with {run.returncode}")
             sys.exit(1)
         print(f"[api_complete] all {len(names)} functions and variables of bdwgc's "
-              f"{len(HEADERS)} C headers are declared and defined by sgc")
+              f"{len(HEADERS)} C headers are declared and defined by sgc; of its "
+              f"{len(installed)} headers all but {', '.join(sorted(NOT_PROVIDED))} exist")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #ifndef SGC_GC_INLINE_H
 #define SGC_GC_INLINE_H
 #include "gc_mark.h"
+#include "gc_tiny_fl.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,13 +18,6 @@ extern "C" {
  * links (a mark procedure, or holding every object). */
 GC_API void GC_generic_malloc_many(size_t lb, int k, void **result);
 
-/* bdwgc's <gc/gc_tiny_fl.h>: granules of 16 bytes on 64-bit targets. */
-#define GC_GRANULE_BYTES 16
-#define GC_GRANULE_WORDS (GC_GRANULE_BYTES / sizeof(GC_word))
-#define GC_TINY_FREELISTS 25
-#define GC_RAW_BYTES_FROM_INDEX(i) ((i) * GC_GRANULE_BYTES)
-#define GC_WORDS_TO_GRANULES(n) ((n) * sizeof(void *) / GC_GRANULE_BYTES)
-#define GC_WORDS_TO_WHOLE_GRANULES(n) GC_WORDS_TO_GRANULES((n) + GC_GRANULE_WORDS - 1)
 
 /* DEFAULT_EXPR is what bdwgc evaluates when the list is empty: always,
  * here (INIT readies an object taken from the list, so it is not needed). */
