@@ -91,6 +91,12 @@ PROGRAMS = {
         "args": sizes(["-k", "typed", "-m", "drop", "-r", "3"],
                       ["-k", "typed", "-m", "drop", "-r", "100"]),
     },
+    # C++'s plain new and delete from every thread (bench/cppnew.cc):
+    # libsgccpp and bdwgc's libgccpp against the malloc peers
+    "cppnew": {
+        "bin": "cppnew", "metric": "mops", "malloc": True, "hash": True,
+        "args": sizes(["-n", "20000"], ["-n", "2000000"]),
+    },
     "unfair": {
         "bin": "unfair", "metric": "mops", "malloc": True, "hash": False,
         "args": sizes(["-r", "2", "-k", "1024"], ["-r", "10"]),
@@ -281,6 +287,9 @@ EXPERIMENTS = {
     # typed objects against bdwgc (SPEC §4: its global lock)
     "alloc-typed": {"programs": ["alloc-typed-free", "alloc-typed-drop"], "impls": ["sgc", "bdwgc"],
                     "threads": [1, 2, 4], "gc_threads": [None], "variants": ["default"]},
+    # C++ programs' plain new and delete (libsgccpp, libgccpp, malloc)
+    "cpp-new": {"programs": ["cppnew"], "impls": ["sgc", "bdwgc"] + MALLOC_PEERS,
+                "threads": [1, 2], "gc_threads": [None], "variants": ["default"]},
     # Fig 2.5: memory consumption under unfair usage
     "unfair": {"programs": ["unfair", "unfair-drop"], "impls": ["sgc", "bdwgc"] + MALLOC_PEERS,
                "threads": [1, 2, 4, 8], "gc_threads": [None],

@@ -35,6 +35,9 @@ void large_free(struct page_header *head);
 void *locked_list_pop(void **list, unsigned kind, unsigned cls, struct page_header **fresh);
 void *uncollectable_allocate(size_t bytes, unsigned kind);
 void uncollectable_free(struct page_header *page, void *obj);
+/* heap_lock held: T's caches of free uncollectable objects go back to the
+ * shared lists (T leaving, or gone in a fork child). */
+void uncollectable_cache_retire(struct sgc_thread *t);
 
 /* custom_alloc.c: kinds made by GC_new_kind, thread-local lists in front
  * of shared ones under heap_lock (a collection calls the last two with it

@@ -161,6 +161,7 @@ void thread_unregister_self(void) {
   heap_lock_acquire();
   batches_retire(rec); /* its freed objects become anyone's */
   custom_cache_retire(rec);
+  uncollectable_cache_retire(rec);
   pthread_mutex_unlock(&heap_lock);
   page_store_retire(rec); /* its free pages go back to the pool */
   lock_counted(&registry_lock);
@@ -200,7 +201,9 @@ void threads_after_fork_child(void) {
     struct sgc_thread *next = t->next;
     if (t != self) {
       /* Objects on its caches are unmarked and unreferenced now: the
-       * next collection reclaims them. */
+       * next collection reclaims them, but for uncollectable ones, whose
+       * pages are never swept: those go back to the shared lists. */
+      uncollectable_cache_retire(t);
       free(t->custom_cache);
       free(t);
     }

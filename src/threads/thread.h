@@ -111,6 +111,12 @@ struct sgc_thread {
    * and free_bytes_of at the last collection; written by the owner (the
    * collector with the world stopped). */
   uint64_t freed_bytes_other, freed_bytes_at_gc;
+  /* Free uncollectable objects this thread keeps (alloc/uncollectable.c),
+   * by kind (less KIND_UNCOLLECTABLE) and class, linked through their first
+   * words and unmarked; only the owner touches them, inside the page-path
+   * gate or under heap_lock. */
+  void *uncollectable_cache[2][SIZE_CLASS_COUNT];
+  uint32_t uncollectable_cached_bytes[2][SIZE_CLASS_COUNT];
 };
 
 /* The calling thread's record, or NULL when it is not registered.  The
