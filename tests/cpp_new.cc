@@ -406,11 +406,11 @@ static void part_e()
     t_note("E: %ld collections beside %d threads; %ld holders handed over", collections, E_THREADS, handed);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define CPP_NEW_ASAN 1
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CPP_NEW_SANITIZER 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CPP_NEW_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CPP_NEW_SANITIZER 1
 #endif
 #endif
 
@@ -418,14 +418,14 @@ int main()
 {
     t_test_name = "cpp_new";
     GC_INIT();
-#ifdef CPP_NEW_ASAN
-    /* ASan's runtime defines operator new too, and comes first in the
-     * symbol search order: there is nothing of libgccpp's to test. */
+#ifdef CPP_NEW_SANITIZER
+    /* ASan's and TSan's runtimes define operator new too, and come first
+     * in the symbol search order: there is nothing of libsgccpp's to test. */
     int *probe = new int;
     bool replaced = GC_base(probe) != 0;
     delete probe;
     if (!replaced) {
-        t_note("skipped: AddressSanitizer's operator new is in use");
+        t_note("skipped: a sanitizer's operator new is in use");
         return 77;
     }
 #endif
