@@ -6,8 +6,9 @@
  * (heap_lock), and in front of it on each thread's cache, which GC_free
  * fills and allocation empties without a lock: C++ programs linked with
  * libsgccpp get every plain `new` and `delete` here, and two threads doing
- * that through heap_lock alone took 3.1x the time of one (a std::map churn,
- * where glibc's malloc took 1.2x).  The cache is used inside the page-path
+ * that through heap_lock alone ran at 0.26x the rate the caches give them
+ * (bench-cppnew-sgc -t 2, tools/ab.sh -n 21, paired; history.md).  The
+ * cache is used inside the page-path
  * gate (alloc/page_path.h): a collection closes the gate before mark_begin
  * reads the marks, so no object changes between allocated and free while
  * the collector decides which are roots. */
