@@ -8,10 +8,10 @@
  * libsgccpp get every plain `new` and `delete` here, and two threads doing
  * that through heap_lock alone ran at 0.26x the rate the caches give them
  * (bench-cppnew-sgc -t 2, tools/ab.sh -n 21, paired; history.md).  The
- * cache is used inside the page-path
- * gate (alloc/page_path.h): a collection closes the gate before mark_begin
- * reads the marks, so no object changes between allocated and free while
- * the collector decides which are roots. */
+ * cache is used inside the page-path gate (alloc/page_path.h): a
+ * collection closes the gate before mark_begin reads the marks, so no
+ * object changes between allocated and free while the collector decides
+ * which are roots. */
 #include <string.h>
 
 #include "alloc/alloc.h"
