@@ -13,6 +13,8 @@
  *     signal handler on its alternate stack keeps the objects only that
  *     handler's frame holds (without it sgc scanned from the alternate
  *     stack up to the normal stack's end).
+ *  F. Suspends and resumes as fast as they go, beside a thread collecting
+ *     back to back (SUSPEND_ROUNDS, default 2000).
  *
  * The same source builds against bdwgc (tests/run-against-bdwgc.sh). */
 #define _GNU_SOURCE /* pthread_getattr_np */
@@ -21,6 +23,7 @@
 #include <gc/javaxfc.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -257,6 +260,35 @@ static void part_e(void) {
   t_note("E: a handler's list on the alternate stack survived 3 collections");
 }
 
+/* F: suspends and resumes the workers as fast as it can while another
+ * thread collects back to back, so parks and unparks land before, during
+ * and after stops; the workers check their stack-held lists all along. */
+static _Atomic int collector_stop;
+static void *collector(void *arg) {
+  (void)arg;
+  while (!atomic_load(&collector_stop)) GC_gcollect();
+  return NULL;
+}
+
+static void part_f(pthread_t *workers) {
+  long rounds = t_env_long("SUSPEND_ROUNDS", 2000);
+  pthread_t c;
+  CHECK(pthread_create(&c, NULL, collector, NULL) == 0);
+  for (long r = 0; r < rounds; r++) {
+    int id = (int)(r % WORKERS);
+    GC_suspend_thread((GC_SUSPEND_THREAD_ID)workers[id]);
+    if (r % 7 == 0) sched_yield();
+    GC_resume_thread((GC_SUSPEND_THREAD_ID)workers[id]);
+  }
+  atomic_store(&collector_stop, 1);
+  CHECK(pthread_join(c, NULL) == 0);
+  for (int id = 0; id < WORKERS; id++) {
+    CHECK(!GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)workers[id]));
+    wait_progress(id, atomic_load(&progress[id]));
+  }
+  t_note("F: %ld suspends and resumes beside back-to-back collections", rounds);
+}
+
 int main(void) {
   t_test_name = "thread_suspend";
   GC_INIT();
@@ -268,6 +300,7 @@ int main(void) {
   part_c();
   part_d(workers);
   part_e();
+  part_f(workers);
   atomic_store(&stop_workers, 1);
   for (int id = 0; id < WORKERS; id++) CHECK(pthread_join(workers[id], NULL) == 0);
   t_note("passed");
