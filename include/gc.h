@@ -444,7 +444,9 @@ GC_API void GC_debug_register_finalizer_unreachable(void *, GC_finalization_proc
 GC_API size_t GC_get_debug_header_size(void);
 GC_API const size_t GC_debug_header_size; /* 0: sgc adds no debugging header */
 /* Called when GC_same_obj, GC_is_valid_displacement or GC_is_visible
- * finds the program wrong; the defaults print and abort. */
+ * finds the program wrong; the defaults print and abort.  GC_is_visible
+ * takes the heap lock for an address outside the heap (it reads the
+ * loaded objects' segments afresh). */
 GC_API void (*GC_same_obj_print_proc)(void *p, void *q);
 GC_API void (*GC_is_valid_displacement_print_proc)(void *p);
 GC_API void (*GC_is_visible_print_proc)(void *p);
@@ -472,7 +474,8 @@ GC_API size_t GC_get_obtained_from_os_bytes(void);
 GC_API unsigned long GC_get_full_gc_total_time(void); /* ms of pauses */
 GC_API void GC_dump(void);
 GC_API void GC_dump_named(const char *);
-/* The heap's chunks and the runs of pages in them, in address order. */
+/* The heap's chunks and the runs of pages in them, in address order
+ * (takes the collector's locks). */
 GC_API void GC_dump_regions(void);
 /* Every registered finalizer and disappearing link. */
 GC_API void GC_dump_finalization(void);

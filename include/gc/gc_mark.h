@@ -104,7 +104,8 @@ typedef void (*GC_reachable_object_proc)(void *obj, size_t bytes, void *client_d
 GC_API void GC_enumerate_reachable_objects_inner(GC_reachable_object_proc, void *client_data);
 /* Whether P lies in a loaded object's writable data, scanned as a root at
  * every collection (bdwgc's temporary roots), rather than in a
- * GC_add_roots range or elsewhere. */
+ * GC_add_roots range or elsewhere.  Takes the heap lock (it reads the
+ * loaded objects afresh). */
 GC_API int GC_is_tmp_root(void *p);
 /* Describes objects of KIND in the dumps (GC_dump_finalization): the
  * function writes at most GC_TYPE_DESCR_LEN characters and a NUL. */

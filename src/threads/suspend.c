@@ -13,7 +13,12 @@
  * GC_resume_thread takes only suspend_lock, never a collector lock: a
  * thread parked inside a short sgc critical section the suspender cannot
  * exclude (a finalizer registration's, a statistics read's) can make a
- * collection wait, and that collection must not keep the resume out. */
+ * collection wait, and that collection must not keep the resume out.
+ *
+ * A thread parked while it waited for heap_lock still counts as a waiter
+ * (threads/lock_wait.h): until it is resumed, an explicit collection first
+ * yields to it for the bound of a turn (2 ms), and, had it waited long
+ * enough to count as starving, so does every taker of heap_lock. */
 #include <stdlib.h>
 
 #include "collect/collect.h"
