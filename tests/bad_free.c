@@ -46,6 +46,8 @@ static int run_case(const char *mode)
         GC_free(p);
         GC_free(q);
         GC_free(NULL);
+        for (int i = 0; i < 100; i++)
+            GC_free(GC_malloc_uncollectable(64));
         GC_gcollect();
         for (int i = 0; i < 1000; i++)
             CHECK(GC_malloc(32 + i % 500) != NULL);
@@ -77,6 +79,13 @@ static int run_case(const char *mode)
         CHECK(a && b && GC_size(b) == size);
         GC_free(a);
         GC_free(b + size / 2);
+    } else if (!strcmp(mode, "uncollectable_twice")) {
+        /* Freed into the thread's cache of uncollectable objects, then
+         * again: the cache's path must still refuse the second. */
+        void *u = GC_malloc_uncollectable(64);
+        CHECK(u != NULL);
+        GC_free(u);
+        GC_free(u);
     } else if (!strcmp(mode, "wild")) {
         GC_free((void *)(uintptr_t)0x123456789a0ULL);
     } else {
@@ -138,7 +147,8 @@ int main(int argc, char **argv)
           "control child (valid GC_free calls) failed: status 0x%x, "
           "stderr: %s", st, buf);
 
-    const char *modes[] = {"stack", "malloc", "static", "wild", "inside16", "inside32"};
+    const char *modes[] = {"stack", "malloc", "static", "wild", "inside16", "inside32",
+                           "uncollectable_twice"};
     for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
         st = spawn(self, modes[i], buf, sizeof buf);
         int aborted = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
@@ -154,6 +164,8 @@ int main(int argc, char **argv)
               "GC_free(%s address): stderr does not mention GC_free: %s",
               modes[i], buf);
         CHECK(strncmp(modes[i], "inside", 6) || strstr(buf, "not the start of an object"),
+              "GC_free(%s): wrong message: %s", modes[i], buf);
+        CHECK(strcmp(modes[i], "uncollectable_twice") || strstr(buf, "freed twice"),
               "GC_free(%s): wrong message: %s", modes[i], buf);
     }
     st = spawn(self, "push_all", buf, sizeof buf);

@@ -17,7 +17,8 @@
  *  - GC_enumerate_reachable_objects_inner reports every object kept.
  *  - GC_is_visible and GC_same_obj call their print procedures exactly
  *    when the program is wrong.
- *  - the dumps run, and GC_register_describe_type_fn is accepted.
+ *  - the dumps show the heap's runs and describe a finalizable object by
+ *    the program's GC_register_describe_type_fn (sgc only).
  *
  * The same source builds against bdwgc (tests/run-against-bdwgc.sh). */
 #define GC_THREADS 1
@@ -25,6 +26,8 @@
 #include <gc/gc_inline.h>
 #include <gc/gc_mark.h>
 #include <gc/javaxfc.h>
+
+#include <unistd.h>
 
 #include "common.h"
 
@@ -197,8 +200,11 @@ static void test_variables(void) {
   CHECK(GC_expand_hp(8 << 20));
   CHECK(resized_to > before, "heap resize callback: %lu after %zu", (unsigned long)resized_to, before);
   GC_on_heap_resize = 0;
-  CHECK(GC_incremental_protection_needs() >= 0);
-  GC_start_performance_measurement();
+#ifdef SGC_VERSION_STRING
+  /* sgc has no incremental mode, so it protects nothing (bdwgc's answer
+   * depends on its build and the page size). */
+  CHECK(GC_incremental_protection_needs() == GC_PROTECTS_NONE);
+#endif
   t_note("GC_oom_fn and GC_on_heap_resize assigned directly are called");
 }
 
@@ -314,6 +320,26 @@ static void describe(void *p, char *out) {
   strcpy(out, "test object");
 }
 
+/* Runs the three dumps with standard error going to a file, and reads
+ * back what they wrote into OUT. */
+static void dump_stderr_into(char *out, size_t size) {
+  fflush(stderr);
+  FILE *f = tmpfile();
+  CHECK(f != NULL);
+  int saved = dup(2);
+  CHECK(saved >= 0 && dup2(fileno(f), 2) == 2);
+  GC_dump_regions();
+  GC_dump_finalization();
+  GC_print_free_list(GC_I_NORMAL, 2);
+  fflush(stderr);
+  CHECK(dup2(saved, 2) == 2);
+  close(saved);
+  rewind(f);
+  size_t n = fread(out, 1, size - 1, f);
+  out[n] = 0;
+  fclose(f);
+}
+
 static void test_checks(void) {
   GC_same_obj_print_proc = same_obj_print;
   GC_is_visible_print_proc = visible_print;
@@ -343,12 +369,16 @@ static void test_checks(void) {
   CHECK(GC_is_valid_displacement(&a->pattern) == &a->pattern);
   GC_register_describe_type_fn(GC_I_NORMAL, describe);
   GC_REGISTER_FINALIZER(a, count_finalizer, (void *)0, 0, 0);
-  GC_dump_regions();
-  GC_dump_finalization();
-  GC_print_free_list(GC_I_NORMAL, 2);
+  char dump[16384];
+  dump_stderr_into(dump, sizeof dump);
+#ifdef SGC_VERSION_STRING
+  /* sgc's dumps: the heap's runs, and the finalizer described by the
+   * program's function (bdwgc describes only in its debugging build). */
+  CHECK(strstr(dump, "small objects") && strstr(dump, "test object"), "dumps: %.400s", dump);
+#endif
   GC_REGISTER_FINALIZER(a, 0, 0, 0, 0);
   GC_reachable_here(b);
-  t_note("print procedures called exactly for the wrong pointers; dumps ran");
+  t_note("print procedures called exactly for the wrong pointers; dumps read back");
 }
 
 int main(void) {

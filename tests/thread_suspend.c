@@ -15,6 +15,7 @@
  *     stack up to the normal stack's end).
  *  F. Suspends and resumes as fast as they go, beside a thread collecting
  *     back to back (SUSPEND_ROUNDS, default 2000).
+ *  G. 40 threads suspended at once, a collection, all resumed.
  *
  * The same source builds against bdwgc (tests/run-against-bdwgc.sh). */
 #define _GNU_SOURCE /* pthread_getattr_np */
@@ -289,6 +290,49 @@ static void part_f(pthread_t *workers) {
   t_note("F: %ld suspends and resumes beside back-to-back collections", rounds);
 }
 
+/* G: every one of many threads suspended at once (past any small table
+ * of suspended threads), a collection meanwhile, then all resumed. */
+enum { MANY = 40 };
+static _Atomic unsigned long many_progress[MANY];
+static _Atomic int many_stop;
+
+static void *spinner(void *arg) {
+  int id = (int)(intptr_t)arg;
+  struct node *mine = make_list(50, (uintptr_t)id);
+  while (!atomic_load(&many_stop)) {
+    check_list(mine, 50, (uintptr_t)id);
+    atomic_fetch_add(&many_progress[id], 1);
+    usleep(100);
+  }
+  return NULL;
+}
+
+static void part_g(void) {
+  pthread_t t[MANY];
+  for (int i = 0; i < MANY; i++)
+    CHECK(pthread_create(&t[i], NULL, spinner, (void *)(intptr_t)i) == 0);
+  for (int i = 0; i < MANY; i++)
+    for (int w = 0; w < 10000 && !atomic_load(&many_progress[i]); w++) sleep_ms(1);
+  for (int i = 0; i < MANY; i++) GC_suspend_thread((GC_SUSPEND_THREAD_ID)t[i]);
+  unsigned long at[MANY];
+  for (int i = 0; i < MANY; i++) {
+    CHECK(GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)t[i]));
+    at[i] = atomic_load(&many_progress[i]);
+  }
+  collect_with_garbage();
+  sleep_ms(20);
+  for (int i = 0; i < MANY; i++)
+    CHECK(atomic_load(&many_progress[i]) == at[i], "suspended thread %d went on", i);
+  for (int i = 0; i < MANY; i++) GC_resume_thread((GC_SUSPEND_THREAD_ID)t[i]);
+  for (int i = 0; i < MANY; i++)
+    for (int w = 0; w < 10000 && atomic_load(&many_progress[i]) == at[i]; w++) sleep_ms(1);
+  for (int i = 0; i < MANY; i++)
+    CHECK(atomic_load(&many_progress[i]) > at[i], "resumed thread %d made no progress", i);
+  atomic_store(&many_stop, 1);
+  for (int i = 0; i < MANY; i++) CHECK(pthread_join(t[i], NULL) == 0);
+  t_note("G: %d threads suspended at once, collected beside, resumed", MANY);
+}
+
 int main(void) {
   t_test_name = "thread_suspend";
   GC_INIT();
@@ -301,6 +345,7 @@ int main(void) {
   part_d(workers);
   part_e();
   part_f(workers);
+  part_g();
   atomic_store(&stop_workers, 1);
   for (int id = 0; id < WORKERS; id++) CHECK(pthread_join(workers[id], NULL) == 0);
   t_note("passed");

@@ -67,8 +67,7 @@ static bool cache_refill(struct sgc_thread *t, unsigned kind, unsigned cls) {
     struct page_header *fresh;
     void *p = locked_list_pop(&free_lists[kind - KIND_UNCOLLECTABLE][cls], kind, cls, &fresh);
     if (!p) break;
-    *(void **)p = *cache;
-    *cache = p;
+    free_list_push(cache, p);
   }
   t->uncollectable_cached_bytes[kind - KIND_UNCOLLECTABLE][cls] += taken * size;
   account_allocation((size_t)taken * size);
@@ -80,9 +79,7 @@ static bool cache_refill(struct sgc_thread *t, unsigned kind, unsigned cls) {
 static void *cache_pop(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void **cache = &t->uncollectable_cache[kind - KIND_UNCOLLECTABLE][cls];
   if (!*cache || !page_path_enter(t)) return NULL;
-  void *p = *cache;
-  *cache = *(void **)p;
-  *(void **)p = NULL; /* the rest is zero: cleared when freed */
+  void *p = free_list_pop(cache); /* zero now: cleared when freed */
   t->uncollectable_cached_bytes[kind - KIND_UNCOLLECTABLE][cls] -= size_class_bytes[cls];
   /* A plain store of the mark byte: the object is this thread's, and no
    * collection reads marks while the gate is held. */
@@ -117,12 +114,7 @@ void *uncollectable_allocate(size_t bytes, unsigned kind) {
 static void cache_hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void **cache = &t->uncollectable_cache[kind][cls];
   void **shared = &free_lists[kind][cls];
-  while (*cache) {
-    void *p = *cache;
-    *cache = *(void **)p;
-    *(void **)p = *shared;
-    *shared = p;
-  }
+  for (void *p; (p = free_list_pop(cache));) free_list_push(shared, p);
   t->uncollectable_cached_bytes[kind][cls] = 0;
 }
 
@@ -133,6 +125,17 @@ void uncollectable_cache_retire(struct sgc_thread *t) {
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) cache_hand_back(t, k, c);
 }
 
+/* Small OBJ, which GC_free was given, becomes free: cleared where its
+ * kind is cleared, then unmarked (no longer a root).  Inside the gate or
+ * under heap_lock, so no collection reads the mark meanwhile; false when
+ * OBJ was free already. */
+static bool release_small(struct page_header *page, void *obj) {
+  if (!mark_bit_test(page, (uintptr_t)obj)) return false;
+  if (page->kind == KIND_UNCOLLECTABLE) memset(obj, 0, object_size(page));
+  mark_bit_clear(page, (uintptr_t)obj);
+  return true;
+}
+
 static SGC_NOINLINE void double_free(void *obj) {
   sgc_fatal("GC_free(%p): uncollectable object freed twice", obj);
 }
@@ -140,20 +143,14 @@ static SGC_NOINLINE void double_free(void *obj) {
 void uncollectable_free(struct page_header *page, void *obj) {
   struct sgc_thread *t = sgc_self;
   free_count_bytes(t, object_size(page));
+  unsigned k = page->kind - KIND_UNCOLLECTABLE, cls = page->size_class;
   if (page->state != PAGE_LARGE_HEAD && t && page_path_enter(t)) {
-    /* Inside the gate: no collection reads the mark meanwhile. */
-    if (!mark_bit_test(page, (uintptr_t)obj)) {
-      page_path_exit(t);
-      double_free(obj);
-    }
-    size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
-    if (page->kind == KIND_UNCOLLECTABLE) memset(obj, 0, size);
-    mark_bit_clear(page, (uintptr_t)obj);
-    unsigned k = page->kind - KIND_UNCOLLECTABLE, cls = page->size_class;
-    *(void **)obj = t->uncollectable_cache[k][cls];
-    t->uncollectable_cache[k][cls] = obj;
-    bool full = (t->uncollectable_cached_bytes[k][cls] += size) > CACHE_LIMIT_BYTES;
+    bool released = release_small(page, obj);
+    if (released) free_list_push(&t->uncollectable_cache[k][cls], obj);
+    bool full = released && (t->uncollectable_cached_bytes[k][cls] += size_class_bytes[cls]) >
+                                CACHE_LIMIT_BYTES;
     page_path_exit(t);
+    if (!released) double_free(obj);
     if (full) {
       heap_lock_take(t);
       cache_hand_back(t, k, cls);
@@ -162,19 +159,9 @@ void uncollectable_free(struct page_header *page, void *obj) {
     return;
   }
   heap_lock_take(t);
-  if (page->state == PAGE_LARGE_HEAD) {
-    large_free(page);
-  } else {
-    size_t size = (size_t)page->object_granules << GRANULE_SHIFT;
-    if (!mark_bit_test(page, (uintptr_t)obj)) {
-      pthread_mutex_unlock(&heap_lock);
-      double_free(obj);
-    }
-    mark_bit_clear(page, (uintptr_t)obj);
-    if (page->kind == KIND_UNCOLLECTABLE) memset(obj, 0, size);
-    void **list = &free_lists[page->kind - KIND_UNCOLLECTABLE][page->size_class];
-    *(void **)obj = *list;
-    *list = obj;
-  }
+  bool released = true;
+  if (page->state == PAGE_LARGE_HEAD) large_free(page);
+  else if ((released = release_small(page, obj))) free_list_push(&free_lists[k][cls], obj);
   pthread_mutex_unlock(&heap_lock);
+  if (!released) double_free(obj);
 }

@@ -17,12 +17,9 @@
 #include "common.h"
 #include "mark/mark.h"
 
-struct toggleref {
-  uintptr_t hidden; /* hide_pointer(object) */
-  bool strong;      /* the function's last answer, or the registration's */
-};
-
-static struct toggleref *entries;
+/* hide_pointer(object) of each entry.  IS_STRONG at registration needs no
+ * keeping: the function is asked again before every marking. */
+static uintptr_t *entries;
 static size_t entry_count, entry_capacity;
 /* Read by the collection under meta_lock; written under it too. */
 static GC_toggleref_func toggleref_func;
@@ -43,6 +40,7 @@ GC_API GC_toggleref_func GC_get_toggleref_func(void) {
 }
 
 GC_API int GC_toggleref_add(void *obj, int is_strong) {
+  (void)is_strong;
   sgc_ensure_init();
   if (!obj) sgc_fatal("GC_toggleref_add(NULL)");
   int result = GC_SUCCESS;
@@ -51,14 +49,14 @@ GC_API int GC_toggleref_add(void *obj, int is_strong) {
   if (toggleref_func) {
     if (entry_count == entry_capacity) {
       size_t capacity = entry_capacity ? 2 * entry_capacity : 64;
-      struct toggleref *grown = realloc(entries, capacity * sizeof *grown);
+      uintptr_t *grown = realloc(entries, capacity * sizeof *grown);
       if (grown) {
         entries = grown;
         entry_capacity = capacity;
       }
     }
     if (entry_count < entry_capacity)
-      entries[entry_count++] = (struct toggleref){hide_pointer(obj), is_strong != 0};
+      entries[entry_count++] = hide_pointer(obj);
     else
       result = GC_NO_MEMORY;
   }
@@ -71,14 +69,14 @@ GC_API int GC_toggleref_add(void *obj, int is_strong) {
 void toggleref_before_mark(void) {
   size_t kept = 0;
   for (size_t i = 0; i < entry_count; i++) {
-    void *obj = reveal_pointer(entries[i].hidden);
+    void *obj = reveal_pointer(entries[i]);
     switch (toggleref_func ? toggleref_func(obj) : GC_TOGGLE_REF_DROP) {
     case GC_TOGGLE_REF_STRONG:
-      entries[kept++] = (struct toggleref){entries[i].hidden, true};
+      entries[kept++] = entries[i];
       mark_word((uintptr_t)obj);
       break;
     case GC_TOGGLE_REF_WEAK:
-      entries[kept++] = (struct toggleref){entries[i].hidden, false};
+      entries[kept++] = entries[i];
       break;
     default: /* GC_TOGGLE_REF_DROP, or an answer bdwgc does not define */
       break;
@@ -89,11 +87,10 @@ void toggleref_before_mark(void) {
 
 /* After marking from the roots, before finalization marks what
  * finalizable objects reach (bdwgc's order): weak entries whose object
- * was not reached are forgotten. */
+ * was not reached are forgotten (strong ones were marked above). */
 void toggleref_after_mark(void) {
   size_t kept = 0;
   for (size_t i = 0; i < entry_count; i++)
-    if (entries[i].strong || object_is_marked(reveal_pointer(entries[i].hidden)))
-      entries[kept++] = entries[i];
+    if (object_is_marked(reveal_pointer(entries[i]))) entries[kept++] = entries[i];
   entry_count = kept;
 }

@@ -28,11 +28,11 @@
 
 static pthread_mutex_t suspend_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The threads suspended now, under suspend_lock.  A parked thread cannot
+/* The threads suspended now, under suspend_lock, in an array grown as
+ * needed (a debugger may suspend every thread).  A parked thread cannot
  * exit, so a record on the list stays valid until it is resumed. */
-enum { SUSPENDED_MAX = 256 };
-static struct sgc_thread *suspended[SUSPENDED_MAX];
-static unsigned suspended_count;
+static struct sgc_thread **suspended;
+static unsigned suspended_count, suspended_capacity;
 
 static int suspended_index(pthread_t thread) {
   for (unsigned i = 0; i < suspended_count; i++)
@@ -41,8 +41,13 @@ static int suspended_index(pthread_t thread) {
 }
 
 static void suspended_add(struct sgc_thread *t) {
-  if (suspended_count == SUSPENDED_MAX)
-    sgc_fatal("GC_suspend_thread: more than %d threads suspended at once", SUSPENDED_MAX);
+  if (suspended_count == suspended_capacity) {
+    unsigned capacity = suspended_capacity ? 2 * suspended_capacity : 16;
+    struct sgc_thread **grown = realloc(suspended, capacity * sizeof *grown);
+    if (!grown) sgc_fatal("GC_suspend_thread: out of memory for %u suspended threads", capacity);
+    suspended = grown;
+    suspended_capacity = capacity;
+  }
   suspended[suspended_count++] = t;
 }
 
