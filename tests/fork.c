@@ -5,7 +5,8 @@
  * and exits 0.  The parent checks the child's status and keeps going.
  * The threads also allocate typed objects, so the child inherits other
  * threads' caches of them (sgc keeps those per thread) and must hand out
- * clean, distinct typed objects all the same.
+ * clean, distinct typed objects all the same.  Last, a child forked while
+ * another thread holds uncollectable objects it freed gets them back.
  *
  * A child that deadlocks (e.g. on a collector lock held by a thread that
  * does not exist in the child) is killed by alarm() and reported.
@@ -192,6 +193,69 @@ static void *forking_thread(void *arg)
     return NULL;
 }
 
+/* A thread holding freed uncollectable objects (sgc keeps them in a cache
+ * of its own) while another forks: the child, which has no such thread,
+ * must get them back rather than lose them for good (uncollectable pages
+ * are never swept).  The holder records their addresses. */
+enum { HELD = 64, HELD_BYTES = 96 };
+static void *held[HELD];
+static _Atomic int holder_ready, holder_release;
+
+static void *holder(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < HELD; i++)
+        CHECK((held[i] = GC_MALLOC_UNCOLLECTABLE(HELD_BYTES)) != NULL);
+    for (int i = 0; i < HELD; i++)
+        GC_FREE(held[i]);
+    atomic_store(&holder_ready, 1);
+    while (!atomic_load(&holder_release))
+        usleep(1000);
+    return NULL;
+}
+
+static int child_reuses_held(void)
+{
+    int found = 0;
+    for (int i = 0; i < 2 * HELD; i++) {
+        void *p = GC_MALLOC_UNCOLLECTABLE(HELD_BYTES);
+        if (!p)
+            return 1;
+        for (int j = 0; j < HELD; j++)
+            found += p == held[j];
+    }
+#ifdef SGC_VERSION_STRING
+    if (found < HELD / 2) {
+        fprintf(stderr, "FAIL [fork] the child reused %d of %d objects another thread had "
+                        "freed\n", found, HELD);
+        return 1;
+    }
+#endif
+    printf("[fork] the child reused %d of %d uncollectable objects a lost thread held\n",
+           found, HELD);
+    fflush(stdout);
+    return 0;
+}
+
+static void fork_beside_holder(void)
+{
+    pthread_t h;
+    CHECK(pthread_create(&h, NULL, holder, NULL) == 0);
+    while (!atomic_load(&holder_ready))
+        usleep(1000);
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0)
+        _exit(child_reuses_held());
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        CHECK(errno == EINTR, "waitpid: %s", strerror(errno));
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child beside a holder of freed objects failed");
+    atomic_store(&holder_release, 1);
+    CHECK(pthread_join(h, NULL) == 0);
+}
+
 int main(void)
 {
     t_test_name = "fork";
@@ -229,6 +293,7 @@ int main(void)
         CHECK(pthread_join(m[i], NULL) == 0);
     const char *e = verify(shared_list, SHARED_N, 1);
     CHECK(e == NULL, "parent's shared list at the end: %s", e);
+    fork_beside_holder();
     t_note("%d forks from main, %d from a thread; gc_no %lu", nforks,
            nforks / 2 + 1, (unsigned long)GC_get_gc_no());
     t_note("PASS");
