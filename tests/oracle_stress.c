@@ -18,14 +18,27 @@
  *     through a hidden pointer,
  *   - a shared global mailbox (sub-graphs handed from thread to thread) and
  *     a shared pool of immutable leaves referenced by several threads,
+ *   - uncollectable holders in transit: a second mailbox keeps only hidden
+ *     pointers to GC_malloc_uncollectable'd objects, each holding one
+ *     sub-graph; the receiving thread takes the sub-graph and GC_frees the
+ *     holder, which another thread allocated,
  *   - some only as interior pointers (pointer into the middle of an object).
  *
  * Object kinds: graph nodes (GC_malloc, mutable, owned by one thread at a
- * time), immutable leaves (GC_malloc_atomic or GC_malloc, payload pattern
+ * time; a quarter of those with at most TYPED_REFS_MAX slots are typed
+ * objects, GC_malloc_explicitly_typed with a descriptor naming exactly
+ * their slots' pointer words, so a marker that skipped a slot or a typed
+ * object's allocation that handed out memory in use would lose a node),
+ * immutable leaves (GC_malloc_atomic or GC_malloc, payload pattern
  * only).  Sizes 16..2000 bytes mostly, some 4..64 KiB, a few 100..300 KiB.
  *
  * Also: private temporaries that are GC_realloc'ed (contents checked) and
- * GC_free'd while the other threads allocate and collect.
+ * GC_free'd while the other threads allocate and collect; the thread's
+ * uncollectable table is now and then copied into a fresh uncollectable
+ * object and the old one GC_free'd.  So uncollectable objects are freed
+ * and allocated again all the time, by their own thread and by others
+ * (sgc keeps small ones in per-thread caches: alloc/uncollectable.c), and
+ * must stay roots while they live and be zeroed when handed out again.
  *
  * Checks: after every round and at random moments while the other threads
  * keep mutating, each thread traverses everything reachable from its roots
@@ -44,11 +57,15 @@
  *                          ORACLE_SELFTEST_HIDDEN=1: keep some references
  *                          where the collector cannot see them (malloc);
  *                          the oracle must catch the collected objects.
+ *                          ORACLE_SELFTEST_TYPED=1: typed nodes' descriptors
+ *                          leave out their last slot; the oracle must
+ *                          catch what only such slots held.
  */
 #ifndef GC_THREADS
 #define GC_THREADS
 #endif
 #include "gc.h"
+#include "gc/gc_typed.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -66,6 +83,7 @@
 #define MAGIC_NODE 0x4e4f4445u   /* "NODE" */
 #define MAGIC_LEAF_A 0x4c464154u /* atomic leaf */
 #define MAGIC_LEAF_P 0x4c465054u /* pointer-kind (scanned) leaf */
+#define MAGIC_HOLDER 0x484f4c44u /* "HOLD": uncollectable holder */
 
 /* All objects start with this 16-byte header. */
 typedef struct hdr {
@@ -94,6 +112,25 @@ typedef struct node {
 
 #define NODE_HDR ((uint32_t)sizeof(node)) /* 48 */
 
+/* Typed nodes: the descriptor for N slots names word NODE_HDR/8 + 3i (each
+ * slot's p) for i < N; a bitmap descriptor reaches word 61 at most. */
+#define TYPED_REFS_MAX 18
+static GC_descr g_typed_descr[TYPED_REFS_MAX + 1];
+static int g_selftest_typed; /* ORACLE_SELFTEST_TYPED=1 */
+static _Atomic uint64_t g_typed_nodes;
+
+static void make_typed_descriptors(void)
+{
+    for (int n = 1; n <= TYPED_REFS_MAX; n++) {
+        GC_word bitmap[(NODE_HDR / sizeof(GC_word) + 3 * TYPED_REFS_MAX +
+                        GC_WORDSZ - 1) / GC_WORDSZ] = {0};
+        for (int i = 0; i < n - (g_selftest_typed && n > 1); i++)
+            GC_set_bit(bitmap, NODE_HDR / sizeof(GC_word) + 3 * i);
+        g_typed_descr[n] = GC_make_descriptor(
+            bitmap, NODE_HDR / sizeof(GC_word) + 3 * (size_t)n);
+    }
+}
+
 /* ---- global roots ------------------------------------------------------ */
 static ref g_bss_roots[MAXT][GLB_N];            /* .bss */
 static struct {
@@ -106,10 +143,14 @@ static ref g_pool[POOL_N]; /* immutable leaves, shared by all threads */
 
 static pthread_mutex_t g_mail_lock = PTHREAD_MUTEX_INITIALIZER;
 static ref g_mail[MAIL_N]; /* sub-graphs in transit between threads */
+/* Hidden pointers to uncollectable holders in transit (under g_mail_lock):
+ * nothing the collector scans points to a holder, only its being
+ * uncollectable keeps it, and its contents are roots. */
+static GC_word g_holder_mail[MAIL_N];
 
 static _Atomic uint64_t g_next_id = 1;
 static _Atomic uint64_t g_allocs, g_alloc_bytes, g_verified, g_sent, g_recv,
-    g_explicit_gcs, g_partial_verifies;
+    g_explicit_gcs, g_partial_verifies, g_holders_passed, g_table_swaps;
 static _Atomic size_t g_heap_at_10pct, g_heap_max_after_10pct;
 static _Atomic int g_failed;
 
@@ -367,7 +408,7 @@ static size_t pick_size(ctx *c)
     return (size_t)t_rng_range(&c->rng, 100 * 1024, 300 * 1024);
 }
 
-static void check_zeroed(ctx *c, const char *o, size_t size)
+static void check_zeroed(ctx *c, const char *what, const char *o, size_t size)
 {
     /* Fresh GC_malloc memory must be all zero.  Check it all for small
      * objects, a sample of words for big ones. */
@@ -376,7 +417,7 @@ static void check_zeroed(ctx *c, const char *o, size_t size)
         uint64_t v;
         memcpy(&v, o + i, 8);
         if (v)
-            ofail(c->tid, "GC_malloc", o, NULL,
+            ofail(c->tid, what, o, NULL,
                   "fresh object of %zu bytes not zeroed at byte %zu "
                   "(0x%llx): memory still in use handed out again?",
                   size, i, (unsigned long long)v);
@@ -392,7 +433,7 @@ static void *xalloc(ctx *c, size_t size, int atomic)
     if (((uintptr_t)p & 7) != 0)
         ofail(c->tid, "alloc", p, NULL, "misaligned result");
     if (!atomic)
-        check_zeroed(c, p, size);
+        check_zeroed(c, "GC_malloc", p, size);
     atomic_fetch_add(&g_allocs, 1);
     atomic_fetch_add(&g_alloc_bytes, size);
     return p;
@@ -422,7 +463,19 @@ static ref new_leaf(ctx *c, size_t size)
 
 static node *new_node_raw(ctx *c, size_t size, uint32_t nrefs)
 {
-    node *n = xalloc(c, size, 0);
+    node *n;
+    if (nrefs <= TYPED_REFS_MAX && (t_rng_next(&c->rng) & 3) == 0) {
+        n = GC_malloc_explicitly_typed(size, g_typed_descr[nrefs]);
+        if (!n)
+            ofail(c->tid, "GC_malloc_explicitly_typed", NULL, NULL,
+                  "returned NULL for %zu bytes", size);
+        check_zeroed(c, "GC_malloc_explicitly_typed", (const char *)n, size);
+        atomic_fetch_add(&g_allocs, 1);
+        atomic_fetch_add(&g_alloc_bytes, size);
+        atomic_fetch_add(&g_typed_nodes, 1);
+    } else {
+        n = xalloc(c, size, 0);
+    }
     n->h.magic = MAGIC_NODE;
     n->h.size = (uint32_t)size;
     n->h.id = atomic_fetch_add(&g_next_id, 1);
@@ -615,6 +668,104 @@ static void op_publish_leaf(ctx *c)
     pthread_mutex_unlock(&g_pool_lock);
 }
 
+/* An uncollectable holder: a header, one reference, then a payload. */
+typedef struct holder {
+    hdr h;
+    ref r;
+} holder;
+
+static size_t pick_holder_size(ctx *c)
+{
+    /* mostly small (the per-thread caches' sizes), some a page or more */
+    if (t_rng_below(&c->rng, 20) == 0)
+        return (size_t)t_rng_range(&c->rng, 4097, 40 * 1024);
+    return (size_t)t_rng_range(&c->rng, sizeof(holder), 1500);
+}
+
+static void *xalloc_uncollectable(ctx *c, size_t size)
+{
+    void *p = GC_malloc_uncollectable(size);
+    if (!p)
+        ofail(c->tid, "GC_malloc_uncollectable", NULL, NULL,
+              "returned NULL for %zu bytes", size);
+    check_zeroed(c, "GC_malloc_uncollectable", p, size);
+    atomic_fetch_add(&g_allocs, 1);
+    atomic_fetch_add(&g_alloc_bytes, size);
+    return p;
+}
+
+static void check_holder(ctx *c, const holder *hd, const char *where)
+{
+    uint64_t sum;
+    if (hd->h.magic != MAGIC_HOLDER || hd->h.size < sizeof(holder))
+        ofail(c->tid, where, hd, NULL,
+              "bad holder magic 0x%08x / size %u (uncollectable object "
+              "reclaimed or reused?)",
+              hd->h.magic, hd->h.size);
+    size_t bad = check_payload((const char *)hd, sizeof(holder), hd->h.size,
+                               hd->h.id, 3, &sum);
+    if (bad != (size_t)-1)
+        ofail(c->tid, where, hd, NULL,
+              "holder payload corrupted at byte %zu of %u", bad, hd->h.size);
+}
+
+/* Wrap a fresh sub-graph in an uncollectable holder and post it hidden. */
+static void op_send_holder(ctx *c)
+{
+    size_t size = pick_holder_size(c);
+    holder *hd = xalloc_uncollectable(c, size);
+    hd->h.magic = MAGIC_HOLDER;
+    hd->h.size = (uint32_t)size;
+    hd->h.id = atomic_fetch_add(&g_next_id, 1);
+    fill_payload((char *)hd, sizeof(holder), size, hd->h.id, 3);
+    hd->r = new_subgraph(c);
+    verify_from(c, &hd->r, "outgoing holder");
+    GC_word hidden = GC_HIDE_POINTER(hd);
+    int posted = 0;
+    pthread_mutex_lock(&g_mail_lock);
+    int slot = (int)t_rng_below(&c->rng, MAIL_N);
+    if (!g_holder_mail[slot]) {
+        g_holder_mail[slot] = hidden;
+        posted = 1;
+    }
+    pthread_mutex_unlock(&g_mail_lock);
+    if (!posted)
+        GC_free(hd); /* freed by the thread that allocated it */
+    hd = NULL;
+}
+
+/* Take a holder another thread posted: its sub-graph joins this thread's
+ * graph, and this thread frees the holder. */
+static void op_receive_holder(ctx *c)
+{
+    GC_word hidden = 0;
+    pthread_mutex_lock(&g_mail_lock);
+    int slot = (int)t_rng_below(&c->rng, MAIL_N);
+    hidden = g_holder_mail[slot];
+    g_holder_mail[slot] = 0;
+    pthread_mutex_unlock(&g_mail_lock);
+    if (!hidden)
+        return;
+    holder *hd = (holder *)GC_REVEAL_POINTER(hidden);
+    check_holder(c, hd, "holder intake");
+    verify_from(c, &hd->r, "holder's sub-graph");
+    *random_slot(c) = hd->r;
+    GC_free(hd);
+    atomic_fetch_add(&g_holders_passed, 1);
+}
+
+/* Move this thread's uncollectable table into a fresh uncollectable
+ * object and free the old one. */
+static void op_swap_uncollectable_table(ctx *c)
+{
+    ref *old = uncoll_table(c);
+    ref *fresh = xalloc_uncollectable(c, UNCOLL_N * sizeof(ref));
+    memcpy(fresh, old, UNCOLL_N * sizeof(ref));
+    c->uncoll_hidden = GC_HIDE_POINTER(fresh);
+    GC_free(old);
+    atomic_fetch_add(&g_table_swaps, 1);
+}
+
 /* A slot to store a new reference in; while the graph is below its target
  * size prefer empty slots so that it grows instead of churning. */
 static ref *store_slot(ctx *c, int under)
@@ -684,6 +835,13 @@ static void do_op(ctx *c)
     } else {
         op_temporary(c);
     }
+    uint64_t u = t_rng_below(&c->rng, 400);
+    if (u == 0)
+        op_swap_uncollectable_table(c);
+    else if (u < 3)
+        op_send_holder(c);
+    else if (u < 5)
+        op_receive_holder(c);
     if (g_selftest_free && t_rng_below(&c->rng, 500) == 0) {
         /* Self-test of the oracle: free an object that is still referenced.
          * The run must then fail (ctest registers this WILL_FAIL). */
@@ -806,6 +964,7 @@ int main(int argc, char **argv)
     n_live = (int)t_env_long("ORACLE_LIVE", 4000);
     g_selftest_free = (int)t_env_long("ORACLE_SELFTEST_FREE", 0);
     g_selftest_hidden = (int)t_env_long("ORACLE_SELFTEST_HIDDEN", 0);
+    g_selftest_typed = (int)t_env_long("ORACLE_SELFTEST_TYPED", 0);
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage(argv[0]);
@@ -829,6 +988,7 @@ int main(int argc, char **argv)
     t_note("threads=%d rounds=%d ops=%d seed=%llu", n_threads, n_rounds,
            n_ops, (unsigned long long)g_seed);
 
+    make_typed_descriptors();
     double t0 = t_now();
     /* seed the shared pool */
     {
@@ -857,6 +1017,14 @@ int main(int argc, char **argv)
         GC_gcollect();
         for (int i = 0; i < MAIL_N; i++)
             verify_from(&c0, &g_mail[i], "mailbox at exit");
+        for (int i = 0; i < MAIL_N; i++)
+            if (g_holder_mail[i]) {
+                holder *hd = (holder *)GC_REVEAL_POINTER(g_holder_mail[i]);
+                check_holder(&c0, hd, "holder mailbox at exit");
+                verify_from(&c0, &hd->r, "holder's sub-graph at exit");
+                g_holder_mail[i] = 0;
+                GC_free(hd);
+            }
         for (int i = 0; i < POOL_N; i++)
             verify_from(&c0, &g_pool[i], "pool at exit");
     }
@@ -871,19 +1039,26 @@ int main(int argc, char **argv)
     uint64_t abytes = atomic_load(&g_alloc_bytes);
     t_note("%.1f s: %llu allocations, %llu MiB allocated; %llu objects "
            "verified (%llu mid-round verifications); %llu subgraphs sent, "
-           "%llu received; %lu collections (%llu explicit); heap at 10%%: "
-           "%zu KiB, max later: %zu KiB",
+           "%llu received; %llu typed nodes; %llu uncollectable holders "
+           "passed, %llu uncollectable tables moved; %lu collections (%llu explicit); "
+           "heap at 10%%: %zu KiB, max later: %zu KiB",
            dt, (unsigned long long)atomic_load(&g_allocs),
            (unsigned long long)(abytes >> 20),
            (unsigned long long)atomic_load(&g_verified),
            (unsigned long long)atomic_load(&g_partial_verifies),
            (unsigned long long)atomic_load(&g_sent),
-           (unsigned long long)atomic_load(&g_recv), ngc,
+           (unsigned long long)atomic_load(&g_recv),
+           (unsigned long long)atomic_load(&g_typed_nodes),
+           (unsigned long long)atomic_load(&g_holders_passed),
+           (unsigned long long)atomic_load(&g_table_swaps), ngc,
            (unsigned long long)atomic_load(&g_explicit_gcs), h10 >> 10,
            hmax >> 10);
 
     CHECK(!atomic_load(&g_failed));
     CHECK(ngc >= 1, "no collection happened at all (gc_no did not advance)");
+    if ((uint64_t)n_threads * n_rounds * n_ops >= 100000)
+        CHECK(atomic_load(&g_holders_passed) > 0 && atomic_load(&g_table_swaps) > 0,
+              "no uncollectable holder passed between threads, or no table moved");
     if (n_rounds >= 10) {
         CHECK(h10 > 0);
         CHECK(hmax <= 4 * h10 + ((size_t)64 << 20),
