@@ -78,7 +78,7 @@ B=$TMP
     run oracle_stress_markers1 300 GC_MARKERS=1 "$B/oracle_stress" -r 40
     run oracle_stress_markers2 300 GC_MARKERS=2 "$B/oracle_stress" -r 40
     # the oracle must catch live objects being freed: expect failure
-    for mode in FREE HIDDEN; do
+    for mode in FREE HIDDEN TYPED; do
         env "ORACLE_SELFTEST_$mode=1" "$B/oracle_stress" -r 10 -t 2 >"$TMP/selftest.log" 2>&1
         if [ $? -ne 0 ]; then st=0; else st=1; fi
         record "oracle_selftest_$mode (must detect)" $st
