@@ -255,7 +255,9 @@ size_t page_pool_release(size_t min_pages) {
       size_t n = 0;
       for (size_t i = 0; i < s->span_pages; i++) n += (s[i].flags & PAGE_DIRTY) != 0;
       if (!n) continue;
-      os_decommit((void *)s->start, (size_t)s->span_pages << PAGE_SHIFT);
+      /* Refused (mlockall, say), the pages keep their contents: they stay
+       * dirty, or the next allocation would skip clearing them. */
+      if (!os_decommit((void *)s->start, (size_t)s->span_pages << PAGE_SHIFT)) continue;
       for (size_t i = 0; i < s->span_pages; i++)
         if (s[i].flags & PAGE_DIRTY) s[i].flags = (uint8_t)((s[i].flags & ~PAGE_DIRTY) | PAGE_RELEASED);
       released_pages += n;

@@ -37,7 +37,7 @@ void os_free(void *p, size_t size) {
   if (p) munmap(p, size);
 }
 
-void os_decommit(void *p, size_t size) { madvise(p, size, MADV_DONTNEED); }
+bool os_decommit(void *p, size_t size) { return madvise(p, size, MADV_DONTNEED) == 0; }
 
 void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);

@@ -12,8 +12,10 @@ void *os_reserve_aligned(size_t size, size_t align);
 /* Anonymous zeroed memory for sgc's own tables; NULL on failure. */
 void *os_alloc(size_t size);
 void os_free(void *p, size_t size);
-/* Give the pages back to the kernel; they read as zero afterwards. */
-void os_decommit(void *p, size_t size);
+/* Give the pages back to the kernel; they read as zero afterwards.  False
+ * when the kernel refused (locked pages, say): then they keep their
+ * contents and must still be counted as written. */
+bool os_decommit(void *p, size_t size);
 
 void futex_wait(_Atomic uint32_t *word, uint32_t expected);
 void futex_wait_timeout(_Atomic uint32_t *word, uint32_t expected, uint64_t ns);
