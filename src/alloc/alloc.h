@@ -43,6 +43,10 @@ void uncollectable_cache_retire(struct sgc_thread *t);
  * of shared ones under heap_lock (a collection calls the last two with it
  * held, before and after marking). */
 void *custom_allocate(size_t bytes, unsigned kind);
+/* api/compat_alloc.c: whether KIND is gc_typed.h's, and GC_realloc of an
+ * object of it (HAVE: its size), which keeps its descriptor. */
+bool typed_kind_is(unsigned kind);
+void *typed_realloc(void *old, size_t have, size_t bytes);
 void custom_free(struct page_header *page, void *obj);
 /* OBJ, at the start of a small object of PAGE (a custom kind), freed by
  * the registered thread SELF: GC_free's fast path. */

@@ -154,6 +154,26 @@ GC_API void *GC_malloc_explicitly_typed(size_t bytes, GC_word descriptor) {
   obj[size / sizeof(GC_word) - 1] = descriptor;
   return obj;
 }
+/* GC_realloc of a typed object (alloc/free.c): a new typed object with
+ * the old one's descriptor, which sits in the old object's last word.  A
+ * plain realloc would leave the new object's last word zero (growing:
+ * scanned as holding no pointers, so what only it held is freed) or a
+ * copied data word (shrinking: read as a descriptor), and in place the
+ * caller's bytes could reach the descriptor's word.  bdwgc leaves it to
+ * the program (its typed objects are not meant to be reallocated). */
+bool typed_kind_is(unsigned kind) {
+  return kind != 0 && kind == atomic_load_explicit(&typed_kind, memory_order_acquire);
+}
+void *typed_realloc(void *old, size_t have, size_t bytes) {
+  GC_word descriptor = ((GC_word *)old)[have / sizeof(GC_word) - 1];
+  void *fresh = GC_malloc_explicitly_typed(bytes, descriptor);
+  if (!fresh) return NULL;
+  size_t old_bytes = have - sizeof(GC_word); /* the caller's part */
+  memcpy(fresh, old, old_bytes < bytes ? old_bytes : bytes);
+  GC_free(old);
+  return fresh;
+}
+
 GC_API void *GC_malloc_explicitly_typed_ignore_off_page(size_t bytes, GC_word descriptor) {
   return GC_malloc_explicitly_typed(bytes, descriptor);
 }
