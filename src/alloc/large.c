@@ -22,21 +22,18 @@ void *large_allocate(size_t bytes, unsigned kind) {
     pthread_mutex_unlock(&heap_lock);
     return sgc_out_of_memory(bytes);
   }
-  /* Cleared before it becomes an object, and outside heap_lock, so other
-   * threads' slow paths do not wait for a big memset.  The pages are
-   * PAGE_RESERVED meanwhile: no collection looks inside them, nor hands
-   * them to anyone.  Published first and cleared after, the object was a
-   * root (in_flight, and the conservative words of this thread's memset)
-   * whose stale contents a collection scanned: harmless for sgc's own
-   * kinds, but a program's kind reads its descriptor, or runs its mark
-   * procedure, from those contents -- a typed object's last word once
-   * read as a procedure descriptor and sgc called a null procedure. */
-  if (!page_span_is_zeroed(head, pages) && kind != KIND_ATOMIC &&
-      kind != KIND_ATOMIC_UNCOLLECTABLE) {
-    pthread_mutex_unlock(&heap_lock);
-    memset((void *)head->start, 0, rounded);
-    heap_lock_take(t);
-  }
+  /* Cleared outside heap_lock, so other threads' slow paths do not wait
+   * for a big memset.  Until the caller holds the pointer, in_flight is a
+   * root: a collection meanwhile must not free the object.  It may then
+   * find the pages' previous contents: harmless for sgc's own kinds, but
+   * a kind the program made reads its descriptor, or runs its mark
+   * procedure, from them -- a typed object's stale last word was once
+   * read as a procedure descriptor and sgc called a null procedure.  So
+   * `clearing` tells the marker the object holds nothing yet
+   * (mark/custom_kind.c): released after the memset, read with the world
+   * stopped. */
+  bool clear = !page_span_is_zeroed(head, pages) && kind != KIND_ATOMIC &&
+               kind != KIND_ATOMIC_UNCOLLECTABLE;
   for (size_t i = 1; i < pages; i++) {
     head[i].head_offset = (uint32_t)i;
     head[i].flags |= PAGE_DIRTY;
@@ -53,12 +50,15 @@ void *large_allocate(size_t bytes, unsigned kind) {
     mark_bit_set(head, head->start);
   account_allocation(pages << PAGE_SHIFT);
   heap_accounting.large_allocations++;
+  atomic_store_explicit(&head->clearing, clear, memory_order_relaxed);
   atomic_store_explicit(&head->state, PAGE_LARGE_HEAD, memory_order_release);
   void *obj = (void *)head->start;
-  /* A root until the caller holds the pointer: a collection after the
-   * unlock must not free the object. */
   t->in_flight = obj;
   pthread_mutex_unlock(&heap_lock);
+  if (clear) {
+    memset(obj, 0, rounded);
+    atomic_store_explicit(&head->clearing, 0, memory_order_release);
+  }
   collect_after_unlock();
   atomic_signal_fence(memory_order_seq_cst);
   t->in_flight = NULL;

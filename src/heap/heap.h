@@ -63,6 +63,10 @@ struct page_header {
    * compare with capacity checks both. */
   uint32_t start_inverse;
   uint8_t start_shift;
+  /* Large head: 1 while the thread that allocated the object is still
+   * clearing it outside heap_lock (alloc/large.c).  Its own padding byte,
+   * so that thread writes no field a lock holder writes. */
+  _Atomic uint8_t clearing;
   /* Small pages of a thread-local kind: kind * SIZE_CLASS_COUNT + class,
    * the index of the objects' list in a thread's free_lists (as a flat
    * array) and free_budget; FREE_SLOT_NONE for the other kinds.  GC_free

@@ -185,6 +185,13 @@ static void push_by_descriptor(struct marker *m, uintptr_t base, size_t size, ui
 }
 
 void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t size) {
+  /* A large object its thread is still clearing (alloc/large.c) holds
+   * the pages' previous contents, which no descriptor or procedure of
+   * this kind may read: marked, nothing to scan yet.  Acquire: pairs with
+   * the release after the memset. */
+  if (size > MAX_SMALL_BYTES &&
+      atomic_load_explicit(&page_of_address(base)->clearing, memory_order_acquire))
+    return;
   const struct custom_kind *k = &custom_kinds[kind - KIND_COUNT];
   size_t before = m->pending_count;
   push_by_descriptor(m, base, size, k->descriptor, k->adjust);
