@@ -32,6 +32,12 @@
  * immutable leaves (GC_malloc_atomic or GC_malloc, payload pattern
  * only).  Sizes 16..2000 bytes mostly, some 4..64 KiB, a few 100..300 KiB.
  *
+ * Each thread also keeps a weak-key table built as Guile builds its own
+ * (oracle_weak.h: typed entries chained in buckets, keys behind
+ * disappearing links, read under GC_call_with_alloc_lock): keys not cleared
+ * must be intact, keys also kept strongly never cleared, and no chain may
+ * loop.
+ *
  * Also: private temporaries that are GC_realloc'ed (contents checked) and
  * GC_free'd while the other threads allocate and collect; the thread's
  * uncollectable table is now and then copied into a fresh uncollectable
@@ -72,6 +78,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "oracle_weak.h"
 
 #define MAXT 64
 #define STK_N 32  /* stack-array root slots per thread */
@@ -246,6 +253,7 @@ typedef struct ctx {
     node *rootnode; /* GC_malloc'd table of ROOTNODE_N refs */
     GC_word uncoll_hidden; /* GC_malloc_uncollectable'd ref table, hidden */
     worklist wl;
+    weak_table weak; /* oracle_weak.h: a Guile-style weak-key table */
     uint64_t last_count, last_bytes; /* result of the last full verify */
     uint64_t verify_calls;
 } ctx;
@@ -368,6 +376,14 @@ static vstats verify_from(ctx *c, const ref *r, const char *where)
     return vs;
 }
 
+/* Whether the object at BASE has the header object ID was made with. */
+static int key_intact(const void *base, uint64_t id)
+{
+    const hdr *h = base;
+    return (h->magic == MAGIC_NODE || h->magic == MAGIC_LEAF_A ||
+            h->magic == MAGIC_LEAF_P) && h->id == id;
+}
+
 /* Verify everything reachable from all of this thread's roots. */
 T_NOINLINE static vstats verify_all(ctx *c, ref l0, ref l1, ref l2)
 {
@@ -391,6 +407,8 @@ T_NOINLINE static vstats verify_all(ctx *c, ref l0, ref l1, ref l2)
     ref rn = {c->rootnode, c->rootnode->h.id, 0};
     check_ref(c, &rn, "root node", &vs);
     drain(c, &vs);
+    weak_table_verify(&c->weak, key_intact, c->tid, t_rng_next(&c->rng),
+                      (int)(t_rng_next(&c->rng) & 1));
     atomic_fetch_add(&g_verified, vs.objects);
     return vs;
 }
@@ -842,6 +860,12 @@ static void do_op(ctx *c)
         op_send_holder(c);
     else if (u < 5)
         op_receive_holder(c);
+    else if (u < 13) { /* a weak-table entry for some object */
+        ref r = existing_ref(c);
+        if (r.p)
+            weak_table_put(&c->weak, (char *)r.p - r.off, r.id,
+                           t_rng_below(&c->rng, 4) == 0);
+    }
     if (g_selftest_free && t_rng_below(&c->rng, 500) == 0) {
         /* Self-test of the oracle: free an object that is still referenced.
          * The run must then fail (ctest registers this WILL_FAIL). */
@@ -900,6 +924,7 @@ static void *worker(void *arg)
     }
     c.rootnode = new_node_raw(&c, NODE_HDR + ROOTNODE_N * sizeof(ref) + 8,
                               ROOTNODE_N);
+    weak_table_init(&c.weak);
     /* Local-variable roots: only ever live in this frame / registers. */
     ref l0 = {0, 0, 0}, l1 = {0, 0, 0}, l2 = {0, 0, 0};
 
@@ -989,6 +1014,7 @@ int main(int argc, char **argv)
            n_ops, (unsigned long long)g_seed);
 
     make_typed_descriptors();
+    weak_tables_init();
     double t0 = t_now();
     /* seed the shared pool */
     {
@@ -1040,7 +1066,9 @@ int main(int argc, char **argv)
     t_note("%.1f s: %llu allocations, %llu MiB allocated; %llu objects "
            "verified (%llu mid-round verifications); %llu subgraphs sent, "
            "%llu received; %llu typed nodes; %llu uncollectable holders "
-           "passed, %llu uncollectable tables moved; %lu collections (%llu explicit); "
+           "passed, %llu uncollectable tables moved; weak tables: %llu "
+           "entries put, %llu keys found cleared, %llu found intact; "
+           "%lu collections (%llu explicit); "
            "heap at 10%%: %zu KiB, max later: %zu KiB",
            dt, (unsigned long long)atomic_load(&g_allocs),
            (unsigned long long)(abytes >> 20),
@@ -1050,7 +1078,10 @@ int main(int argc, char **argv)
            (unsigned long long)atomic_load(&g_recv),
            (unsigned long long)atomic_load(&g_typed_nodes),
            (unsigned long long)atomic_load(&g_holders_passed),
-           (unsigned long long)atomic_load(&g_table_swaps), ngc,
+           (unsigned long long)atomic_load(&g_table_swaps),
+           (unsigned long long)atomic_load(&g_weak_put),
+           (unsigned long long)atomic_load(&g_weak_pruned),
+           (unsigned long long)atomic_load(&g_weak_checked), ngc,
            (unsigned long long)atomic_load(&g_explicit_gcs), h10 >> 10,
            hmax >> 10);
 
@@ -1059,6 +1090,9 @@ int main(int argc, char **argv)
     if ((uint64_t)n_threads * n_rounds * n_ops >= 100000)
         CHECK(atomic_load(&g_holders_passed) > 0 && atomic_load(&g_table_swaps) > 0,
               "no uncollectable holder passed between threads, or no table moved");
+    if (n_rounds >= 10 && (uint64_t)n_threads * n_rounds * n_ops >= 100000)
+        CHECK(atomic_load(&g_weak_pruned) > 0 && atomic_load(&g_weak_checked) > 0,
+              "the weak tables saw no key cleared, or none intact: nothing tested");
     if (n_rounds >= 10) {
         CHECK(h10 > 0);
         CHECK(hmax <= 4 * h10 + ((size_t)64 << 20),
