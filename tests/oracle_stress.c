@@ -32,6 +32,10 @@
  * immutable leaves (GC_malloc_atomic or GC_malloc, payload pattern
  * only).  Sizes 16..2000 bytes mostly, some 4..64 KiB, a few 100..300 KiB.
  *
+ * One node in 16 has a finalizer (GC_register_finalizer_no_order), which
+ * checks the object is intact and records its id: an object the oracle
+ * reaches later must not be among them.
+ *
  * Each thread also keeps a weak-key table built as Guile builds its own
  * (oracle_weak.h: typed entries chained in buckets, keys behind
  * disappearing links, read under GC_call_with_alloc_lock): keys not cleared
@@ -136,6 +140,18 @@ static void make_typed_descriptors(void)
         g_typed_descr[n] = GC_make_descriptor(
             bitmap, NODE_HDR / sizeof(GC_word) + 3 * (size_t)n);
     }
+}
+
+/* Finalized objects' ids, one bit each: calloc'd, so the collector does
+ * not scan it (FINALIZED_IDS of them; later ids are not recorded). */
+#define FINALIZED_IDS (1ull << 26)
+static _Atomic uint64_t *g_finalized;
+static _Atomic uint64_t g_finalizers_set, g_finalizers_run;
+
+static int was_finalized(uint64_t id)
+{
+    return id < FINALIZED_IDS &&
+           (atomic_load_explicit(&g_finalized[id / 64], memory_order_relaxed) >> (id % 64)) & 1;
 }
 
 /* ---- global roots ------------------------------------------------------ */
@@ -306,6 +322,11 @@ static void check_ref(ctx *c, const ref *r, const char *where, vstats *vs)
               (unsigned long long)h->id);
     if (r->off >= h->size || h->size < 16)
         ofail(c->tid, where, base, r, "bad size %u", h->size);
+    if (was_finalized(h->id))
+        ofail(c->tid, where, base, r,
+              "object %llu reachable, but its finalizer ran (it was found "
+              "unreachable while it was not)",
+              (unsigned long long)h->id);
 
     /* Sometimes cross-check GC_base / GC_size on the (interior) pointer. */
     if ((t_rng_next(&c->rng) & 15) == 0) {
@@ -479,6 +500,21 @@ static ref new_leaf(ctx *c, size_t size)
     return mkref(c, h, 1);
 }
 
+static void on_finalize(void *obj, void *client_data)
+{
+    const node *n = obj;
+    uint64_t id = (uint64_t)(uintptr_t)client_data;
+    if (n->h.magic != MAGIC_NODE || n->h.id != id)
+        ofail(-1, "finalizer", obj, NULL,
+              "object %llu reached its finalizer with magic 0x%08x, id %llu "
+              "(reclaimed before its finalizer ran?)",
+              (unsigned long long)id, n->h.magic, (unsigned long long)n->h.id);
+    if (id < FINALIZED_IDS)
+        atomic_fetch_or_explicit(&g_finalized[id / 64], 1ull << (id % 64),
+                                 memory_order_relaxed);
+    atomic_fetch_add(&g_finalizers_run, 1);
+}
+
 static node *new_node_raw(ctx *c, size_t size, uint32_t nrefs)
 {
     node *n;
@@ -501,6 +537,11 @@ static node *new_node_raw(ctx *c, size_t size, uint32_t nrefs)
     n->gen = 0;
     n->checksum = fill_payload((char *)n, NODE_HDR + nrefs * sizeof(ref),
                                size, n->h.id, 0);
+    if ((t_rng_next(&c->rng) & 15) == 0) {
+        GC_register_finalizer_no_order(n, on_finalize, (void *)(uintptr_t)n->h.id,
+                                       NULL, NULL);
+        atomic_fetch_add(&g_finalizers_set, 1);
+    }
     return n;
 }
 
@@ -1015,6 +1056,8 @@ int main(int argc, char **argv)
 
     make_typed_descriptors();
     weak_tables_init();
+    g_finalized = calloc(FINALIZED_IDS / 64, sizeof *g_finalized);
+    CHECK(g_finalized != NULL);
     double t0 = t_now();
     /* seed the shared pool */
     {
@@ -1068,7 +1111,7 @@ int main(int argc, char **argv)
            "%llu received; %llu typed nodes; %llu uncollectable holders "
            "passed, %llu uncollectable tables moved; weak tables: %llu "
            "entries put, %llu keys found cleared, %llu found intact; "
-           "%lu collections (%llu explicit); "
+           "%llu finalizers registered, %llu run; %lu collections (%llu explicit); "
            "heap at 10%%: %zu KiB, max later: %zu KiB",
            dt, (unsigned long long)atomic_load(&g_allocs),
            (unsigned long long)(abytes >> 20),
@@ -1081,7 +1124,9 @@ int main(int argc, char **argv)
            (unsigned long long)atomic_load(&g_table_swaps),
            (unsigned long long)atomic_load(&g_weak_put),
            (unsigned long long)atomic_load(&g_weak_pruned),
-           (unsigned long long)atomic_load(&g_weak_checked), ngc,
+           (unsigned long long)atomic_load(&g_weak_checked),
+           (unsigned long long)atomic_load(&g_finalizers_set),
+           (unsigned long long)atomic_load(&g_finalizers_run), ngc,
            (unsigned long long)atomic_load(&g_explicit_gcs), h10 >> 10,
            hmax >> 10);
 
