@@ -1110,7 +1110,8 @@ int main(int argc, char **argv)
            "verified (%llu mid-round verifications); %llu subgraphs sent, "
            "%llu received; %llu typed nodes; %llu uncollectable holders "
            "passed, %llu uncollectable tables moved; weak tables: %llu "
-           "entries put, %llu keys found cleared, %llu found intact; "
+           "entries put, %llu keys found cleared, %llu found intact, %llu "
+           "moved; "
            "%llu finalizers registered, %llu run; %lu collections (%llu explicit); "
            "heap at 10%%: %zu KiB, max later: %zu KiB",
            dt, (unsigned long long)atomic_load(&g_allocs),
@@ -1125,6 +1126,7 @@ int main(int argc, char **argv)
            (unsigned long long)atomic_load(&g_weak_put),
            (unsigned long long)atomic_load(&g_weak_pruned),
            (unsigned long long)atomic_load(&g_weak_checked),
+           (unsigned long long)atomic_load(&g_weak_moved),
            (unsigned long long)atomic_load(&g_finalizers_set),
            (unsigned long long)atomic_load(&g_finalizers_run), ngc,
            (unsigned long long)atomic_load(&g_explicit_gcs), h10 >> 10,

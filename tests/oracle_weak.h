@@ -14,7 +14,10 @@
  *    a chain that loops (an entry handed out again while still in one)
  *    is caught.
  * Entries whose keys were cleared are pruned as Guile's vacuum does:
- * unlinked, their links unregistered.  The caller's KEY_INTACT(base, id)
+ * unlinked, their links unregistered.  Now and then a live entry moves
+ * to a fresh one with GC_move_disappearing_link, as Guile's weak sets
+ * move theirs when they grow: the link must follow (the moved key is
+ * checked like any other from then on).  The caller's KEY_INTACT(base, id)
  * says whether the object at BASE has the header of object ID. */
 #ifndef ORACLE_WEAK_H
 #define ORACLE_WEAK_H
@@ -45,7 +48,7 @@ typedef struct weak_table {
 typedef int (*weak_key_intact_fn)(const void *base, uint64_t id);
 
 static GC_descr weak_entry_descr;
-static _Atomic uint64_t g_weak_put, g_weak_pruned, g_weak_checked;
+static _Atomic uint64_t g_weak_put, g_weak_pruned, g_weak_checked, g_weak_moved;
 
 static void weak_tables_init(void)
 {
@@ -115,8 +118,30 @@ static void weak_table_unlink(weak_table *w, weak_entry **loc)
     w->entries--;
 }
 
+/* Replaces *LOC's entry, whose key KEY the caller holds, by a fresh one
+ * and moves the disappearing link along. */
+static void weak_table_move(weak_entry **loc, void *key, int tid)
+{
+    weak_entry *e = *loc;
+    weak_entry *fresh = GC_malloc_explicitly_typed(sizeof *fresh, weak_entry_descr);
+    CHECK(fresh != NULL);
+    fresh->hash = e->hash;
+    fresh->key_id = e->key_id;
+    fresh->strong_slot = e->strong_slot;
+    fresh->strong_gen = e->strong_gen;
+    fresh->key = key;
+    int moved = GC_move_disappearing_link(&e->key, &fresh->key);
+    CHECK(moved == GC_SUCCESS, "thread %d: GC_move_disappearing_link returned %d", tid, moved);
+    e->key = NULL;
+    fresh->next = e->next;
+    *loc = fresh;
+    e->next = NULL;
+    atomic_fetch_add(&g_weak_moved, 1);
+}
+
 /* Checks every chain and entry; prunes entries whose keys were cleared,
- * and with DROP_ONE also one entry picked by PICK (mod the entries). */
+ * and with DROP_ONE also one entry picked by PICK (mod the entries); moves
+ * an eighth of the live entries (by PICK's upper bits). */
 static void weak_table_verify(weak_table *w, weak_key_intact_fn key_intact, int tid,
                               uint64_t pick, int drop_one)
 {
@@ -153,7 +178,9 @@ static void weak_table_verify(weak_table *w, weak_key_intact_fn key_intact, int 
                 weak_table_unlink(w, loc);
                 continue;
             }
-            loc = &e->next;
+            if (((pick >> 32) + seen) % 8 == 0)
+                weak_table_move(loc, key, tid);
+            loc = &(*loc)->next;
         }
     }
 }
