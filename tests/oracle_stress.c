@@ -1012,6 +1012,11 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static unsigned long long count(_Atomic uint64_t *counter)
+{
+    return (unsigned long long)atomic_load(counter);
+}
+
 static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [-t threads] [-r rounds] [-o ops] [-s seed]\n",
@@ -1107,30 +1112,18 @@ int main(int argc, char **argv)
     unsigned long ngc = (unsigned long)GC_get_gc_no() - gc0;
     uint64_t abytes = atomic_load(&g_alloc_bytes);
     t_note("%.1f s: %llu allocations, %llu MiB allocated; %llu objects "
-           "verified (%llu mid-round verifications); %llu subgraphs sent, "
-           "%llu received; %llu typed nodes; %llu uncollectable holders "
-           "passed, %llu uncollectable tables moved; weak tables: %llu "
-           "entries put, %llu keys found cleared, %llu found intact, %llu "
-           "moved; "
-           "%llu finalizers registered, %llu run; %lu collections (%llu explicit); "
-           "heap at 10%%: %zu KiB, max later: %zu KiB",
-           dt, (unsigned long long)atomic_load(&g_allocs),
-           (unsigned long long)(abytes >> 20),
-           (unsigned long long)atomic_load(&g_verified),
-           (unsigned long long)atomic_load(&g_partial_verifies),
-           (unsigned long long)atomic_load(&g_sent),
-           (unsigned long long)atomic_load(&g_recv),
-           (unsigned long long)atomic_load(&g_typed_nodes),
-           (unsigned long long)atomic_load(&g_holders_passed),
-           (unsigned long long)atomic_load(&g_table_swaps),
-           (unsigned long long)atomic_load(&g_weak_put),
-           (unsigned long long)atomic_load(&g_weak_pruned),
-           (unsigned long long)atomic_load(&g_weak_checked),
-           (unsigned long long)atomic_load(&g_weak_moved),
-           (unsigned long long)atomic_load(&g_finalizers_set),
-           (unsigned long long)atomic_load(&g_finalizers_run), ngc,
-           (unsigned long long)atomic_load(&g_explicit_gcs), h10 >> 10,
-           hmax >> 10);
+           "verified (%llu mid-round verifications); %lu collections (%llu "
+           "explicit); heap at 10%%: %zu KiB, max later: %zu KiB",
+           dt, count(&g_allocs), (unsigned long long)(abytes >> 20), count(&g_verified),
+           count(&g_partial_verifies), ngc, count(&g_explicit_gcs), h10 >> 10, hmax >> 10);
+    t_note("%llu subgraphs sent, %llu received; %llu typed nodes; %llu "
+           "uncollectable holders passed, %llu uncollectable tables moved; weak "
+           "tables: %llu entries put, %llu keys found cleared, %llu found intact, "
+           "%llu moved; %llu finalizers registered, %llu run",
+           count(&g_sent), count(&g_recv), count(&g_typed_nodes), count(&g_holders_passed),
+           count(&g_table_swaps), count(&g_weak_put), count(&g_weak_pruned),
+           count(&g_weak_checked), count(&g_weak_moved), count(&g_finalizers_set),
+           count(&g_finalizers_run));
 
     CHECK(!atomic_load(&g_failed));
     CHECK(ngc >= 1, "no collection happened at all (gc_no did not advance)");
