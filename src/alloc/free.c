@@ -287,7 +287,7 @@ GC_API void *GC_realloc(void *old, size_t bytes) {
   struct page_header *page = checked_object(old, "GC_realloc");
   size_t have = object_size(page);
   unsigned kind = page->kind;
-  if (kind_is_custom(kind) && typed_kind_is(kind)) return typed_realloc(old, have, bytes);
+  if (typed_kind_is(kind)) return typed_realloc(old, have, bytes);
   size_t need = request_bytes(bytes);
   /* Stay in place when the size class still fits and is not wasteful. */
   if (need <= have && (have <= MAX_SMALL_BYTES ? need > have / 2 : need > have - PAGE_BYTES)) {

@@ -162,7 +162,8 @@ GC_API void *GC_malloc_explicitly_typed(size_t bytes, GC_word descriptor) {
  * caller's bytes could reach the descriptor's word.  bdwgc leaves it to
  * the program (its typed objects are not meant to be reallocated). */
 bool typed_kind_is(unsigned kind) {
-  return kind != 0 && kind == atomic_load_explicit(&typed_kind, memory_order_acquire);
+  /* typed_kind is 0, which is no custom kind, until made. */
+  return kind_is_custom(kind) && kind == atomic_load_explicit(&typed_kind, memory_order_acquire);
 }
 void *typed_realloc(void *old, size_t have, size_t bytes) {
   GC_word descriptor = ((GC_word *)old)[have / sizeof(GC_word) - 1];
