@@ -60,6 +60,9 @@
  *                          -r ROUNDS  (ORACLE_ROUNDS, default 100)
  *                          -o OPS     (ORACLE_OPS, ops per round, default 2500)
  *                          -s SEED    (ORACLE_SEED, default from time)
+ *                          -l LIVES   (ORACLE_LIVES, default 16): threads
+ *                          each slot's rounds are split among, one after
+ *                          another (each hands its roots to the next)
  *                          ORACLE_LIVE: target reachable objects per thread
  *                          (default 4000)
  *                          ORACLE_SELFTEST_FREE=1: GC_free objects that are
@@ -77,7 +80,9 @@
 #include "gc.h"
 #include "gc/gc_typed.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -940,20 +945,67 @@ static void note_heap(ctx *c, int round)
             memset(&L, 0, sizeof L);                                         \
     } while (0)
 
-static void *worker(void *arg)
-{
+/* Thread lives.  Each thread slot's rounds are split among ORACLE_LIVES
+ * threads run one after another, each created by the one before, which
+ * then exits while the other slots keep allocating and collecting.  So a
+ * run covers threads leaving with objects in their allocation buffers
+ * and uncollectable caches (handed back at exit) during collections, and
+ * a new thread taking over the graph.  The graph's roots travel the way
+ * a program's would, where only the collector's bookkeeping keeps them:
+ *  - the context and the stack array in a parcel that is the new
+ *    thread's start argument and referenced nowhere else (a root while
+ *    the thread is pending),
+ *  - the three locals in a farewell object that is the old thread's
+ *    result, which the new thread takes with pthread_join after a
+ *    verification and maybe a collection (a root while the old thread
+ *    is exited and not joined).
+ * The last life of a slot is detached and says it is done by a
+ * semaphore. */
+#define MAX_LIVES 64
+static int n_lives = 16;
+typedef struct parcel {
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.tid = (int)(intptr_t)arg;
-    t_rng_seed(&c.rng, g_seed * 1000003u + (uint64_t)c.tid);
     ref stk[STK_N];
-    memset(stk, 0, sizeof stk);
-    c.stk = stk;
+    int life;
+    pthread_t predecessor;
+} parcel;
+typedef struct farewell {
+    ref locals[3];
+} farewell;
+static sem_t g_slots_done;
+static _Atomic uint64_t g_lives_started, g_farewells_taken;
+
+static void *worker(void *arg);
+
+/* P is the only reference to the parcel once this returns. */
+static void start_life(parcel *p)
+{
+    pthread_t th;
+    pthread_attr_t attr;
+    CHECK(pthread_attr_init(&attr) == 0);
+    if (p->life + 1 == n_lives)
+        CHECK(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0);
+    int rc = pthread_create(&th, &attr, worker, p);
+    CHECK(rc == 0, "pthread_create: %d", rc);
+    pthread_attr_destroy(&attr);
+    atomic_fetch_add(&g_lives_started, 1);
+}
+
+static parcel *new_parcel(void)
+{
+    parcel *p = GC_MALLOC(sizeof *p);
+    CHECK(p != NULL);
+    return p;
+}
+
+static void first_life_init(ctx *c)
+{
+    t_rng_seed(&c->rng, g_seed * 1000003u + (uint64_t)c->tid);
     if (g_selftest_hidden) {
         /* Self-test of the oracle: roots the collector cannot see.  Objects
          * reachable only from them get collected, and the run must fail. */
-        c.hidden = calloc(HIDDEN_N, sizeof(ref));
-        CHECK(c.hidden != NULL);
+        c->hidden = calloc(HIDDEN_N, sizeof(ref));
+        CHECK(c->hidden != NULL);
     }
     {
         /* referenced only through a hidden pointer: kept by being
@@ -961,15 +1013,52 @@ static void *worker(void *arg)
         ref *u = GC_malloc_uncollectable(UNCOLL_N * sizeof(ref));
         CHECK(u != NULL);
         memset(u, 0, UNCOLL_N * sizeof(ref));
-        c.uncoll_hidden = GC_HIDE_POINTER(u);
+        c->uncoll_hidden = GC_HIDE_POINTER(u);
     }
-    c.rootnode = new_node_raw(&c, NODE_HDR + ROOTNODE_N * sizeof(ref) + 8,
-                              ROOTNODE_N);
-    weak_table_init(&c.weak);
+    c->rootnode = new_node_raw(c, NODE_HDR + ROOTNODE_N * sizeof(ref) + 8,
+                               ROOTNODE_N);
+    weak_table_init(&c->weak);
+}
+
+static void *worker(void *arg)
+{
+    parcel *p = arg;
+    int life = p->life;
+    ctx c;
+    ref stk[STK_N];
     /* Local-variable roots: only ever live in this frame / registers. */
     ref l0 = {0, 0, 0}, l1 = {0, 0, 0}, l2 = {0, 0, 0};
+    memcpy(&c, &p->c, sizeof c);
+    memcpy(stk, p->stk, sizeof stk);
+    c.stk = stk;
+    if (life == 0) {
+        first_life_init(&c);
+    } else {
+        /* Everything but the locals first, while the thread before is
+         * most likely gone already and its farewell kept only as its
+         * result; then perhaps a collection with it kept that way. */
+        pthread_t predecessor = p->predecessor;
+        verify_all(&c, l0, l1, l2);
+        if (t_rng_below(&c.rng, 2) == 0) {
+            GC_gcollect();
+            atomic_fetch_add(&g_explicit_gcs, 1);
+        }
+        void *result = NULL;
+        CHECK(pthread_join(predecessor, &result) == 0);
+        farewell *f = result;
+        CHECK(f != NULL);
+        l0 = f->locals[0];
+        l1 = f->locals[1];
+        l2 = f->locals[2];
+        atomic_fetch_add(&g_farewells_taken, 1);
+        verify_all(&c, l0, l1, l2);
+    }
+    memset(p, 0, sizeof *p); /* no longer a root */
+    p = NULL;
+    int first = (int)((int64_t)n_rounds * life / n_lives);
+    int last = (int)((int64_t)n_rounds * (life + 1) / n_lives);
 
-    for (int round = 0; round < n_rounds; round++) {
+    for (int round = first; round < last; round++) {
         for (int op = 0; op < n_ops; op++) {
             do_op(&c);
             uint64_t k = t_rng_below(&c.rng, 1000);
@@ -1004,11 +1093,28 @@ static void *worker(void *arg)
                    (unsigned long long)(vs.bytes >> 10),
                    GC_get_heap_size() >> 10, (unsigned long)GC_get_gc_no());
     }
+    if (life + 1 < n_lives) {
+        /* Hand over: the parcel as the next thread's argument, the locals
+         * as this thread's result. */
+        parcel *next = new_parcel();
+        memcpy(&next->c, &c, sizeof c);
+        memcpy(next->stk, stk, sizeof stk);
+        next->life = life + 1;
+        next->predecessor = pthread_self();
+        farewell *f = GC_MALLOC(sizeof *f);
+        CHECK(f != NULL);
+        f->locals[0] = l0;
+        f->locals[1] = l1;
+        f->locals[2] = l2;
+        start_life(next);
+        return f;
+    }
     /* Final check, then drop everything from the global roots. */
     verify_all(&c, l0, l1, l2);
     GC_free(uncoll_table(&c));
     memset(g_bss_roots[c.tid], 0, sizeof g_bss_roots[c.tid]);
     memset(g_data_roots.r[c.tid], 0, sizeof g_data_roots.r[c.tid]);
+    CHECK(sem_post(&g_slots_done) == 0);
     return NULL;
 }
 
@@ -1019,7 +1125,8 @@ static unsigned long long count(_Atomic uint64_t *counter)
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [-t threads] [-r rounds] [-o ops] [-s seed]\n",
+    fprintf(stderr,
+            "usage: %s [-t threads] [-r rounds] [-o ops] [-l lives] [-s seed]\n",
             argv0);
     exit(2);
 }
@@ -1036,6 +1143,7 @@ int main(int argc, char **argv)
     g_selftest_free = (int)t_env_long("ORACLE_SELFTEST_FREE", 0);
     g_selftest_hidden = (int)t_env_long("ORACLE_SELFTEST_HIDDEN", 0);
     g_selftest_typed = (int)t_env_long("ORACLE_SELFTEST_TYPED", 0);
+    n_lives = (int)t_env_long("ORACLE_LIVES", 16);
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage(argv[0]);
@@ -1048,6 +1156,8 @@ int main(int argc, char **argv)
             n_ops = (int)v;
         else if (!strcmp(argv[i], "-s"))
             g_seed = (uint64_t)v;
+        else if (!strcmp(argv[i], "-l"))
+            n_lives = (int)v;
         else
             usage(argv[0]);
         i++;
@@ -1056,8 +1166,12 @@ int main(int argc, char **argv)
         g_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
     CHECK(n_threads >= 1 && n_threads <= MAXT, "threads must be 1..%d", MAXT);
     CHECK(n_rounds >= 1 && n_ops >= 1);
-    t_note("threads=%d rounds=%d ops=%d seed=%llu", n_threads, n_rounds,
-           n_ops, (unsigned long long)g_seed);
+    CHECK(n_lives >= 1 && n_lives <= MAX_LIVES, "lives must be 1..%d",
+          MAX_LIVES);
+    if (n_lives > n_rounds)
+        n_lives = n_rounds; /* a life runs at least one round */
+    t_note("threads=%d rounds=%d ops=%d lives=%d seed=%llu", n_threads,
+           n_rounds, n_ops, n_lives, (unsigned long long)g_seed);
 
     make_typed_descriptors();
     weak_tables_init();
@@ -1074,13 +1188,15 @@ int main(int argc, char **argv)
     }
     unsigned long gc0 = (unsigned long)GC_get_gc_no();
 
-    pthread_t th[MAXT];
+    CHECK(sem_init(&g_slots_done, 0, 0) == 0);
     for (int i = 0; i < n_threads; i++) {
-        int rc = pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
-        CHECK(rc == 0, "pthread_create: %d", rc);
+        parcel *p = new_parcel();
+        p->c.tid = i;
+        start_life(p);
     }
     for (int i = 0; i < n_threads; i++)
-        CHECK(pthread_join(th[i], NULL) == 0);
+        while (sem_wait(&g_slots_done) != 0)
+            CHECK(errno == EINTR, "sem_wait: %d", errno);
 
     /* What is left in the mailbox and the pool must still be intact. */
     {
@@ -1116,6 +1232,8 @@ int main(int argc, char **argv)
            "explicit); heap at 10%%: %zu KiB, max later: %zu KiB",
            dt, count(&g_allocs), (unsigned long long)(abytes >> 20), count(&g_verified),
            count(&g_partial_verifies), ngc, count(&g_explicit_gcs), h10 >> 10, hmax >> 10);
+    t_note("%llu threads ran in turn in %d slots, %llu results taken over",
+           count(&g_lives_started), n_threads, count(&g_farewells_taken));
     t_note("%llu subgraphs sent, %llu received; %llu typed nodes; %llu "
            "uncollectable holders passed, %llu uncollectable tables moved; weak "
            "tables: %llu entries put, %llu keys found cleared, %llu found intact, "
@@ -1127,6 +1245,8 @@ int main(int argc, char **argv)
 
     CHECK(!atomic_load(&g_failed));
     CHECK(ngc >= 1, "no collection happened at all (gc_no did not advance)");
+    CHECK(atomic_load(&g_lives_started) == (uint64_t)n_threads * n_lives);
+    CHECK(atomic_load(&g_farewells_taken) == (uint64_t)n_threads * (n_lives - 1));
     if ((uint64_t)n_threads * n_rounds * n_ops >= 100000)
         CHECK(atomic_load(&g_holders_passed) > 0 && atomic_load(&g_table_swaps) > 0,
               "no uncollectable holder passed between threads, or no table moved");
