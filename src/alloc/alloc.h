@@ -38,6 +38,9 @@ void uncollectable_free(struct page_header *page, void *obj);
 /* heap_lock held: T's caches of free uncollectable objects go back to the
  * shared lists (T leaving, or gone in a fork child). */
 void uncollectable_cache_retire(struct sgc_thread *t);
+/* What a thread's caches of free uncollectable objects keep at most after
+ * a GC_free (an allocation's refill may add 8 KiB). */
+enum { UNCOLLECTABLE_CACHED_LIMIT_BYTES = 512 << 10 };
 
 /* custom_alloc.c: kinds made by GC_new_kind, thread-local lists in front
  * of shared ones under heap_lock (a collection calls the last two with it

@@ -23,8 +23,16 @@ static void *free_lists[2][SIZE_CLASS_COUNT]; /* [kind - KIND_UNCOLLECTABLE] */
 
 /* A thread's cache of one kind and class: refilled with up to
  * CACHE_REFILL_BYTES at a time, and handed back whole to the shared list
- * once GC_free has put more than CACHE_LIMIT_BYTES in it. */
+ * once GC_free has put more than CACHE_LIMIT_BYTES in it.  A thread's
+ * caches together keep at most UNCOLLECTABLE_CACHED_LIMIT_BYTES after a
+ * GC_free (header): the largest go back until they do.  Without that a
+ * thread freeing into every class kept up to 2 kinds x 30 classes x 32
+ * KiB, 1.9 MiB, that no other thread could use.  The limit is above what
+ * refills alone can leave (2 x 30 x 8 KiB), so a program allocating in
+ * every class does not hand back and refill by turns. */
 enum { CACHE_REFILL_BYTES = 8 << 10, CACHE_LIMIT_BYTES = 32 << 10 };
+_Static_assert(UNCOLLECTABLE_CACHED_LIMIT_BYTES > 2 * SIZE_CLASS_COUNT * CACHE_REFILL_BYTES,
+               "refills alone must stay under the limit");
 
 void *locked_list_pop(void **list, unsigned kind, unsigned cls, struct page_header **fresh) {
   *fresh = NULL;
@@ -70,6 +78,7 @@ static bool cache_refill(struct sgc_thread *t, unsigned kind, unsigned cls) {
     free_list_push(cache, p);
   }
   t->uncollectable_cached_bytes[kind - KIND_UNCOLLECTABLE][cls] += taken * size;
+  t->uncollectable_cached_total += taken * size;
   account_allocation((size_t)taken * size);
   return taken != 0;
 }
@@ -81,6 +90,7 @@ static void *cache_pop(struct sgc_thread *t, unsigned kind, unsigned cls) {
   if (!*cache || !page_path_enter(t)) return NULL;
   void *p = free_list_pop(cache); /* zero now: cleared when freed */
   t->uncollectable_cached_bytes[kind - KIND_UNCOLLECTABLE][cls] -= size_class_bytes[cls];
+  t->uncollectable_cached_total -= size_class_bytes[cls];
   /* A plain store of the mark byte: the object is this thread's, and no
    * collection reads marks while the gate is held. */
   atomic_store_explicit(mark_bit_of(page_of_address((uintptr_t)p), (uintptr_t)p), 1,
@@ -115,7 +125,21 @@ static void cache_hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void **cache = &t->uncollectable_cache[kind][cls];
   void **shared = &free_lists[kind][cls];
   for (void *p; (p = free_list_pop(cache));) free_list_push(shared, p);
+  t->uncollectable_cached_total -= t->uncollectable_cached_bytes[kind][cls];
   t->uncollectable_cached_bytes[kind][cls] = 0;
+}
+
+/* heap_lock held: T's largest caches back until all keep at most the
+ * limit. */
+static void cache_hand_back_largest(struct sgc_thread *t) {
+  while (t->uncollectable_cached_total > UNCOLLECTABLE_CACHED_LIMIT_BYTES) {
+    unsigned kind = 0, cls = 0;
+    for (unsigned k = 0; k < 2; k++)
+      for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
+        if (t->uncollectable_cached_bytes[k][c] > t->uncollectable_cached_bytes[kind][cls])
+          kind = k, cls = c;
+    cache_hand_back(t, kind, cls);
+  }
 }
 
 /* heap_lock held: every cache of T (a thread leaving, or one the fork
@@ -147,13 +171,16 @@ void uncollectable_free(struct page_header *page, void *obj) {
   if (page->state != PAGE_LARGE_HEAD && t && page_path_enter(t)) {
     bool released = release_small(page, obj);
     if (released) free_list_push(&t->uncollectable_cache[k][cls], obj);
-    bool full = released && (t->uncollectable_cached_bytes[k][cls] += size_class_bytes[cls]) >
-                                CACHE_LIMIT_BYTES;
+    unsigned size = size_class_bytes[cls];
+    bool full = released && (t->uncollectable_cached_bytes[k][cls] += size) > CACHE_LIMIT_BYTES;
+    bool over = released && (t->uncollectable_cached_total += size) >
+                                UNCOLLECTABLE_CACHED_LIMIT_BYTES;
     page_path_exit(t);
     if (!released) double_free(obj);
-    if (full) {
+    if (full || over) {
       heap_lock_take(t);
-      cache_hand_back(t, k, cls);
+      if (full) cache_hand_back(t, k, cls);
+      cache_hand_back_largest(t);
       pthread_mutex_unlock(&heap_lock);
     }
     return;

@@ -117,6 +117,7 @@ struct sgc_thread {
    * gate or under heap_lock. */
   void *uncollectable_cache[2][SIZE_CLASS_COUNT];
   uint32_t uncollectable_cached_bytes[2][SIZE_CLASS_COUNT];
+  uint32_t uncollectable_cached_total; /* the sum of the above */
 };
 
 /* The calling thread's record, or NULL when it is not registered.  The
