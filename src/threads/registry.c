@@ -4,7 +4,9 @@
  * leave on return from the start routine, GC_pthread_exit,
  * GC_unregister_my_thread or (for implicit ones) a pthread key
  * destructor at exit. */
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/rseq.h>
@@ -115,8 +117,29 @@ uintptr_t thread_stack_base_of_self(void) {
   return (uintptr_t)addr + size;
 }
 
+/* A thread leaving: glibc calls key destructors in the order the keys
+ * were made, sgc's first (made at start-up), so unregistering on the
+ * first call let every other library's destructors run beside
+ * collections that neither stopped the thread nor scanned its stack.
+ * Guile's frees its thread's VM stack, which a mark procedure of its
+ * thread objects reads and gives back to the OS, and only then calls
+ * GC_unregister_my_thread, as bdwgc asks of threads that registered
+ * themselves; its `threads` program crashed about once in 170-500 runs
+ * (bb_exit_destructors, history.md).  So the record is put back until
+ * the last round of destructors glibc runs: the others run their first
+ * rounds with the thread still registered.  Unless the stop signal is
+ * blocked (an exit from inside a signal handler): a collection would
+ * wait for that thread forever. */
 static void exit_key_destructor(void *value) {
-  if (value && sgc_self == value) thread_unregister_self();
+  struct sgc_thread *rec = value;
+  if (!rec || sgc_self != rec) return;
+  sigset_t blocked;
+  bool stoppable = pthread_sigmask(SIG_BLOCK, NULL, &blocked) == 0 &&
+                   !sigismember(&blocked, GC_get_suspend_signal());
+  if (stoppable && ++rec->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS &&
+      pthread_setspecific(exit_key, rec) == 0)
+    return;
+  thread_unregister_self();
 }
 
 void threads_init(void) {

@@ -63,6 +63,7 @@ struct sgc_thread {
   bool detached;          /* GC_pthread_detach or created detached */
   bool created_by_sgc;    /* GC_pthread_create: sgc frees the record at exit */
   bool finalizing;        /* running finalizers: don't nest */
+  uint8_t exit_rounds;    /* thread-exit destructor calls so far (registry.c) */
   uintptr_t stack_base;   /* highest address of the stack (exclusive) */
 
   /* Stop-the-world state (threads/stop_world.c). */
