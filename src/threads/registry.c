@@ -133,9 +133,10 @@ uintptr_t thread_stack_base_of_self(void) {
 static void exit_key_destructor(void *value) {
   struct sgc_thread *rec = value;
   if (!rec || sgc_self != rec) return;
-  sigset_t blocked;
-  bool stoppable = pthread_sigmask(SIG_BLOCK, NULL, &blocked) == 0 &&
-                   !sigismember(&blocked, GC_get_suspend_signal());
+  /* The mask goes in the record, not this frame: a cancelled thread
+   * reaches here on a stack its unwound frames left poisoned for ASan. */
+  bool stoppable = pthread_sigmask(SIG_BLOCK, NULL, &rec->exit_signal_mask) == 0 &&
+                   !sigismember(&rec->exit_signal_mask, GC_get_suspend_signal());
   if (stoppable && ++rec->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS &&
       pthread_setspecific(exit_key, rec) == 0)
     return;

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -119,6 +120,7 @@ struct sgc_thread {
   void *uncollectable_cache[2][SIZE_CLASS_COUNT];
   uint32_t uncollectable_cached_bytes[2][SIZE_CLASS_COUNT];
   uint32_t uncollectable_cached_total; /* the sum of the above */
+  sigset_t exit_signal_mask; /* read by the thread-exit destructor (registry.c) */
 };
 
 /* The calling thread's record, or NULL when it is not registered.  The
