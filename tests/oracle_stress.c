@@ -868,6 +868,30 @@ static void op_temporary(ctx *c)
         GC_free(t);
 }
 
+/* Before a thread exits: 48 KiB of one size allocated, patterned and
+ * GC_free'd, so the thread leaves with freed objects sgc keeps for it (in
+ * sgc, a batch of its own past 32 KiB of one class, handed to the other
+ * threads at exit) while the others allocate.  Held in a GC_MALLOC'd
+ * array meanwhile: a collection must not take them before the frees. */
+static _Atomic uint64_t g_exit_frees;
+static void free_before_exit(ctx *c)
+{
+    size_t sz = (size_t)t_rng_range(&c->rng, 2, 32) * 16;
+    size_t n = (48 << 10) / sz;
+    void **held = GC_MALLOC(n * sizeof *held);
+    if (!held)
+        ofail(c->tid, "free_before_exit", NULL, NULL, "GC_MALLOC = NULL");
+    for (size_t i = 0; i < n; i++) {
+        held[i] = xalloc(c, sz, 0);
+        fill_payload(held[i], 0, sz, atomic_fetch_add(&g_next_id, 1), 9);
+    }
+    for (size_t i = 0; i < n; i++) {
+        GC_free(held[i]);
+        held[i] = NULL;
+    }
+    atomic_fetch_add(&g_exit_frees, n);
+}
+
 /* One random mutation of this thread's graph. */
 static void do_op(ctx *c)
 {
@@ -1094,6 +1118,7 @@ static void *worker(void *arg)
                    GC_get_heap_size() >> 10, (unsigned long)GC_get_gc_no());
     }
     if (life + 1 < n_lives) {
+        free_before_exit(&c);
         /* Hand over: the parcel as the next thread's argument, the locals
          * as this thread's result. */
         parcel *next = new_parcel();
@@ -1232,8 +1257,10 @@ int main(int argc, char **argv)
            "explicit); heap at 10%%: %zu KiB, max later: %zu KiB",
            dt, count(&g_allocs), (unsigned long long)(abytes >> 20), count(&g_verified),
            count(&g_partial_verifies), ngc, count(&g_explicit_gcs), h10 >> 10, hmax >> 10);
-    t_note("%llu threads ran in turn in %d slots, %llu results taken over",
-           count(&g_lives_started), n_threads, count(&g_farewells_taken));
+    t_note("%llu threads ran in turn in %d slots, %llu results taken over, "
+           "%llu objects freed just before an exit",
+           count(&g_lives_started), n_threads, count(&g_farewells_taken),
+           count(&g_exit_frees));
     t_note("%llu subgraphs sent, %llu received; %llu typed nodes; %llu "
            "uncollectable holders passed, %llu uncollectable tables moved; weak "
            "tables: %llu entries put, %llu keys found cleared, %llu found intact, "
