@@ -1,9 +1,9 @@
 /* The thread registry: every thread whose stack and registers the
  * collector must scan.  Threads join by GC_pthread_create, by
  * GC_register_my_thread, or implicitly on their first allocation; they
- * leave on return from the start routine, GC_pthread_exit,
- * GC_unregister_my_thread or (for implicit ones) a pthread key
- * destructor at exit. */
+ * leave by GC_unregister_my_thread or, at exit (the start routine's
+ * return, GC_pthread_exit, cancellation), in the last round of pthread
+ * key destructors. */
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -124,12 +124,14 @@ uintptr_t thread_stack_base_of_self(void) {
  * Guile's frees its thread's VM stack, which a mark procedure of its
  * thread objects reads and gives back to the OS, and only then calls
  * GC_unregister_my_thread, as bdwgc asks of threads that registered
- * themselves; its `threads` program crashed about once in 170-500 runs
- * (bb_exit_destructors, history.md).  So the record is put back until
- * the last round of destructors glibc runs: the others run their first
- * rounds with the thread still registered.  Unless the stop signal is
- * blocked (an exit from inside a signal handler): a collection would
- * wait for that thread forever. */
+ * themselves; a collection in between gave back whatever had been mapped
+ * there since, and Guile's `threads` program crashed several times as
+ * often as with bdwgc (bb_exit_destructors; history.md, "Guile's threads
+ * program").  So the record is put back until the last round of
+ * destructors glibc runs: the others run their first rounds with the
+ * thread still registered.  Unless the stop signal is blocked (an exit
+ * from inside a signal handler): a collection would wait for that thread
+ * forever. */
 static void exit_key_destructor(void *value) {
   struct sgc_thread *rec = value;
   if (!rec || sgc_self != rec) return;
