@@ -124,10 +124,10 @@ uintptr_t thread_stack_base_of_self(void) {
  * Guile's frees its thread's VM stack, which a mark procedure of its
  * thread objects reads and gives back to the OS, and only then calls
  * GC_unregister_my_thread, as bdwgc asks of threads that registered
- * themselves; a collection in between gave back whatever had been mapped
- * there since, and Guile's `threads` program crashed several times as
- * often as with bdwgc (bb_exit_destructors; history.md, "Guile's threads
- * program").  So the record is put back until the last round of
+ * themselves; a collection in between gives back whatever has been
+ * mapped there since (bb_exit_destructors shows the destructors ran
+ * unregistered; Guile's own race in a narrower window remains, as with
+ * bdwgc: history.md, "Guile's threads program").  So the record is put back until the last round of
  * destructors glibc runs: the others run their first rounds with the
  * thread still registered.  Unless the stop signal is blocked (an exit
  * from inside a signal handler): a collection would wait for that thread
