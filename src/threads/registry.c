@@ -127,11 +127,11 @@ uintptr_t thread_stack_base_of_self(void) {
  * themselves; a collection in between gives back whatever has been
  * mapped there since (bb_exit_destructors shows the destructors ran
  * unregistered; Guile's own race in a narrower window remains, as with
- * bdwgc: history.md, "Guile's threads program").  So the record is put back until the last round of
- * destructors glibc runs: the others run their first rounds with the
- * thread still registered.  Unless the stop signal is blocked (an exit
- * from inside a signal handler): a collection would wait for that thread
- * forever. */
+ * bdwgc: history.md, "Guile's threads program").  So the record is put
+ * back until the last round of destructors glibc runs: the others run
+ * their first rounds with the thread still registered.  Unless the stop
+ * signal is blocked (bb_exit_signals_blocked): a collection would wait
+ * for a thread that cannot take it. */
 static void exit_key_destructor(void *value) {
   struct sgc_thread *rec = value;
   if (!rec || sgc_self != rec) return;

@@ -1,14 +1,15 @@
 /* The per-thread caches of free uncollectable objects (alloc/
  * uncollectable.c) stay bounded as a whole, not only per class.
  *
- *   A thread allocates just under the per-class limit (32 KiB) of
+ *   Each thread allocates just under the per-class limit (32 KiB) of
  *   objects in every class of both uncollectable kinds, then frees them
  *   all: 2 x 30 classes x ~30 KiB, far above the thread's limit.  After
  *   each class's frees its caches must keep at most
  *   UNCOLLECTABLE_CACHED_LIMIT_BYTES, and their running total must be
  *   their sum; before the limit they kept everything freed, 1.9 MiB.
- *   The objects handed back are reused by another thread, zeroed where
- *   the kind is cleared. */
+ *   The objects handed back are reused by other threads, zeroed where
+ *   the kind is cleared.  Two threads do each part at once while the
+ *   main thread collects in a loop. */
 #include <pthread.h>
 #include <string.h>
 
@@ -17,9 +18,8 @@
 #include "threads/thread.h"
 #include "unit.h"
 
-enum { PER_CLASS_BYTES = 30 << 10 };
-static void **held; /* uncollectable: a root */
-static size_t held_n;
+enum { PER_CLASS_BYTES = 30 << 10, WORKERS = 2 };
+static _Atomic int workers_done;
 
 static size_t cached_total(const struct sgc_thread *t) {
   size_t sum = 0;
@@ -34,7 +34,10 @@ static void *alloc_kind(unsigned k, size_t bytes) {
 
 static void *fill_and_free(void *unused) {
   (void)unused;
-  size_t freed = 0, kept = 0;
+  size_t freed = 0, kept = 0, held_n = 0;
+  void **held = GC_malloc_uncollectable(sizeof(void *) * (PER_CLASS_BYTES / 16 + 1));
+  CHECK(held != NULL, "held");
+  if (!held) return NULL;
   for (unsigned k = 0; k < 2; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       unsigned size = size_class_bytes[c];
@@ -59,10 +62,11 @@ static void *fill_and_free(void *unused) {
   CHECK(kept <= bound, "the caches keep %zu bytes, over %zu", kept, bound);
   CHECK(sgc_self->uncollectable_cached_total == cached_total(sgc_self), "total %u, sum %zu",
         sgc_self->uncollectable_cached_total, cached_total(sgc_self));
+  GC_free(held);
   return NULL;
 }
 
-/* Another thread takes the handed-back objects: every one of the kind
+/* Other threads takes the handed-back objects: every one of the kind
  * GC_malloc_uncollectable clears zeroed. */
 static void *reuse(void *unused) {
   (void)unused;
@@ -87,14 +91,32 @@ static void *reuse(void *unused) {
   return NULL;
 }
 
+/* A worker's start: its part, then counted done however it ended. */
+static void *worker(void *fn) {
+  ((void *(*)(void *))fn)(NULL);
+  atomic_fetch_add(&workers_done, 1);
+  return NULL;
+}
+
+/* WORKERS threads run FN at once while this one collects, so hand-backs,
+ * refills and the workers' exits (their caches retired) meet collections. */
+static void run_beside_collections(void *(*fn)(void *)) {
+  pthread_t t[WORKERS];
+  atomic_store(&workers_done, 0);
+  for (int i = 0; i < WORKERS; i++) CHECK(GC_pthread_create(&t[i], NULL, worker, (void *)fn) == 0, "create");
+  unsigned long collections = 0;
+  while (atomic_load(&workers_done) < WORKERS) {
+    GC_gcollect();
+    collections++;
+  }
+  for (int i = 0; i < WORKERS; i++) CHECK(GC_pthread_join(t[i], NULL) == 0, "join");
+  printf("%lu collections meanwhile\n", collections);
+  CHECK(collections > 0, "no collection beside the workers");
+}
+
 int main(void) {
   GC_INIT();
-  held = GC_malloc_uncollectable(sizeof(void *) * (PER_CLASS_BYTES / 16 + 1));
-  CHECK(held != NULL, "held");
-  pthread_t t;
-  CHECK(GC_pthread_create(&t, NULL, fill_and_free, NULL) == 0, "create");
-  CHECK(GC_pthread_join(t, NULL) == 0, "join");
-  CHECK(GC_pthread_create(&t, NULL, reuse, NULL) == 0, "create");
-  CHECK(GC_pthread_join(t, NULL) == 0, "join");
+  run_beside_collections(fill_and_free);
+  run_beside_collections(reuse);
   return unit_finish();
 }
