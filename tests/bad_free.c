@@ -15,8 +15,11 @@
  * bad GC_free with a GC_set_abort_func function, which must get the
  * message in place of sgc's own line.
  */
+#define GC_THREADS
 #include "gc.h"
 #include "gc/gc_mark.h"
+
+#include <pthread.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,17 @@
 #include "common.h"
 
 static int static_var[16];
+
+static volatile sig_atomic_t freed_elsewhere;
+
+/* Frees P into this thread's cache and stays, so the cache keeps it. */
+static void *free_one_and_stay(void *p)
+{
+    GC_free(p);
+    freed_elsewhere = 1;
+    for (;;) pause();
+    return NULL;
+}
 
 static void client_abort(const char *msg)
 {
@@ -85,6 +99,22 @@ static int run_case(const char *mode)
         void *u = GC_malloc_uncollectable(64);
         CHECK(u != NULL);
         GC_free(u);
+        GC_free(u);
+    } else if (!strcmp(mode, "uncollectable_handed_back_twice")) {
+        /* Freed with 64 KiB more of its size, past what a thread's cache
+         * keeps, so it goes back to the shared list; then freed again. */
+        enum { N = 1025 };
+        static void *u[N];
+        for (int i = 0; i < N; i++) CHECK((u[i] = GC_malloc_uncollectable(64)) != NULL);
+        for (int i = 0; i < N; i++) GC_free(u[i]);
+        GC_free(u[0]);
+    } else if (!strcmp(mode, "uncollectable_other_thread_twice")) {
+        /* Freed by another thread, which keeps it in its cache, then
+         * here. */
+        void *u = GC_malloc_uncollectable(64);
+        pthread_t t;
+        CHECK(u != NULL && GC_pthread_create(&t, NULL, free_one_and_stay, u) == 0);
+        while (!freed_elsewhere) usleep(1000);
         GC_free(u);
     } else if (!strcmp(mode, "wild")) {
         GC_free((void *)(uintptr_t)0x123456789a0ULL);
@@ -148,7 +178,8 @@ int main(int argc, char **argv)
           "stderr: %s", st, buf);
 
     const char *modes[] = {"stack", "malloc", "static", "wild", "inside16", "inside32",
-                           "uncollectable_twice"};
+                           "uncollectable_twice", "uncollectable_handed_back_twice",
+                           "uncollectable_other_thread_twice"};
     for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
         st = spawn(self, modes[i], buf, sizeof buf);
         int aborted = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
@@ -165,7 +196,7 @@ int main(int argc, char **argv)
               modes[i], buf);
         CHECK(strncmp(modes[i], "inside", 6) || strstr(buf, "not the start of an object"),
               "GC_free(%s): wrong message: %s", modes[i], buf);
-        CHECK(strcmp(modes[i], "uncollectable_twice") || strstr(buf, "freed twice"),
+        CHECK(strncmp(modes[i], "uncollectable_", 14) || strstr(buf, "freed twice"),
               "GC_free(%s): wrong message: %s", modes[i], buf);
     }
     st = spawn(self, "push_all", buf, sizeof buf);

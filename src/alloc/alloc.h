@@ -36,8 +36,10 @@ void *locked_list_pop(void **list, unsigned kind, unsigned cls, struct page_head
 void *uncollectable_allocate(size_t bytes, unsigned kind);
 void uncollectable_free(struct page_header *page, void *obj);
 /* heap_lock held: T's caches of free uncollectable objects go back to the
- * shared lists (T leaving, or gone in a fork child). */
+ * shared lists: T leaving, or (_lost) gone in a fork child, whose caches
+ * may have been half updated when the parent forked. */
 void uncollectable_cache_retire(struct sgc_thread *t);
+void uncollectable_cache_retire_lost(struct sgc_thread *t);
 /* What a thread's caches of free uncollectable objects keep at most after
  * a GC_free (an allocation's refill may add 8 KiB). */
 enum { UNCOLLECTABLE_CACHED_LIMIT_BYTES = 512 << 10 };
@@ -68,7 +70,12 @@ uint16_t free_flush_objects(unsigned cls);
  * by SELF (NULL: a thread sgc does not know) on a path other than the
  * thread-local kinds' lists; all of T's frees; the collection's and an
  * exiting thread's bookkeeping. */
-void free_count_bytes(struct sgc_thread *self, size_t bytes);
+extern _Atomic uint64_t freed_bytes_elsewhere;
+static inline void free_count_bytes(struct sgc_thread *self, size_t bytes) {
+  /* Relaxed: a count, and only slow paths add to the shared one. */
+  if (self) self->freed_bytes_other += bytes;
+  else atomic_fetch_add_explicit(&freed_bytes_elsewhere, bytes, memory_order_relaxed);
+}
 uint64_t free_bytes_of(const struct sgc_thread *t);
 void free_counts_at_collection(void);
 void free_counts_thread_exit(const struct sgc_thread *t);

@@ -91,12 +91,7 @@ void free_record_init(struct sgc_thread *t) {
 
 /* Frees by threads sgc does not know, and by threads that exited since
  * the last collection (relaxed: a count, and only slow paths add). */
-static _Atomic uint64_t freed_bytes_elsewhere;
-
-void free_count_bytes(struct sgc_thread *self, size_t bytes) {
-  if (self) self->freed_bytes_other += bytes;
-  else atomic_fetch_add_explicit(&freed_bytes_elsewhere, bytes, memory_order_relaxed);
-}
+_Atomic uint64_t freed_bytes_elsewhere;
 
 /* Bytes T has freed since it started.  The fast path counts nothing: a
  * class's objects freed are its lists handed back times a budget, plus

@@ -1,4 +1,4 @@
-/* Uncollectable objects.  Their mark bit is set from allocation until
+/* Uncollectable objects.  Their mark byte is nonzero from allocation until
  * GC_free and never cleared by a collection, so every such object is both
  * live and a root (mark_begin queues them); their pages are never swept.
  *
@@ -7,19 +7,47 @@
  * fills and allocation empties without a lock: C++ programs linked with
  * libsgccpp get every plain `new` and `delete` here, and two threads doing
  * that through heap_lock alone ran at 0.26x the rate the caches give them
- * (bench-cppnew-sgc -t 2, tools/ab.sh -n 21, paired; history.md).  The
- * cache is used inside the page-path gate (alloc/page_path.h): a
- * collection closes the gate before mark_begin reads the marks, so no
- * object changes between allocated and free while the collector decides
- * which are roots. */
+ * (bench-cppnew-sgc -t 2, tools/ab.sh -n 21, paired; history.md).
+ *
+ * A small object's mark byte says where it is (enum below).  An object in
+ * a thread's cache keeps a nonzero mark, so the cache changes no object
+ * between "root" and "not a root": a collection reading the marks before
+ * the world stops (mark_begin) sees the same roots whatever the caches do
+ * meanwhile, and the cache needs neither heap_lock nor the page-path gate
+ * (whose seq_cst store was the largest part of each `new` and `delete`;
+ * history.md).  A cached object is cleared when freed, so scanning it as a
+ * root finds at most its link to another cached object.  The marks that
+ * do change between zero and nonzero, the shared lists', change under
+ * heap_lock, which a collection holds throughout. */
 #include <string.h>
 
 #include "alloc/alloc.h"
-#include "alloc/page_path.h"
 #include "collect/collect.h"
 #include "common.h"
 
 static void *free_lists[2][SIZE_CLASS_COUNT]; /* [kind - KIND_UNCOLLECTABLE] */
+
+/* The mark byte of a small uncollectable object.  Collections take any
+ * nonzero byte as a root and change none; the marker may set the byte of
+ * an object on a shared list that a stale word points to, which only
+ * makes it a root (it is cleared) until a refill sets the byte again.
+ * GC_free tells a double free by a byte other than STATE_ALLOCATED. */
+enum uncollectable_state {
+  STATE_SHARED = 0,    /* on a shared list (heap_lock) */
+  STATE_ALLOCATED = 1, /* the program's */
+  STATE_CACHED = 2,    /* on a thread's cache: cleared, found by no root */
+};
+
+static inline _Atomic uint8_t *state_of(void *p) {
+  return mark_bit_of(page_of_address((uintptr_t)p), (uintptr_t)p);
+}
+/* Relaxed: only the owner of the object (the thread whose cache or
+ * allocation it is, or heap_lock's holder) writes the byte, and a
+ * collection that reads it concurrently needs only that it stays nonzero
+ * (STATE_SHARED changes under heap_lock, which the collection holds). */
+static inline void state_set(void *p, enum uncollectable_state s) {
+  atomic_store_explicit(state_of(p), (uint8_t)s, memory_order_relaxed);
+}
 
 /* A thread's cache of one kind and class: refilled with up to
  * CACHE_REFILL_BYTES at a time, and handed back whole to the shared list
@@ -54,16 +82,6 @@ void *locked_list_pop(void **list, unsigned kind, unsigned cls, struct page_head
   return p;
 }
 
-/* heap_lock held: one object off the shared list, marked (allocated). */
-static void *locked_allocate(unsigned kind, unsigned cls) {
-  struct page_header *fresh;
-  void *p = locked_list_pop(&free_lists[kind - KIND_UNCOLLECTABLE][cls], kind, cls, &fresh);
-  if (!p) return NULL;
-  mark_bit_set(page_of_address((uintptr_t)p), (uintptr_t)p);
-  account_allocation(size_class_bytes[cls]);
-  return p;
-}
-
 /* heap_lock held: T's empty cache refilled from the shared list (fresh
  * pages formatted as needed), at least one object; false when out of
  * memory. */
@@ -75,6 +93,7 @@ static bool cache_refill(struct sgc_thread *t, unsigned kind, unsigned cls) {
     struct page_header *fresh;
     void *p = locked_list_pop(&free_lists[kind - KIND_UNCOLLECTABLE][cls], kind, cls, &fresh);
     if (!p) break;
+    state_set(p, STATE_CACHED);
     free_list_push(cache, p);
   }
   t->uncollectable_cached_bytes[kind - KIND_UNCOLLECTABLE][cls] += taken * size;
@@ -83,48 +102,50 @@ static bool cache_refill(struct sgc_thread *t, unsigned kind, unsigned cls) {
   return taken != 0;
 }
 
-/* Pops one object off T's cache inside the gate, marked; NULL when the
- * cache is empty or a collection holds the gate. */
-static void *cache_pop(struct sgc_thread *t, unsigned kind, unsigned cls) {
-  void **cache = &t->uncollectable_cache[kind - KIND_UNCOLLECTABLE][cls];
-  if (!*cache || !page_path_enter(t)) return NULL;
-  void *p = free_list_pop(cache); /* zero now: cleared when freed */
-  t->uncollectable_cached_bytes[kind - KIND_UNCOLLECTABLE][cls] -= size_class_bytes[cls];
+/* One object off T's cache (T's own thread), allocated; NULL when the
+ * cache is empty.  No lock and no gate (top of file). */
+static inline void *cache_pop(struct sgc_thread *t, unsigned k, unsigned cls) {
+  void *p = free_list_pop(&t->uncollectable_cache[k][cls]); /* zero now: cleared when freed */
+  if (!p) return NULL;
+  t->uncollectable_cached_bytes[k][cls] -= size_class_bytes[cls];
   t->uncollectable_cached_total -= size_class_bytes[cls];
-  /* A plain store of the mark byte: the object is this thread's, and no
-   * collection reads marks while the gate is held. */
-  atomic_store_explicit(mark_bit_of(page_of_address((uintptr_t)p), (uintptr_t)p), 1,
-                        memory_order_relaxed);
-  page_path_exit(t);
+  state_set(p, STATE_ALLOCATED);
   return p;
 }
 
-void *uncollectable_allocate(size_t bytes, unsigned kind) {
-  if (bytes > MAX_SMALL_BYTES) return large_allocate(bytes, kind);
-  unsigned cls = size_class_for_bytes(bytes);
-  struct sgc_thread *t = thread_self_or_register();
-  void *p = cache_pop(t, kind, cls);
-  if (p) return p;
+/* uncollectable_allocate's way when T's cache is empty: a refill under
+ * heap_lock.  Apart, so the fast path saves no registers for it. */
+SGC_NOINLINE static void *allocate_refilling(struct sgc_thread *t, size_t bytes, unsigned kind,
+                                             unsigned cls) {
+  void *p = NULL;
   heap_lock_take(t);
-  /* An empty cache is refilled; one the gate kept us from is left. */
-  if (!t->uncollectable_cache[kind - KIND_UNCOLLECTABLE][cls] && cache_refill(t, kind, cls)) {
-    pthread_mutex_unlock(&heap_lock);
-    collect_after_unlock();
-    if ((p = cache_pop(t, kind, cls))) return p;
-    heap_lock_take(t);
-  }
-  p = locked_allocate(kind, cls);
+  /* Popped before heap_lock goes: the collection collect_after_unlock
+   * may run could run finalizers on this thread that empty the cache
+   * again.  P is allocated, so a root, meanwhile. */
+  if (cache_refill(t, kind, cls)) p = cache_pop(t, kind - KIND_UNCOLLECTABLE, cls);
   pthread_mutex_unlock(&heap_lock);
   if (!p) return sgc_out_of_memory(bytes);
   collect_after_unlock();
   return p;
 }
 
+void *uncollectable_allocate(size_t bytes, unsigned kind) {
+  if (unlikely(bytes > MAX_SMALL_BYTES)) return large_allocate(bytes, kind);
+  unsigned cls = size_class_for_bytes(bytes);
+  struct sgc_thread *t = sgc_self;
+  if (unlikely(!t)) t = thread_self_or_register();
+  void *p = cache_pop(t, kind - KIND_UNCOLLECTABLE, cls);
+  return likely(p != NULL) ? p : allocate_refilling(t, bytes, kind, cls);
+}
+
 /* heap_lock held: T's cache of KIND and CLS onto the shared list. */
 static void cache_hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void **cache = &t->uncollectable_cache[kind][cls];
   void **shared = &free_lists[kind][cls];
-  for (void *p; (p = free_list_pop(cache));) free_list_push(shared, p);
+  for (void *p; (p = free_list_pop(cache));) {
+    state_set(p, STATE_SHARED);
+    free_list_push(shared, p);
+  }
   t->uncollectable_cached_total -= t->uncollectable_cached_bytes[kind][cls];
   t->uncollectable_cached_bytes[kind][cls] = 0;
 }
@@ -142,53 +163,97 @@ static void cache_hand_back_largest(struct sgc_thread *t) {
   }
 }
 
-/* heap_lock held: every cache of T (a thread leaving, or one the fork
- * child no longer has) onto the shared lists. */
+/* heap_lock held: every cache of T, a thread leaving, onto the shared
+ * lists. */
 void uncollectable_cache_retire(struct sgc_thread *t) {
   for (unsigned k = 0; k < 2; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) cache_hand_back(t, k, c);
 }
 
-/* Small OBJ, which GC_free was given, becomes free: cleared where its
- * kind is cleared, then unmarked (no longer a root).  Inside the gate or
- * under heap_lock, so no collection reads the mark meanwhile; false when
- * OBJ was free already. */
-static bool release_small(struct page_header *page, void *obj) {
-  if (!mark_bit_test(page, (uintptr_t)obj)) return false;
-  if (page->kind == KIND_UNCOLLECTABLE) memset(obj, 0, object_size(page));
-  mark_bit_clear(page, (uintptr_t)obj);
-  return true;
+/* Whether P is an object a cache of kind K (less KIND_UNCOLLECTABLE) and
+ * class CLS may hold: the start of an object on a small page of that kind
+ * and class, in state STATE_CACHED. */
+static bool cached_object_valid(void *p, unsigned k, unsigned cls) {
+  if ((uintptr_t)p & (GRANULE_BYTES - 1)) return false;
+  struct page_header *page = page_of_address((uintptr_t)p);
+  if (!page || atomic_load_explicit(&page->state, memory_order_relaxed) != PAGE_SMALL ||
+      page->kind != k + KIND_UNCOLLECTABLE || page->size_class != cls)
+    return false;
+  uintptr_t offset = (uintptr_t)p - page->start;
+  size_t size = object_size(page);
+  if ((uintptr_t)p < page->start || offset % size || offset / size >= page->capacity) return false;
+  return atomic_load_explicit(mark_bit_of(page, (uintptr_t)p), memory_order_relaxed) == STATE_CACHED;
+}
+
+/* In a fork child, heap_lock held: the caches of T, a thread the child
+ * does not have, onto the shared lists as far as they can be trusted.  T
+ * may have been pushing or popping when the parent forked, and fork
+ * copies memory page by page while other threads write, so the child may
+ * see a list head without the link written before it, or an object's old
+ * words.  So the walk takes only objects in STATE_CACHED on pages of the
+ * cache's kind and class, stops at the first other link, and clears each
+ * object again.  What it leaves (a few objects at most, in STATE_CACHED
+ * or STATE_ALLOCATED) stays a root in the child, never handed out. */
+void uncollectable_cache_retire_lost(struct sgc_thread *t) {
+  for (unsigned k = 0; k < 2; k++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
+      void *p = t->uncollectable_cache[k][c];
+      size_t size = size_class_bytes[c];
+      /* Each object taken leaves STATE_CACHED, so a link back to one
+       * already taken (a cycle, or another thread's list) ends the walk. */
+      while (p && cached_object_valid(p, k, c)) {
+        void *next = *(void **)p;
+        if (k + KIND_UNCOLLECTABLE == KIND_UNCOLLECTABLE) memset(p, 0, size);
+        state_set(p, STATE_SHARED);
+        free_list_push(&free_lists[k][c], p);
+        p = next;
+      }
+      t->uncollectable_cache[k][c] = NULL;
+      t->uncollectable_cached_bytes[k][c] = 0;
+    }
+  t->uncollectable_cached_total = 0;
 }
 
 static SGC_NOINLINE void double_free(void *obj) {
   sgc_fatal("GC_free(%p): uncollectable object freed twice", obj);
 }
 
+/* Small OBJ, which GC_free was given, checked for a double free and
+ * cleared where its kind is cleared; its state is the caller's to set. */
+static inline void release_small(struct page_header *page, void *obj, _Atomic uint8_t *state) {
+  if (atomic_load_explicit(state, memory_order_relaxed) != STATE_ALLOCATED) double_free(obj);
+  if (page->kind == KIND_UNCOLLECTABLE) memset(obj, 0, object_size(page));
+}
+
 void uncollectable_free(struct page_header *page, void *obj) {
   struct sgc_thread *t = sgc_self;
   free_count_bytes(t, object_size(page));
   unsigned k = page->kind - KIND_UNCOLLECTABLE, cls = page->size_class;
-  if (page->state != PAGE_LARGE_HEAD && t && page_path_enter(t)) {
-    bool released = release_small(page, obj);
-    if (released) free_list_push(&t->uncollectable_cache[k][cls], obj);
-    unsigned size = size_class_bytes[cls];
-    bool full = released && (t->uncollectable_cached_bytes[k][cls] += size) > CACHE_LIMIT_BYTES;
-    bool over = released && (t->uncollectable_cached_total += size) >
-                                UNCOLLECTABLE_CACHED_LIMIT_BYTES;
-    page_path_exit(t);
-    if (!released) double_free(obj);
-    if (full || over) {
-      heap_lock_take(t);
-      if (full) cache_hand_back(t, k, cls);
-      cache_hand_back_largest(t);
-      pthread_mutex_unlock(&heap_lock);
-    }
+  if (page->state == PAGE_LARGE_HEAD) {
+    heap_lock_take(t);
+    large_free(page);
+    pthread_mutex_unlock(&heap_lock);
     return;
   }
-  heap_lock_take(t);
-  bool released = true;
-  if (page->state == PAGE_LARGE_HEAD) large_free(page);
-  else if ((released = release_small(page, obj))) free_list_push(&free_lists[k][cls], obj);
-  pthread_mutex_unlock(&heap_lock);
-  if (!released) double_free(obj);
+  _Atomic uint8_t *state = mark_bit_of(page, (uintptr_t)obj);
+  release_small(page, obj, state);
+  if (!t) { /* an unregistered thread: the shared list */
+    heap_lock_take(t);
+    atomic_store_explicit(state, STATE_SHARED, memory_order_relaxed);
+    free_list_push(&free_lists[k][cls], obj);
+    pthread_mutex_unlock(&heap_lock);
+    return;
+  }
+  /* No lock and no gate (top of file). */
+  atomic_store_explicit(state, STATE_CACHED, memory_order_relaxed);
+  free_list_push(&t->uncollectable_cache[k][cls], obj);
+  unsigned size = size_class_bytes[cls];
+  bool full = (t->uncollectable_cached_bytes[k][cls] += size) > CACHE_LIMIT_BYTES;
+  bool over = (t->uncollectable_cached_total += size) > UNCOLLECTABLE_CACHED_LIMIT_BYTES;
+  if (unlikely(full || over)) {
+    heap_lock_take(t);
+    if (full) cache_hand_back(t, k, cls);
+    cache_hand_back_largest(t);
+    pthread_mutex_unlock(&heap_lock);
+  }
 }

@@ -186,7 +186,7 @@ GC_API void GC_enumerate_reachable_objects_inner(GC_reachable_object_proc proc, 
         size_t size = object_size(p);
         for (unsigned k = 0; k < p->capacity; k++) {
           uintptr_t base = p->start + k * size;
-          if (mark_bit_test(p, base)) proc((void *)base, size, client_data);
+          if (mark_bit_test_held(p, base)) proc((void *)base, size, client_data);
         }
       } else if (state == PAGE_LARGE_HEAD && mark_bit_test(p, p->start)) {
         proc((void *)p->start, p->object_bytes, client_data);

@@ -285,7 +285,7 @@ GC_API int GC_get_kind_and_size(const void *p, size_t *size) {
 GC_API int GC_is_marked(const void *p) {
   struct page_header *page;
   uintptr_t base = object_at(p, &page, "GC_is_marked");
-  return mark_bit_test(page, base);
+  return mark_bit_test_held(page, base);
 }
 
 /* The object survives the collection in progress without being scanned

@@ -259,8 +259,11 @@ void collect_locked(enum SGC_gc_reason reason) {
    * here on nothing but this collection reads or writes a collectable
    * object's mark.  Sweeps read marks only inside a page op (waited for
    * above, and heap_lock keeps new ones from starting) or inside the page
-   * path (closed); large objects and uncollectable ones change marks only
-   * under heap_lock; the allocation and free fast paths never touch them.
+   * path (closed); large objects change marks only under heap_lock, and
+   * uncollectable ones between zero and nonzero only under it (a thread's
+   * cache moves its objects between two nonzero states, which mark_begin
+   * takes alike as roots: alloc/uncollectable.c); the allocation and free
+   * fast paths of the collectable kinds never touch marks.
    * A walk over every page in use, this took 18-75 us of each pause
    * (cube, gcbench, cky with 2 threads), the marking's only serial part
    * that grows with the heap. */

@@ -222,12 +222,24 @@ static inline size_t object_size(const struct page_header *p) {
                                 : p->object_bytes;
 }
 
-/* Marks (union page_marks): the object's first granule holds its mark. */
+/* Marks (union page_marks): the object's first granule holds its mark.
+ * BASE is on P's page, which starts at a multiple of PAGE_BYTES (chunks
+ * are CHUNK_BYTES-aligned), so its offset is its low bits: no load of
+ * P->start, which for the uncollectable caches was a second line of the
+ * header to fetch on every `new` (alloc/uncollectable.c). */
 static inline _Atomic uint8_t *mark_bit_of(const struct page_header *p, uintptr_t base) {
-  return (_Atomic uint8_t *)&p->marks.byte[(base - p->start) >> GRANULE_SHIFT];
+  return (_Atomic uint8_t *)&p->marks.byte[(base & (PAGE_BYTES - 1)) >> GRANULE_SHIFT];
 }
 static inline bool mark_bit_test(const struct page_header *p, uintptr_t base) {
   return atomic_load_explicit(mark_bit_of(p, base), memory_order_relaxed) != 0;
+}
+/* Whether the program holds the object at BASE as far as the marks say:
+ * marked, and not a free uncollectable object on a thread's cache, whose
+ * mark byte is 2 (alloc/uncollectable.c).  For the API's views of marks
+ * (GC_is_marked, GC_enumerate_reachable_objects_inner); collections take
+ * any nonzero byte as marked. */
+static inline bool mark_bit_test_held(const struct page_header *p, uintptr_t base) {
+  return atomic_load_explicit(mark_bit_of(p, base), memory_order_relaxed) == 1;
 }
 /* Optimistic update (thesis §3.4.3): read first, and only when the mark
  * is clear the atomic exchange.  Returns true when this call set it: for
@@ -241,8 +253,9 @@ __attribute__((always_inline)) static inline bool mark_bit_set(struct page_heade
 static inline void mark_bit_clear(struct page_header *p, uintptr_t base) {
   atomic_store_explicit(mark_bit_of(p, base), 0, memory_order_relaxed);
 }
-/* Objects marked on P.  Each mark byte is 0 or 1, so adding the mark
- * words adds byte lanes that never carry (each lane ends at most
+/* Objects marked on P, a page of a collectable kind (an uncollectable
+ * page's cached objects have mark bytes of 2).  Each mark byte is 0 or 1,
+ * so adding the mark words adds byte lanes that never carry (each lane ends at most
  * MARK_WORDS_PER_PAGE = 32), and one fold sums the lanes.  Not
  * __builtin_popcountll: without -mpopcnt (the x86-64 baseline this
  * library is built for) that is a libgcc call per word, 32 a page, and

@@ -228,8 +228,9 @@ void threads_after_fork_child(void) {
     if (t != self) {
       /* Objects on its caches are unmarked and unreferenced now: the
        * next collection reclaims them, but for uncollectable ones, whose
-       * pages are never swept: those go back to the shared lists. */
-      uncollectable_cache_retire(t);
+       * pages are never swept: those go back to the shared lists, as far
+       * as the half-updated lists the fork may have copied allow. */
+      uncollectable_cache_retire_lost(t);
       free(t->custom_cache);
       free(t);
     }

@@ -115,8 +115,8 @@ struct sgc_thread {
   uint64_t freed_bytes_other, freed_bytes_at_gc;
   /* Free uncollectable objects this thread keeps (alloc/uncollectable.c),
    * by kind (less KIND_UNCOLLECTABLE) and class, linked through their first
-   * words and unmarked; only the owner touches them, inside the page-path
-   * gate or under heap_lock. */
+   * words, in the mark state STATE_CACHED; only the owner touches them
+   * (with no lock), or heap_lock's holder once the owner is gone. */
   void *uncollectable_cache[2][SIZE_CLASS_COUNT];
   uint32_t uncollectable_cached_bytes[2][SIZE_CLASS_COUNT];
   uint32_t uncollectable_cached_total; /* the sum of the above */

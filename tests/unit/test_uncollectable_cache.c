@@ -11,6 +11,7 @@
  *   the kind is cleared.  Two threads do each part at once while the
  *   main thread collects in a loop. */
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "alloc/alloc.h"
@@ -20,6 +21,9 @@
 
 enum { PER_CLASS_BYTES = 30 << 10, WORKERS = 2 };
 static _Atomic int workers_done;
+/* Set by the main thread as it starts its first collection: the workers
+ * wait for it, so on a loaded machine they cannot finish before it. */
+static _Atomic int collecting;
 
 static size_t cached_total(const struct sgc_thread *t) {
   size_t sum = 0;
@@ -93,6 +97,7 @@ static void *reuse(void *unused) {
 
 /* A worker's start: its part, then counted done however it ended. */
 static void *worker(void *fn) {
+  while (!atomic_load(&collecting)) sched_yield();
   ((void *(*)(void *))fn)(NULL);
   atomic_fetch_add(&workers_done, 1);
   return NULL;
@@ -103,9 +108,11 @@ static void *worker(void *fn) {
 static void run_beside_collections(void *(*fn)(void *)) {
   pthread_t t[WORKERS];
   atomic_store(&workers_done, 0);
+  atomic_store(&collecting, 0);
   for (int i = 0; i < WORKERS; i++) CHECK(GC_pthread_create(&t[i], NULL, worker, (void *)fn) == 0, "create");
   unsigned long collections = 0;
   while (atomic_load(&workers_done) < WORKERS) {
+    atomic_store(&collecting, 1);
     GC_gcollect();
     collections++;
   }
