@@ -33,9 +33,13 @@
 # thread's next intercepted call, so the registers and stack pointer a
 # stopped thread reports are stale (the collector then misses what the
 # thread has since allocated) and a thread spinning in user code never
-# stops.  The thread mode runs programs that finish under it anyway,
-# ignores their verdicts, and prints each race report's first frame; it
-# fails if any race is reported.
+# stops, nor does one waiting in pthread_mutex_lock or
+# pthread_barrier_wait: a thread waiting at a test's barrier beside a
+# collection (unit_sweep_owner, unit_page_path) or for heap_lock while
+# GC_suspend_thread holds it (bb_thread_suspend) hangs the program.  The
+# thread mode runs programs that finish under it anyway and prints each
+# race report's first frame; it fails if any race is reported or any
+# program fails, crashes or times out.
 set -eu
 cd "$(dirname "$0")/.."
 kind=${1:?usage: $0 undefined|address [ctest arguments]}
@@ -67,19 +71,32 @@ if [ "$kind" != thread ]; then
 fi
 log=build-thread/races.log
 : >"$log"
-for program in "bb_oracle_stress -r 10 -t 3" bb_api_basic bb_free_reuse bb_weak bb_thread_suspend \
+failed_programs=
+for program in "bb_oracle_stress -r 10 -t 3" bb_api_basic bb_free_reuse bb_weak \
   bb_compat_extras bb_disclaim \
   bb_percpu_unique bb_custom_kinds bb_heap_bounded unit/unit_batch_steal unit/unit_batch_lent unit/unit_flip \
-  unit/unit_store_stats unit/unit_sweep_owner unit/unit_release unit/unit_store_pages_reused \
-  unit/unit_page_path; do
+  unit/unit_store_stats unit/unit_release unit/unit_store_pages_reused \
+  "bb_uncollectable_roots 2" unit/unit_uncollectable_cache; do
   echo "== $program" >>"$log"
   # $program unquoted on purpose: a binary and its arguments.
+  status=0
   TSAN_OPTIONS="halt_on_error=0 report_signal_unsafe=0" timeout 120 \
-    build-thread/tests/$program >>"$log" 2>&1 || true
+    build-thread/tests/$program >>"$log" 2>&1 || status=$?
+  # A race report alone exits 66 (TSan's exitcode); anything else, a
+  # crash of TSan's own included, is a failure of its own.
+  if [ "$status" -ne 0 ] && [ "$status" -ne 66 ]; then
+    echo "== $program exited with status $status" >>"$log"
+    failed_programs="$failed_programs
+  $program (status $status)"
+  fi
 done
 echo "races reported (first frame, count), all in $log:"
 grep -A2 "WARNING: ThreadSanitizer" "$log" | sed -n 's/^    #0 \([^ ]*\) \([^ ]*\) .*/\1 \2/p' |
   sed 's|.*/\(src/\)|\1|; s|.*/\(tests/\)|\1|' | sort | uniq -c
+if [ -n "$failed_programs" ]; then
+  echo "$0: programs that failed or crashed under TSan (see $log):$failed_programs" >&2
+  exit 1
+fi
 if grep -q "WARNING: ThreadSanitizer" "$log"; then
   echo "$0: data races reported (see $log)" >&2
   exit 1

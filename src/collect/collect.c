@@ -394,7 +394,7 @@ void collector_locks_release(void) {
  * Its own wait counts too, so two threads collecting in loops take turns. */
 static void collect_lock_after_waiters(void) {
   if (atomic_load_explicit(&lock_waiters, memory_order_relaxed)) lock_yield_while(&lock_waiters);
-  lock_counted(&heap_lock);
+  if (pthread_mutex_trylock(&heap_lock) != 0) heap_lock_wait(sgc_self);
 }
 
 GC_API void GC_gcollect(void) {

@@ -28,14 +28,15 @@ static inline void heap_lock_take(struct sgc_thread *t) {
   if (__builtin_expect(pthread_mutex_trylock(&heap_lock) == 0, 1)) return;
   heap_lock_wait(t);
 }
-/* heap_lock for a thread that need not wait in a blocking section. */
-static inline void heap_lock_acquire(void) {
-  lock_turn_for_starving();
-  lock_counted(&heap_lock);
-}
+/* heap_lock_take for the calling thread, registered or not, where no
+ * thread record is at hand. */
+void heap_lock_acquire(void);
 /* meta_lock guards the finalizer and disappearing-link tables and the
- * registered roots. */
+ * registered roots.  A collection takes it with heap_lock; the program's
+ * threads take it with meta_lock_take, which waits as heap_lock_take
+ * does (threads/pthread_api.c). */
 extern pthread_mutex_t meta_lock;
+void meta_lock_take(void);
 
 /* Incremented by every collection; a page is swept at most once per epoch. */
 extern _Atomic uint32_t gc_epoch;

@@ -49,7 +49,7 @@ static void register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
     if (obj) sgc_warn("GC_register_finalizer: %p is not the start of a heap object", obj);
     return;
   }
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   struct ptr_entry *e = ptr_table_find(&finalizers, obj);
   if (ofn) *ofn = e ? (GC_finalization_proc)e->fn : NULL;
   if (ocd) *ocd = e ? (void *)e->value[0] : NULL;
@@ -162,7 +162,7 @@ GC_API int GC_invoke_finalizers(void) {
     void *volatile obj = NULL;
     void *volatile cd = NULL;
     GC_finalization_proc fn = NULL;
-    pthread_mutex_lock(&meta_lock);
+    meta_lock_take();
     struct ptr_entry *e = queue_head;
     if (e) {
       queue_head = e->next;
@@ -210,7 +210,7 @@ GC_API void GC_finalize_all(void) {
   sgc_ensure_init();
   for (;;) {
     size_t queued = 0;
-    pthread_mutex_lock(&meta_lock);
+    meta_lock_take();
     ptr_table_filter(&finalizers, every_entry, enqueue, &queued);
     pthread_mutex_unlock(&meta_lock);
     int ran = GC_invoke_finalizers();
@@ -231,7 +231,7 @@ static bool print_finalizer(struct ptr_entry *e, void *arg) {
 
 GC_API void GC_dump_finalization(void) {
   sgc_ensure_init();
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   fprintf(stderr, "sgc: objects with a finalizer:\n");
   ptr_table_filter(&finalizers, print_finalizer, never_drop, NULL);
   fprintf(stderr, "sgc: %zu queued for finalization\n", finalize_queue_length());

@@ -26,14 +26,14 @@ static GC_toggleref_func toggleref_func;
 
 GC_API void GC_set_toggleref_func(GC_toggleref_func fn) {
   sgc_ensure_init();
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   toggleref_func = fn;
   pthread_mutex_unlock(&meta_lock);
 }
 
 GC_API GC_toggleref_func GC_get_toggleref_func(void) {
   sgc_ensure_init();
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   GC_toggleref_func fn = toggleref_func;
   pthread_mutex_unlock(&meta_lock);
   return fn;
@@ -44,7 +44,7 @@ GC_API int GC_toggleref_add(void *obj, int is_strong) {
   sgc_ensure_init();
   if (!obj) sgc_fatal("GC_toggleref_add(NULL)");
   int result = GC_SUCCESS;
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   /* As bdwgc: without a function there is nothing to ask, and no entry. */
   if (toggleref_func) {
     if (entry_count == entry_capacity) {

@@ -17,7 +17,7 @@ static bool link_pointer_valid(void **link) {
 static int register_link(struct ptr_table *t, void **link, const void *obj) {
   sgc_ensure_init();
   if (!link_pointer_valid(link)) sgc_fatal("disappearing link %p is not an aligned pointer", (void *)link);
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   int result = GC_SUCCESS;
   struct ptr_entry *existing = ptr_table_find(t, link);
   if (existing) {
@@ -34,7 +34,7 @@ static int register_link(struct ptr_table *t, void **link, const void *obj) {
 }
 
 static int unregister_link(struct ptr_table *t, void **link) {
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   struct ptr_entry *e = ptr_table_remove(t, link);
   if (e) ptr_entry_release(e);
   pthread_mutex_unlock(&meta_lock);
@@ -43,7 +43,7 @@ static int unregister_link(struct ptr_table *t, void **link) {
 
 static int move_link(struct ptr_table *t, void **link, void **new_link) {
   if (!link_pointer_valid(new_link)) sgc_fatal("disappearing link %p is not an aligned pointer", (void *)new_link);
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   int result;
   struct ptr_entry *e = ptr_table_find(t, link);
   if (!e) {

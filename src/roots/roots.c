@@ -125,7 +125,7 @@ static bool range_set_holds(const struct range_set *set, uintptr_t a) {
  * next collection takes its own). */
 bool roots_hold(uintptr_t a, bool loaded_objects_only) {
   roots_snapshot_static();
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   bool held = !exclusion_overlapping(a, a + 1) &&
               (range_set_holds(&static_roots, a) ||
                (!loaded_objects_only && range_set_holds(&user_roots, a)));
@@ -152,31 +152,31 @@ size_t roots_push_all(void) {
 
 GC_API void GC_add_roots(void *low, void *high) {
   sgc_ensure_init();
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   range_add(&user_roots, (uintptr_t)low, (uintptr_t)high, "GC_add_roots ranges");
   pthread_mutex_unlock(&meta_lock);
 }
 
 GC_API void GC_remove_roots(void *low, void *high) {
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   range_remove(&user_roots, (uintptr_t)low, (uintptr_t)high);
   pthread_mutex_unlock(&meta_lock);
 }
 
 GC_API void GC_clear_roots(void) {
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   user_roots.count = 0;
   pthread_mutex_unlock(&meta_lock);
 }
 
 GC_API void GC_exclude_static_roots(void *low, void *high) {
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   range_add(&user_exclusions, (uintptr_t)low, (uintptr_t)high, "excluded root ranges");
   pthread_mutex_unlock(&meta_lock);
 }
 
 GC_API void GC_clear_exclusion_table(void) {
-  pthread_mutex_lock(&meta_lock);
+  meta_lock_take();
   user_exclusions.count = 0;
   pthread_mutex_unlock(&meta_lock);
 }

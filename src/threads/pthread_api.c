@@ -176,28 +176,58 @@ SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, 
   return result;
 }
 
-/* heap_lock_take's wait (collect/collect.h): inside a blocking section
- * of its own, entered without a lock, as the wait ends only once no
- * collection can be in progress: one holds heap_lock throughout. */
-SGC_NOINLINE static void heap_lock_wait_blocked(struct sgc_thread *t) {
+/* A wait for LOCK inside a blocking section of its own, entered without
+ * a lock, as the wait ends only once no collection can be in progress:
+ * one holds heap_lock, registry_lock and meta_lock from before the world
+ * stops to after it restarts.  The first two are counted waits
+ * (threads/lock_wait.h). */
+SGC_NOINLINE static void lock_wait_blocked(struct sgc_thread *t, pthread_mutex_t *lock) {
   t->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&t->blocked, 1, memory_order_release);
-  lock_wait_counted(&heap_lock);
+  if (lock == &meta_lock) pthread_mutex_lock(lock);
+  else lock_wait_counted(lock);
   atomic_store_explicit(&t->blocked, 0, memory_order_release);
   t->blocked_sp = 0;
 }
 
-/* heap_lock_take's trylock has failed. */
-SGC_NOINLINE void heap_lock_wait(struct sgc_thread *t) {
+/* The wait of thread T (NULL: not registered) for one of the collector's
+ * locks once its trylock has failed.  Every such wait of a program's
+ * thread is in a blocking section, not only an allocation's: it spares
+ * the collection a signal to a thread asleep in the kernel, and under
+ * ThreadSanitizer a thread in pthread_mutex_lock takes no signal until the
+ * call returns, so a collection waited forever for a thread in
+ * GC_gcollect, GC_register_finalizer or GC_pthread_create
+ * (bb_oracle_stress, bb_custom_kinds in tools/sanitize.sh thread). */
+SGC_NOINLINE static void collector_lock_wait(struct sgc_thread *t, pthread_mutex_t *lock) {
   if (!t || atomic_load_explicit(&t->blocked, memory_order_relaxed)) {
-    lock_wait_counted(&heap_lock);
+    if (lock == &meta_lock) pthread_mutex_lock(lock);
+    else lock_wait_counted(lock);
     return;
   }
   /* The callee-saved registers into this frame, above blocked_sp: a
    * refill waiting here may hold a list it has just formatted in one. */
   __builtin_unwind_init();
-  heap_lock_wait_blocked(t);
+  lock_wait_blocked(t, lock);
   __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
+}
+
+/* heap_lock_take's trylock has failed. */
+SGC_NOINLINE void heap_lock_wait(struct sgc_thread *t) { collector_lock_wait(t, &heap_lock); }
+
+void heap_lock_acquire(void) {
+  lock_turn_for_starving();
+  if (likely(pthread_mutex_trylock(&heap_lock) == 0)) return;
+  collector_lock_wait(sgc_self, &heap_lock);
+}
+
+void meta_lock_take(void) {
+  if (likely(pthread_mutex_trylock(&meta_lock) == 0)) return;
+  collector_lock_wait(sgc_self, &meta_lock);
+}
+
+void registry_lock_take(void) {
+  if (likely(pthread_mutex_trylock(&registry_lock) == 0)) return;
+  collector_lock_wait(sgc_self, &registry_lock);
 }
 
 GC_API void *GC_do_blocking(GC_fn_type fn, void *cd) {

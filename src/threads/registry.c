@@ -35,7 +35,7 @@ static struct sgc_thread *zombies; /* exited, joinable, not joined yet */
 struct sgc_thread *thread_zombie_first(void) { return zombies; }
 
 void thread_forget_zombie(pthread_t thread) {
-  lock_counted(&registry_lock);
+  registry_lock_take();
   for (struct sgc_thread **link = &zombies; *link; link = &(*link)->next) {
     if (pthread_equal((*link)->pthread, thread)) {
       struct sgc_thread *z = *link;
@@ -49,7 +49,7 @@ void thread_forget_zombie(pthread_t thread) {
 }
 
 void thread_mark_detached(pthread_t thread) {
-  lock_counted(&registry_lock);
+  registry_lock_take();
   for (struct sgc_thread *t = registry; t; t = t->next)
     if (pthread_equal(t->pthread, thread)) t->detached = true;
   /* A thread not running yet has no pthread id in its record; its
@@ -73,7 +73,7 @@ struct sgc_thread *thread_registry_first(void) { return registry; }
 struct sgc_thread *thread_pending_first(void) { return pending; }
 
 void thread_pending_add(struct sgc_thread *rec) {
-  lock_counted(&registry_lock);
+  registry_lock_take();
   rec->prev = NULL;
   rec->next = pending;
   if (pending) pending->prev = rec;
@@ -91,7 +91,7 @@ static void pending_unlink(struct sgc_thread *rec) {
 }
 
 void thread_pending_remove(struct sgc_thread *rec) {
-  lock_counted(&registry_lock);
+  registry_lock_take();
   pending_unlink(rec);
   pthread_mutex_unlock(&registry_lock);
 }
@@ -117,6 +117,17 @@ uintptr_t thread_stack_base_of_self(void) {
   return (uintptr_t)addr + size;
 }
 
+/* The rounds of key destructors a leaving thread stays registered
+ * through (below).  ThreadSanitizer tears the thread's own state down in
+ * the last round, from a key it made before sgc's, so under it sgc
+ * leaves a round earlier: its atomics after that teardown crashed every
+ * program whose threads exit (tools/sanitize.sh thread). */
+#if defined(__SANITIZE_THREAD__)
+enum { EXIT_KEY_ROUNDS = PTHREAD_DESTRUCTOR_ITERATIONS - 1 };
+#else
+enum { EXIT_KEY_ROUNDS = PTHREAD_DESTRUCTOR_ITERATIONS };
+#endif
+
 /* A thread leaving: glibc calls key destructors in the order the keys
  * were made, sgc's first (made at start-up), so unregistering on the
  * first call let every other library's destructors run beside
@@ -139,7 +150,7 @@ static void exit_key_destructor(void *value) {
    * reaches here on a stack its unwound frames left poisoned for ASan. */
   bool stoppable = pthread_sigmask(SIG_BLOCK, NULL, &rec->exit_signal_mask) == 0 &&
                    !sigismember(&rec->exit_signal_mask, GC_get_suspend_signal());
-  if (stoppable && ++rec->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS &&
+  if (stoppable && ++rec->exit_rounds < EXIT_KEY_ROUNDS &&
       pthread_setspecific(exit_key, rec) == 0)
     return;
   thread_unregister_self();

@@ -144,6 +144,9 @@ static inline uintptr_t thread_stack_end(const struct sgc_thread *t) {
 }
 
 extern pthread_mutex_t registry_lock;
+/* registry_lock for a program's thread: a wait for it waits out a
+ * collection, in a blocking section (threads/pthread_api.c). */
+void registry_lock_take(void);
 struct sgc_thread *thread_registry_first(void);
 /* A zeroed, cache-line aligned record (free() releases it). */
 struct sgc_thread *thread_record_new(void);
