@@ -20,6 +20,7 @@
 #include "gc/gc_mark.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,13 +33,13 @@
 
 static int static_var[16];
 
-static volatile sig_atomic_t freed_elsewhere;
+static atomic_int freed_elsewhere;
 
 /* Frees P into this thread's cache and stays, so the cache keeps it. */
 static void *free_one_and_stay(void *p)
 {
     GC_free(p);
-    freed_elsewhere = 1;
+    atomic_store(&freed_elsewhere, 1);
     for (;;) pause();
     return NULL;
 }
@@ -114,7 +115,7 @@ static int run_case(const char *mode)
         void *u = GC_malloc_uncollectable(64);
         pthread_t t;
         CHECK(u != NULL && GC_pthread_create(&t, NULL, free_one_and_stay, u) == 0);
-        while (!freed_elsewhere) usleep(1000);
+        while (!atomic_load(&freed_elsewhere)) usleep(1000);
         GC_free(u);
     } else if (!strcmp(mode, "wild")) {
         GC_free((void *)(uintptr_t)0x123456789a0ULL);

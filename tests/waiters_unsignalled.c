@@ -1,11 +1,11 @@
 /* waiters_unsignalled: threads waiting in sgc are not signalled to stop.
  *
  * Stopping the world signals every registered thread, and a thread asleep
- * in the kernel must be woken to take the signal.  Two kinds of waiting
- * thread touch no heap until sgc lets them go on, so sgc counts them as
- * stopped without a signal (a blocking section, as GC_do_blocking): one
- * in GC_pthread_join, and one waiting for heap_lock, which a collection
- * holds from start to end.  Their stacks must still be scanned.
+ * in the kernel must be woken to take the signal.  Threads waiting in
+ * GC_pthread_join, or for a lock a collection holds from start to end
+ * (heap_lock, registry_lock, meta_lock), touch no heap until sgc lets them
+ * go on, so sgc counts them as stopped without a signal (a blocking
+ * section, as GC_do_blocking).  Their stacks must still be scanned.
  *
  *  A. The main thread makes a list reachable only from its own frame and
  *     joins a worker, which waits until the main thread sleeps and then
@@ -16,6 +16,11 @@
  *     the main thread collects 300 times: with 2 or more CPUs, some of
  *     those collections found the worker waiting for heap_lock, stopping
  *     no thread but the collector; the worker's data stays intact.
+ *  D. The same for meta_lock, which a collection also holds throughout:
+ *     a worker registers and drops a finalizer without pause while the
+ *     main thread collects 300 times; some collections found it waiting
+ *     for meta_lock and stopped no thread but the collector, and a list
+ *     only its frame holds stays intact.
  *  C. The other side: a thread cancelled while blocked in read() inside
  *     GC_do_blocking has left the blocking section by the time its
  *     cleanup handler runs, so a collection then signals it
@@ -148,6 +153,44 @@ static void part_b(void) {
     CHECK(alone > 0, "no collection found the allocating thread waiting for heap_lock");
 }
 
+static atomic_int finalizing_stop;
+
+static void never_run(void *obj, void *cd) {
+  (void)obj;
+  (void)cd;
+}
+
+static void *finalizing_worker(void *arg) {
+  (void)arg;
+  struct node *volatile kept = make_list(11, LIST);
+  void *obj = GC_MALLOC(16);
+  CHECK(obj != NULL);
+  while (!atomic_load(&finalizing_stop)) {
+    GC_REGISTER_FINALIZER(obj, never_run, NULL, NULL, NULL); /* meta_lock */
+    GC_REGISTER_FINALIZER(obj, NULL, NULL, NULL, NULL);
+  }
+  check_list(kept, 11, LIST);
+  GC_reachable_here(obj);
+  return NULL;
+}
+
+static void part_d(void) {
+  pthread_t worker;
+  CHECK(GC_pthread_create(&worker, NULL, finalizing_worker, NULL) == 0);
+  usleep(20000);
+  int alone = 0;
+  for (int i = 0; i < HEAP_COLLECTIONS; i++) {
+    GC_gcollect();
+    alone += last_record().threads == 1;
+  }
+  atomic_store(&finalizing_stop, 1);
+  CHECK(GC_pthread_join(worker, NULL) == 0);
+  printf("[waiters_unsignalled] D: %d of %d collections found the finalizing thread waiting "
+         "for meta_lock\n", alone, HEAP_COLLECTIONS);
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+    CHECK(alone > 0, "no collection found the finalizing thread waiting for meta_lock");
+}
+
 static int cancel_pipe[2];
 static atomic_int reader_ready, in_cleanup, cleanup_may_go;
 
@@ -201,6 +244,7 @@ int main(void) {
   GC_INIT();
   part_a();
   part_b();
+  part_d();
   part_c();
   printf("[waiters_unsignalled] PASS\n");
   return 0;

@@ -203,7 +203,7 @@ void uncollectable_cache_retire_lost(struct sgc_thread *t) {
        * already taken (a cycle, or another thread's list) ends the walk. */
       while (p && cached_object_valid(p, k, c)) {
         void *next = *(void **)p;
-        if (k + KIND_UNCOLLECTABLE == KIND_UNCOLLECTABLE) memset(p, 0, size);
+        if (k == 0) memset(p, 0, size); /* KIND_UNCOLLECTABLE's are cleared */
         state_set(p, STATE_SHARED);
         free_list_push(&free_lists[k][c], p);
         p = next;

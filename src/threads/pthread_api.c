@@ -176,16 +176,21 @@ SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, 
   return result;
 }
 
+/* A wait for LOCK, one of the collector's: heap_lock and registry_lock
+ * are counted waits (threads/lock_wait.h), meta_lock a plain one. */
+static void lock_wait(pthread_mutex_t *lock) {
+  if (lock == &meta_lock) pthread_mutex_lock(lock);
+  else lock_wait_counted(lock);
+}
+
 /* A wait for LOCK inside a blocking section of its own, entered without
  * a lock, as the wait ends only once no collection can be in progress:
  * one holds heap_lock, registry_lock and meta_lock from before the world
- * stops to after it restarts.  The first two are counted waits
- * (threads/lock_wait.h). */
+ * stops to after it restarts. */
 SGC_NOINLINE static void lock_wait_blocked(struct sgc_thread *t, pthread_mutex_t *lock) {
   t->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&t->blocked, 1, memory_order_release);
-  if (lock == &meta_lock) pthread_mutex_lock(lock);
-  else lock_wait_counted(lock);
+  lock_wait(lock);
   atomic_store_explicit(&t->blocked, 0, memory_order_release);
   t->blocked_sp = 0;
 }
@@ -200,8 +205,7 @@ SGC_NOINLINE static void lock_wait_blocked(struct sgc_thread *t, pthread_mutex_t
  * (bb_oracle_stress, bb_custom_kinds in tools/sanitize.sh thread). */
 SGC_NOINLINE static void collector_lock_wait(struct sgc_thread *t, pthread_mutex_t *lock) {
   if (!t || atomic_load_explicit(&t->blocked, memory_order_relaxed)) {
-    if (lock == &meta_lock) pthread_mutex_lock(lock);
-    else lock_wait_counted(lock);
+    lock_wait(lock);
     return;
   }
   /* The callee-saved registers into this frame, above blocked_sp: a
