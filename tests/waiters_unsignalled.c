@@ -134,9 +134,12 @@ static void *allocating_worker(void *arg) {
   return NULL;
 }
 
-static void part_b(void) {
+/* Starts WORKER, collects HEAP_COLLECTIONS times beside it, stops it by
+ * STOP and joins it: how many collections stopped no thread but the
+ * collector, the worker being in a blocking section. */
+static int collections_alone(void *(*worker_main)(void *), atomic_int *stop) {
   pthread_t worker;
-  CHECK(GC_pthread_create(&worker, NULL, allocating_worker, NULL) == 0);
+  CHECK(GC_pthread_create(&worker, NULL, worker_main, NULL) == 0);
   usleep(20000);
   int alone = 0;
   for (int i = 0; i < HEAP_COLLECTIONS; i++) {
@@ -145,8 +148,13 @@ static void part_b(void) {
     CHECK(r.threads <= 2, "collection %d stopped %d threads", i, r.threads);
     alone += r.threads == 1;
   }
-  atomic_store(&allocating_stop, 1);
+  atomic_store(stop, 1);
   CHECK(GC_pthread_join(worker, NULL) == 0);
+  return alone;
+}
+
+static void part_b(void) {
+  int alone = collections_alone(allocating_worker, &allocating_stop);
   printf("[waiters_unsignalled] B: %d of %d collections found the allocating thread waiting "
          "for the heap lock\n", alone, HEAP_COLLECTIONS);
   if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
@@ -175,16 +183,7 @@ static void *finalizing_worker(void *arg) {
 }
 
 static void part_d(void) {
-  pthread_t worker;
-  CHECK(GC_pthread_create(&worker, NULL, finalizing_worker, NULL) == 0);
-  usleep(20000);
-  int alone = 0;
-  for (int i = 0; i < HEAP_COLLECTIONS; i++) {
-    GC_gcollect();
-    alone += last_record().threads == 1;
-  }
-  atomic_store(&finalizing_stop, 1);
-  CHECK(GC_pthread_join(worker, NULL) == 0);
+  int alone = collections_alone(finalizing_worker, &finalizing_stop);
   printf("[waiters_unsignalled] D: %d of %d collections found the finalizing thread waiting "
          "for meta_lock\n", alone, HEAP_COLLECTIONS);
   if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
