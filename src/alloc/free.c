@@ -126,7 +126,7 @@ void free_counts_thread_exit(const struct sgc_thread *t) {
 GC_API size_t GC_get_expl_freed_bytes_since_gc(void) {
   sgc_ensure_init();
   uint64_t bytes = atomic_load_explicit(&freed_bytes_elsewhere, memory_order_relaxed);
-  lock_counted(&registry_lock);
+  registry_lock_take();
   FOR_EACH_THREAD(t) bytes += free_bytes_of(t) - t->freed_bytes_at_gc;
   pthread_mutex_unlock(&registry_lock);
   return (size_t)bytes;

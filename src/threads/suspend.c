@@ -129,7 +129,7 @@ GC_API void GC_register_altstack(void *normstack, GC_word normstack_size, void *
                                  GC_word altstack_size) {
   struct sgc_thread *t = thread_self_or_register();
   /* registry_lock: no collection reads the bounds half written. */
-  lock_counted(&registry_lock);
+  registry_lock_take();
   t->normstack_lo = (uintptr_t)normstack;
   t->normstack_hi = (uintptr_t)normstack + normstack_size;
   t->altstack_lo = (uintptr_t)altstack;
