@@ -22,14 +22,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
+#include "spawn_case.h"
 
 static int static_var[16];
 
@@ -132,48 +128,14 @@ static int run_case(const char *mode)
     return 0;
 }
 
-/* Run this program with argv[1] = mode; return its status, stderr in buf. */
-static int spawn(const char *self, const char *mode, char *buf, size_t cap)
-{
-    int pfd[2];
-    CHECK(pipe(pfd) == 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        dup2(pfd[1], 2);
-        close(pfd[0]);
-        close(pfd[1]);
-        /* no core dumps for the expected aborts */
-        struct rlimit nocore = {0, 0};
-        setrlimit(RLIMIT_CORE, &nocore);
-        signal(SIGABRT, SIG_DFL);
-        execl(self, self, mode, (char *)NULL);
-        _exit(127);
-    }
-    close(pfd[1]);
-    size_t len = 0;
-    ssize_t r;
-    while ((r = read(pfd[0], buf + len, cap - 1 - len)) > 0 ||
-           (r < 0 && errno == EINTR))
-        if (r > 0)
-            len += (size_t)r;
-    buf[len] = 0;
-    close(pfd[0]);
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        CHECK(errno == EINTR);
-    return st;
-}
-
 int main(int argc, char **argv)
 {
     t_test_name = "bad_free";
     if (argc > 1)
         return run_case(argv[1]);
 
-    const char *self = "/proc/self/exe";
     char buf[8192];
-    int st = spawn(self, "control", buf, sizeof buf);
+    int st = spawn_case("control", buf, sizeof buf);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
           "control child (valid GC_free calls) failed: status 0x%x, "
           "stderr: %s", st, buf);
@@ -182,7 +144,7 @@ int main(int argc, char **argv)
                            "uncollectable_twice", "uncollectable_handed_back_twice",
                            "uncollectable_other_thread_twice"};
     for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
-        st = spawn(self, modes[i], buf, sizeof buf);
+        st = spawn_case(modes[i], buf, sizeof buf);
         int aborted = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
         int failed = WIFEXITED(st) && WEXITSTATUS(st) != 0;
         t_note("GC_free(%s address): %s %d; stderr: %.200s", modes[i],
@@ -200,10 +162,10 @@ int main(int argc, char **argv)
         CHECK(strncmp(modes[i], "uncollectable_", 14) || strstr(buf, "freed twice"),
               "GC_free(%s): wrong message: %s", modes[i], buf);
     }
-    st = spawn(self, "push_all", buf, sizeof buf);
+    st = spawn_case("push_all", buf, sizeof buf);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(buf, "GC_push_all"),
           "GC_push_all outside a collection: status 0x%x, stderr: %s", st, buf);
-    st = spawn(self, "abortfn", buf, sizeof buf);
+    st = spawn_case("abortfn", buf, sizeof buf);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
           "with an abort function: status 0x%x, stderr: %s", st, buf);
     CHECK(strstr(buf, "client abort: GC_free") != NULL && !strstr(buf, "sgc: fatal"),

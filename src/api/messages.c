@@ -1,19 +1,38 @@
 /* Errors and warnings: GC_set_warn_proc / GC_set_oom_fn hooks and the
  * fatal path for provable misuse. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
+#include "heap/heap.h"
 
 static void default_warn(char *msg, GC_word arg) {
   (void)arg;
   fprintf(stderr, "sgc: warning: %s\n", msg);
 }
 
+/* Says which of the three it was: a size no heap could hold (SIZE_MAX
+ * is what the callers pass for a size computation that overflowed, as
+ * bdwgc's do), the program's heap limit, or the OS refusing memory. */
 static void *default_oom(size_t bytes) {
-  fprintf(stderr, "sgc: out of memory: cannot allocate %zu bytes (heap limit or OS refused)\n",
-          bytes);
+  size_t heap_mib = heap_size_bytes() >> 20, limit = sgc_settings.max_heap_bytes;
+  int refusal = heap_grow_refusal();
+  if (bytes == SIZE_MAX)
+    fprintf(stderr, "sgc: out of memory: cannot allocate SIZE_MAX bytes: a size that overflowed\n");
+  else if (bytes >> ADDRESS_BITS)
+    fprintf(stderr, "sgc: out of memory: cannot allocate %zu bytes: more than a heap can hold "
+            "(%d-bit addresses)\n", bytes, (int)ADDRESS_BITS);
+  else if (limit && (bytes > limit || refusal == HEAP_REFUSED_LIMIT))
+    fprintf(stderr, "sgc: out of memory: cannot allocate %zu bytes: the heap limit of %zu MiB "
+            "is reached (heap %zu MiB; SGC_MAXIMUM_HEAP_SIZE, GC_set_max_heap_size)\n",
+            bytes, limit >> 20, heap_mib);
+  else
+    fprintf(stderr, "sgc: out of memory: cannot allocate %zu bytes: the system refused more "
+            "memory (%s; heap %zu MiB)\n", bytes, strerror(refusal > 0 ? refusal : ENOMEM),
+            heap_mib);
   return NULL;
 }
 

@@ -2,6 +2,7 @@
  * published in the page map. */
 #include "heap/heap.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "collect/events.h"
@@ -15,6 +16,15 @@ uint64_t heap_displacements[PAGE_BYTES / 64];
 
 static struct chunk *chunk_list;     /* written under heap_lock */
 static _Atomic size_t heap_bytes;
+/* Written under heap_lock; relaxed: read only to word a message. */
+static _Atomic int grow_refusal;
+
+int heap_grow_refusal(void) { return atomic_load_explicit(&grow_refusal, memory_order_relaxed); }
+
+static bool grow_refused(int why) {
+  atomic_store_explicit(&grow_refusal, why, memory_order_relaxed);
+  return false;
+}
 
 size_t heap_size_bytes(void) {
   return atomic_load_explicit(&heap_bytes, memory_order_relaxed);
@@ -49,17 +59,19 @@ bool heap_grow(size_t bytes) {
   size_t limit = sgc_settings.max_heap_bytes;
   if (limit && heap_size_bytes() + size > limit) {
     /* Use what is left under the limit, in whole chunks. */
-    if (heap_size_bytes() + CHUNK_BYTES > limit || size > CHUNK_BYTES) return false;
+    if (heap_size_bytes() + CHUNK_BYTES > limit || size > CHUNK_BYTES)
+      return grow_refused(HEAP_REFUSED_LIMIT);
   }
   void *base = os_reserve_aligned(size, CHUNK_BYTES);
-  if (!base) return false;
+  if (!base) return grow_refused(errno);
   SGC_ASSERT(((uintptr_t)base & (CHUNK_BYTES - 1)) == 0);
   size_t pages = size >> PAGE_SHIFT;
   size_t desc_bytes = sizeof(struct chunk) + pages * sizeof(struct page_header);
   struct chunk *c = os_alloc(desc_bytes);
   if (!c) {
+    int why = errno;
     os_free(base, size);
-    return false;
+    return grow_refused(why);
   }
   c->base = (uintptr_t)base;
   c->page_count = pages;

@@ -287,8 +287,12 @@ static inline void page_clear_marks(struct page_header *p) {
 
 /* ---- heap.c ---- */
 /* Adds a chunk of at least BYTES; false when the OS or the heap limit says
- * no.  Caller holds heap_lock. */
+ * no, which heap_grow_refusal then tells.  Caller holds heap_lock. */
 bool heap_grow(size_t bytes);
+/* Why the latest heap_grow that failed did: HEAP_REFUSED_LIMIT, or the
+ * OS's errno.  Read by the out-of-memory message (api/messages.c). */
+enum { HEAP_REFUSED_LIMIT = -1 };
+int heap_grow_refusal(void);
 size_t heap_size_bytes(void);
 struct chunk *heap_first_chunk(void);
 /* Walk every page header (collector, world stopped or heap_lock held). */

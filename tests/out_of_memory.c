@@ -1,0 +1,165 @@
+/* out_of_memory (sgc only): an allocation sgc cannot serve returns NULL
+ * after one line on stderr that says which of the three it was, and the
+ * program goes on allocating.
+ *
+ * Each case runs in a child process (spawn_case.h), which checks the NULL
+ * and that allocation works afterwards; the parent checks the child's
+ * line:
+ *  - overflow: GC_calloc_explicitly_typed with count x size past SIZE_MAX;
+ *  - impossible: GC_malloc of 2^50 bytes, more than 48-bit addresses hold;
+ *  - limit: 1 MiB objects kept under GC_set_max_heap_size(heap + 16 MiB)
+ *    until one is refused: the line names the limit in MiB, and once the
+ *    objects are dropped a collection makes room again;
+ *  - system: RLIMIT_AS set 64 MiB above the process's address space, then
+ *    512 MiB asked for: the line says the system refused, with strerror's
+ *    words (not under AddressSanitizer or ThreadSanitizer, whose own
+ *    mappings need the room);
+ *  - quiet: a GC_set_oom_fn function replaces the line.
+ * Before, every case printed the same "heap limit or OS refused". */
+#include "gc.h"
+#include "gc/gc_typed.h"
+
+#include <stdint.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "spawn_case.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+enum { SANITIZED = 1 };
+#else
+enum { SANITIZED = 0 };
+#endif
+
+enum { MIB = 1 << 20 };
+
+static int quiet_calls;
+
+static void *quiet_oom(size_t bytes)
+{
+    (void)bytes;
+    quiet_calls++;
+    return NULL;
+}
+
+/* Allocation goes on after a refusal. */
+static void still_allocates(void)
+{
+    for (int i = 0; i < 1000; i++) {
+        char *p = GC_MALLOC(64 + i % 200);
+        CHECK(p != NULL && p[0] == 0, "allocation %d after the refusal failed", i);
+        p[0] = 1;
+    }
+}
+
+static size_t address_space_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    CHECK(f != NULL);
+    unsigned long pages = 0;
+    CHECK(fscanf(f, "%lu", &pages) == 1);
+    fclose(f);
+    return pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Keeps 1 MiB objects in a chain until one is refused (at most 64);
+ * returns how many, the chain dropped with this frame. */
+T_NOINLINE static int fill_to_limit(void)
+{
+    void **chain = NULL;
+    int kept = 0;
+    for (; kept < 64; kept++) {
+        void **next = GC_MALLOC(MIB);
+        if (!next) break;
+        *next = chain;
+        chain = next;
+    }
+    return kept;
+}
+
+static int run_case(const char *mode)
+{
+    GC_INIT();
+    GC_gcollect(); /* the GC threads exist before any limit */
+    if (!strcmp(mode, "overflow")) {
+        GC_word bitmap[1] = {1};
+        GC_descr d = GC_make_descriptor(bitmap, 1);
+        CHECK(GC_calloc_explicitly_typed(SIZE_MAX / 2, 4, d) == NULL);
+    } else if (!strcmp(mode, "impossible")) {
+        CHECK(GC_malloc((size_t)1 << 50) == NULL);
+    } else if (!strcmp(mode, "limit")) {
+        size_t limit = GC_get_heap_size() + GC_get_unmapped_bytes() + 16 * MIB;
+        GC_set_max_heap_size(limit);
+        fprintf(stderr, "limit %zu MiB\n", limit / MIB);
+        int kept = fill_to_limit();
+        CHECK(kept < 64, "64 MiB kept under a limit of %zu MiB", limit / MIB);
+        CHECK(kept >= 4, "only %d MiB kept under a limit of %zu MiB", kept, limit / MIB);
+        t_clear_stack();
+        GC_gcollect();
+        CHECK(GC_MALLOC(MIB) != NULL, "no room after the kept objects were dropped");
+    } else if (!strcmp(mode, "system")) {
+        if (SANITIZED) {
+            fprintf(stderr, "skipped under a sanitizer\n");
+            return 0;
+        }
+        struct rlimit as = {address_space_bytes() + 64 * MIB, RLIM_INFINITY};
+        CHECK(setrlimit(RLIMIT_AS, &as) == 0);
+        CHECK(GC_malloc_atomic(512 * MIB) == NULL);
+    } else if (!strcmp(mode, "quiet")) {
+        GC_set_oom_fn(quiet_oom);
+        CHECK(GC_malloc((size_t)1 << 50) == NULL);
+        CHECK(quiet_calls == 1, "the oom function was called %d times", quiet_calls);
+    } else {
+        fprintf(stderr, "unknown case %s\n", mode);
+        return 2;
+    }
+    still_allocates();
+    return 0;
+}
+
+/* Runs case MODE, which must exit 0; its stderr in BUF. */
+static void expect_case(const char *mode, char *buf, size_t cap)
+{
+    int st = spawn_case(mode, buf, cap);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "case %s: status 0x%x, stderr: %s", mode, st,
+          buf);
+    t_note("%s: %.300s", mode, buf);
+}
+
+int main(int argc, char **argv)
+{
+    t_test_name = "out_of_memory";
+    if (argc > 1)
+        return run_case(argv[1]);
+    char buf[8192], want[128];
+
+    expect_case("overflow", buf, sizeof buf);
+    CHECK(strstr(buf, "sgc: out of memory: cannot allocate SIZE_MAX bytes: a size that overflowed"),
+          "overflow: %s", buf);
+
+    expect_case("impossible", buf, sizeof buf);
+    CHECK(strstr(buf, "cannot allocate 1125899906842624 bytes: more than a heap can hold"),
+          "impossible size: %s", buf);
+
+    expect_case("limit", buf, sizeof buf);
+    size_t limit_mib = 0;
+    CHECK(sscanf(buf, "limit %zu MiB", &limit_mib) == 1, "limit: %s", buf);
+    snprintf(want, sizeof want, "cannot allocate %d bytes: the heap limit of %zu MiB is reached",
+             MIB, limit_mib);
+    CHECK(strstr(buf, want), "limit: wanted \"%s\" in %s", want, buf);
+
+    expect_case("system", buf, sizeof buf);
+    if (!strstr(buf, "skipped")) {
+        snprintf(want, sizeof want, "the system refused more memory (%s;", strerror(ENOMEM));
+        CHECK(strstr(buf, "cannot allocate 536870912 bytes: ") && strstr(buf, want),
+              "system: wanted \"%s\" in %s", want, buf);
+    }
+
+    expect_case("quiet", buf, sizeof buf);
+    CHECK(!strstr(buf, "sgc: out of memory"), "quiet: the oom function did not replace the line: %s",
+          buf);
+
+    t_note("PASS");
+    return 0;
+}

@@ -1,0 +1,51 @@
+/* spawn_case: runs this test program again as a child with one argument
+ * (the case), its stderr gathered into a buffer: for the tests whose
+ * cases end a process or check what sgc prints (bad_free,
+ * out_of_memory). */
+#ifndef SGC_TESTS_SPAWN_CASE_H
+#define SGC_TESTS_SPAWN_CASE_H
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+/* Runs /proc/self/exe with argv[1] = MODE; returns its wait status, its
+ * stderr in BUF (CAP bytes, NUL-terminated). */
+static T_UNUSED int spawn_case(const char *mode, char *buf, size_t cap)
+{
+    const char *self = "/proc/self/exe";
+    int pfd[2];
+    CHECK(pipe(pfd) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        close(pfd[1]);
+        /* no core dumps for the expected aborts */
+        struct rlimit nocore = {0, 0};
+        setrlimit(RLIMIT_CORE, &nocore);
+        signal(SIGABRT, SIG_DFL);
+        execl(self, self, mode, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t len = 0;
+    ssize_t r;
+    while ((r = read(pfd[0], buf + len, cap - 1 - len)) > 0 ||
+           (r < 0 && errno == EINTR))
+        if (r > 0)
+            len += (size_t)r;
+    buf[len] = 0;
+    close(pfd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        CHECK(errno == EINTR);
+    return st;
+}
+
+#endif
