@@ -14,7 +14,13 @@
  *    512 MiB asked for: the line says the system refused, with strerror's
  *    words (not under AddressSanitizer or ThreadSanitizer, whose own
  *    mappings need the room);
- *  - quiet: a GC_set_oom_fn function replaces the line.
+ *  - quiet: a GC_set_oom_fn function replaces the line;
+ *  - gc_threads: with SGC_MARKERS=4 and the address space limited to 4 MiB
+ *    above what the process has before its first collection, no GC thread
+ *    can start: one warning says so, and 100 collections mark with the
+ *    collector alone and keep a list intact.  Before, each collection
+ *    tried again, leaking the marker it had made, and the tenth died of
+ *    "cannot allocate a mark stack".
  * Before, every case printed the same "heap limit or OS refused". */
 #include "gc.h"
 #include "gc/gc_typed.h"
@@ -78,9 +84,42 @@ T_NOINLINE static int fill_to_limit(void)
     return kept;
 }
 
+struct node {
+    struct node *next;
+    size_t value;
+};
+
+/* The gc_threads case: collections with no GC thread able to start. */
+static void collect_without_gc_threads(void)
+{
+    struct rlimit as = {address_space_bytes() + 4 * MIB, RLIM_INFINITY};
+    CHECK(setrlimit(RLIMIT_AS, &as) == 0);
+    struct node *head = NULL;
+    for (size_t i = 0; i < 100; i++) {
+        struct node *n = GC_NEW(struct node);
+        CHECK(n != NULL, "node %zu", i);
+        n->value = i;
+        n->next = head;
+        head = n;
+        for (int j = 0; j < 1000; j++) CHECK(GC_MALLOC(48) != NULL); /* garbage */
+        GC_gcollect();
+    }
+    for (size_t i = 100; i-- > 0; head = head->next)
+        CHECK(head != NULL && head->value == i, "list broken at %zu", i);
+}
+
 static int run_case(const char *mode)
 {
     GC_INIT();
+    if (!strcmp(mode, "gc_threads")) {
+        if (SANITIZED) {
+            fprintf(stderr, "skipped under a sanitizer\n");
+            return 0;
+        }
+        collect_without_gc_threads();
+        still_allocates();
+        return 0;
+    }
     GC_gcollect(); /* the GC threads exist before any limit */
     if (!strcmp(mode, "overflow")) {
         GC_word bitmap[1] = {1};
@@ -159,6 +198,19 @@ int main(int argc, char **argv)
     expect_case("quiet", buf, sizeof buf);
     CHECK(!strstr(buf, "sgc: out of memory"), "quiet: the oom function did not replace the line: %s",
           buf);
+
+    /* The heap reserved at start, so only the GC threads want more room. */
+    setenv("SGC_MARKERS", "4", 1);
+    setenv("SGC_INITIAL_HEAP_SIZE", "32M", 1);
+    expect_case("gc_threads", buf, sizeof buf);
+    unsetenv("SGC_MARKERS");
+    unsetenv("SGC_INITIAL_HEAP_SIZE");
+    if (!strstr(buf, "skipped")) {
+        const char *w = strstr(buf, "cannot start GC thread 1 (");
+        CHECK(w && strstr(w, "collections mark with 1 thread from now on"), "gc_threads: %s", buf);
+        CHECK(!strstr(w + 1, "cannot start GC thread"), "gc_threads: warned more than once: %s",
+              buf);
+    }
 
     t_note("PASS");
     return 0;

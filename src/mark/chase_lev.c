@@ -23,19 +23,23 @@ static size_t buffer_bytes(int64_t slots) {
   return sizeof(struct cl_buffer) + (size_t)slots * sizeof(struct cl_slot);
 }
 
+/* NULL when the OS refuses. */
 static struct cl_buffer *buffer_new(int64_t slots) {
   struct cl_buffer *b = os_alloc(buffer_bytes(slots));
-  if (!b) sgc_fatal("mark deque overflow: cannot allocate %zu bytes", buffer_bytes(slots));
+  if (!b) return NULL;
   b->mask = slots - 1;
   b->retired_next = NULL;
   return b;
 }
 
-void cl_init(struct marker *m) {
+bool cl_init(struct marker *m) {
+  struct cl_buffer *b = buffer_new(CL_INITIAL_SLOTS);
+  if (!b) return false;
   atomic_store(&m->cl_top, 0);
   atomic_store(&m->cl_bottom, 0);
-  atomic_store(&m->cl_buffer, buffer_new(CL_INITIAL_SLOTS));
+  atomic_store(&m->cl_buffer, b);
   m->cl_retired = NULL;
+  return true;
 }
 
 void cl_reset(struct marker *m) {
@@ -49,8 +53,15 @@ void cl_reset(struct marker *m) {
   atomic_store(&m->cl_bottom, 0);
 }
 
+void cl_destroy(struct marker *m) {
+  cl_reset(m);
+  struct cl_buffer *b = atomic_load(&m->cl_buffer);
+  os_free(b, buffer_bytes(b->mask + 1));
+}
+
 static struct cl_buffer *grow(struct marker *m, struct cl_buffer *old, int64_t bottom, int64_t top) {
   struct cl_buffer *b = buffer_new((old->mask + 1) * 2);
+  if (!b) sgc_fatal("mark deque overflow: cannot allocate %zu bytes", buffer_bytes((old->mask + 1) * 2));
   for (int64_t i = top; i < bottom; i++) {
     struct cl_slot *from = &old->slots[i & old->mask], *to = &b->slots[i & b->mask];
     atomic_store_explicit(&to->lo, atomic_load_explicit(&from->lo, memory_order_relaxed),

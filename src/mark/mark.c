@@ -70,7 +70,7 @@ static void configure(void) {
 
 void mark_init(void) {
   configure();
-  marker_init(&collector_marker, 0);
+  if (!marker_init(&collector_marker, 0)) sgc_fatal("cannot allocate a mark stack");
   parallel_mark_init();
 }
 

@@ -9,10 +9,14 @@ enum { INITIAL_ENTRIES = 1 << 14, STEAL_MAX = 128 };
 
 _Atomic int mark_detection_interrupted;
 
-void marker_init(struct marker *m, unsigned index) {
+bool marker_init(struct marker *m, unsigned index) {
   m->capacity = INITIAL_ENTRIES;
   m->entries = os_alloc(m->capacity * sizeof *m->entries);
-  if (!m->entries) sgc_fatal("cannot allocate a mark stack");
+  if (!m->entries) return false;
+  if (!cl_init(m)) {
+    os_free(m->entries, m->capacity * sizeof *m->entries);
+    return false;
+  }
   m->top = 0;
   atomic_store(&m->bottom, 0);
   atomic_store(&m->watermark, 0);
@@ -20,7 +24,13 @@ void marker_init(struct marker *m, unsigned index) {
   pthread_mutex_init(&m->lock, NULL);
   m->index = index;
   m->rng = 0x9E3779B97F4A7C15ull * (index + 1);
-  cl_init(m);
+  return true;
+}
+
+void marker_destroy(struct marker *m) {
+  cl_destroy(m);
+  os_free(m->entries, m->capacity * sizeof *m->entries);
+  pthread_mutex_destroy(&m->lock);
 }
 
 /* Full: first slide the live entries down over the stolen ones, else

@@ -109,14 +109,20 @@ extern struct mark_config mark_config;
 /* NSB's global flag: set by every successful steal. */
 extern _Atomic int mark_detection_interrupted;
 
-void marker_init(struct marker *m, unsigned index);
+/* False when its stack cannot be mapped (nothing is left allocated). */
+bool marker_init(struct marker *m, unsigned index);
+/* Unmaps what marker_init mapped, for a GC thread that did not start. */
+void marker_destroy(struct marker *m);
 /* mark.c: sets mark_config's set_rule and share for a drain by one marker
  * or more. */
 void mark_configure_drain(bool single_marker);
 void marker_grow(struct marker *m);
 
 /* chase_lev.c */
-void cl_init(struct marker *m);
+/* False when the first buffer cannot be mapped. */
+bool cl_init(struct marker *m);
+/* Unmaps the current buffer and the retired ones. */
+void cl_destroy(struct marker *m);
 void cl_push(struct marker *m, uintptr_t lo, uintptr_t hi);
 bool cl_take(struct marker *m, struct mark_range *out);
 bool cl_steal(struct marker *thief, struct marker *victim);

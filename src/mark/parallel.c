@@ -11,6 +11,7 @@
  * A helper that wakes late still sees the new epoch, so it can never sleep
  * through a phase; the collector waits for every helper to report before
  * it touches the stacks again. */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -25,6 +26,10 @@ enum { SPINS_BEFORE_YIELD = 64 };
 
 static struct marker **markers;     /* [0] is the collector's */
 static unsigned helpers_created;    /* GC threads alive */
+/* A GC thread could not start (pthread_create or its stack refused): sgc
+ * marks with those it has from then on, as bdwgc does, rather than try
+ * (and warn) again at every collection.  Cleared in a fork child. */
+static bool helpers_refused;
 static unsigned active;             /* markers in the current phase */
 static _Atomic uint32_t phase_epoch;
 static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -331,23 +336,32 @@ static void *helper_main(void *arg) {
  * stops (thread creation may take libc locks). */
 void parallel_ensure_markers(unsigned want) {
   if (want > os_markers_limit()) want = os_markers_limit(); /* bounds guard */
-  while (helpers_created + 1 < want) {
+  while (!helpers_refused && helpers_created + 1 < want) {
     unsigned index = helpers_created + 1;
     struct marker *m = os_alloc(sizeof *m);
-    if (!m) break;
-    marker_init(m, index);
-    markers[index] = m;
-    pthread_t thread;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int r = pthread_create(&thread, &attr, helper_main, m);
-    pthread_attr_destroy(&attr);
-    if (r != 0) {
-      sgc_warn("cannot start GC thread %u; marking with %u", index, helpers_created + 1);
-      break;
+    int refused = ENOMEM;
+    if (m && marker_init(m, index)) {
+      markers[index] = m;
+      pthread_t thread;
+      pthread_attr_t attr;
+      pthread_attr_init(&attr);
+      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+      refused = pthread_create(&thread, &attr, helper_main, m);
+      pthread_attr_destroy(&attr);
+      if (refused == 0) {
+        helpers_created++;
+        continue;
+      }
+      markers[index] = NULL;
+      marker_destroy(m);
     }
-    helpers_created++;
+    if (m) os_free(m, sizeof *m);
+    /* Before, each collection tried again and leaked the marker: with the
+     * address space limited, the tenth collection died of "cannot
+     * allocate a mark stack" (bb_out_of_memory, gc_threads). */
+    helpers_refused = true;
+    sgc_warn("cannot start GC thread %u (%s); collections mark with %u thread%s from now on",
+             index, strerror(refused), helpers_created + 1, helpers_created ? "s" : "");
   }
   /* New helpers get a moment (at most 2 ms) to start, so the collection
    * that made them finds them parked rather than still being created:
@@ -518,6 +532,7 @@ unsigned parallel_set_active(unsigned want) {
 
 void parallel_after_fork_child(void) {
   helpers_created = 0;
+  helpers_refused = false;
   atomic_store(&helpers_started, 0);
   active = 1;
   atomic_store(&phase_gate, 0);
