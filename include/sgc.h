@@ -116,6 +116,10 @@ typedef struct SGC_stats {
   /* Refills that took a batch of objects another thread freed (GC_free)
    * before the heap would give fresh pages (alloc/batches.c). */
   uint64_t stolen_batches;
+  /* Mark stacks full and unable to grow (SGC_MARK_STACK_LIMIT, or the OS
+   * refusing): entries dropped, and rescans of the marked heap that found
+   * their objects again (mark/overflow.c). */
+  uint64_t mark_overflow_dropped, mark_overflow_rescans;
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);

@@ -52,6 +52,12 @@ static void configure(void) {
   if (variant == MARK_SIMPLE) mark_config.deque = DEQUE_WATERMARK;
   mark_config.variant = variant;
   mark_config.split_bytes = split;
+  /* At least a page of entries: the stack is a mapping of its own. */
+  mark_config.stack_limit = (size_t)env_long_in("SGC_MARK_STACK_LIMIT", 0, 0, 1L << 40);
+  if (mark_config.stack_limit && mark_config.stack_limit < 256) {
+    sgc_warn("SGC_MARK_STACK_LIMIT=%zu is below 256; using 256", mark_config.stack_limit);
+    mark_config.stack_limit = 256;
+  }
   mark_config.optimistic_bits = true;
   mark_config.balance = true;
   mark_config.nsb = true;
@@ -223,8 +229,10 @@ __attribute__((always_inline)) static inline void view_push(struct owner_view *v
   }
   if (unlikely(v->top == v->capacity)) {
     m->top = v->top;
-    marker_grow(m);
+    bool grown = marker_grow(m, false);
+    if (!grown) mark_overflow_push(m, lo, hi);
     view_load(v, m);
+    if (!grown) return;
   }
   v->entries[v->top++] = (struct mark_range){lo, hi};
 }
@@ -440,7 +448,10 @@ void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base)
   }
 }
 
-void mark_drain(void) { mark_drain_own(mark_collector); }
+void mark_drain(void) {
+  mark_drain_own(mark_collector);
+  mark_overflow_recover();
+}
 
 struct mark_totals mark_collect_totals(void) {
   struct mark_totals t = {0};

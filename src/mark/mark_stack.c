@@ -10,7 +10,8 @@ enum { INITIAL_ENTRIES = 1 << 14, STEAL_MAX = 128 };
 _Atomic int mark_detection_interrupted;
 
 bool marker_init(struct marker *m, unsigned index) {
-  m->capacity = INITIAL_ENTRIES;
+  size_t limit = mark_config.stack_limit;
+  m->capacity = limit && limit < INITIAL_ENTRIES ? limit : INITIAL_ENTRIES;
   m->entries = os_alloc(m->capacity * sizeof *m->entries);
   if (!m->entries) return false;
   if (!cl_init(m)) {
@@ -34,26 +35,34 @@ void marker_destroy(struct marker *m) {
 }
 
 /* Full: first slide the live entries down over the stolen ones, else
- * double the mapping.  Under the lock because thieves read entries.
- * Growing never drops an entry; only mremap failing (out of address
- * space) is fatal. */
-void marker_grow(struct marker *m) {
+ * double the mapping (up to SGC_MARK_STACK_LIMIT, unless PAST_LIMIT).
+ * Under the lock because thieves read entries.  False when neither
+ * could be done: the caller then goes to mark_overflow_push. */
+bool marker_grow(struct marker *m, bool past_limit) {
+  bool grown = true;
   pthread_mutex_lock(&m->lock);
   size_t bottom = atomic_load_explicit(&m->bottom, memory_order_relaxed);
+  size_t limit = mark_config.stack_limit;
   if (bottom >= m->capacity / 2) {
     size_t wm = atomic_load_explicit(&m->watermark, memory_order_relaxed);
     for (size_t i = bottom; i < m->top; i++) m->entries[i - bottom] = m->entries[i];
     m->top -= bottom;
     atomic_store_explicit(&m->watermark, wm - bottom, memory_order_relaxed);
     atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
+  } else if (!past_limit && limit && m->capacity * 2 > limit) {
+    grown = false;
   } else {
     size_t old_bytes = m->capacity * sizeof *m->entries;
     void *p = mremap(m->entries, old_bytes, old_bytes * 2, MREMAP_MAYMOVE);
-    if (p == MAP_FAILED) sgc_fatal("mark stack overflow: cannot grow to %zu bytes", old_bytes * 2);
-    m->entries = p;
-    m->capacity *= 2;
+    if (p == MAP_FAILED) {
+      grown = false;
+    } else {
+      m->entries = p;
+      m->capacity *= 2;
+    }
   }
   pthread_mutex_unlock(&m->lock);
+  return grown;
 }
 
 bool marker_pop_slow(struct marker *m, struct mark_range *out) {

@@ -102,6 +102,9 @@ struct mark_config {
    * on and another marker to steal.  A marker alone skips the test after
    * every object (and the shares, which only its own slow pop took back). */
   bool share;
+  /* SGC_MARK_STACK_LIMIT: entries a watermark stack may hold before it
+   * overflows (overflow.c); 0, the default, grows while the OS allows. */
+  size_t stack_limit;
 };
 
 
@@ -116,7 +119,23 @@ void marker_destroy(struct marker *m);
 /* mark.c: sets mark_config's set_rule and share for a drain by one marker
  * or more. */
 void mark_configure_drain(bool single_marker);
-void marker_grow(struct marker *m);
+/* Full: makes room (slides or grows); false when the stack is at
+ * SGC_MARK_STACK_LIMIT or the OS refuses, unless PAST_LIMIT. */
+bool marker_grow(struct marker *m, bool past_limit);
+
+/* overflow.c: a full stack that cannot grow (thesis §3.4 leaves overflow
+ * to the base collector; bdwgc drops entries and marks again from the
+ * heap).  Set when an entry was dropped; cleared by mark_overflow_recover. */
+extern _Atomic int mark_overflowed;
+/* M's stack is full and cannot grow: keeps [LO, HI) in it if nothing but
+ * a rescan of the heap could find that range again, else drops it. */
+void mark_overflow_push(struct marker *m, uintptr_t lo, uintptr_t hi);
+/* After a drain, with no marker at work: while entries were dropped,
+ * scans every marked object again with the collector's marker. */
+void mark_overflow_recover(void);
+/* Totals since start: entries dropped, heap rescans (SGC_STATS). */
+uint64_t mark_overflow_dropped(void);
+uint64_t mark_overflow_rescans(void);
 
 /* chase_lev.c */
 /* False when the first buffer cannot be mapped. */
@@ -135,7 +154,10 @@ static inline void marker_push(struct marker *m, uintptr_t lo, uintptr_t hi) {
     cl_push(m, lo, hi);
     return;
   }
-  if (__builtin_expect(m->top == m->capacity, 0)) marker_grow(m);
+  if (__builtin_expect(m->top == m->capacity, 0) && !marker_grow(m, false)) {
+    mark_overflow_push(m, lo, hi);
+    return;
+  }
   m->entries[m->top++] = (struct mark_range){lo, hi};
 }
 

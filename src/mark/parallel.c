@@ -486,6 +486,7 @@ static void drain_with_markers(void) {
 
 void mark_drain_parallel(void) {
   drain_with_markers();
+  mark_overflow_recover();
   /* Kinds marked from all (gc_disclaim.h): what the objects nothing
    * reached point to survives until their disclaim procedures have run.
    * Marked by the collector alone, as finalize.c marks what finalizable

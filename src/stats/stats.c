@@ -18,6 +18,7 @@
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
+#include "mark/marker.h"
 #include "roots/roots.h"
 
 enum { RING_SIZE = 1024 };
@@ -84,6 +85,11 @@ void stats_print_summary(void) {
           " took a batch another thread freed\n",
           refills, s.unlocked_refills, refills ? 100.0 * (double)s.unlocked_refills / (double)refills : 0.0,
           s.stolen_batches);
+  if (s.mark_overflow_rescans)
+    fprintf(stderr,
+            "sgc: mark stacks overflowed: %" PRIu64 " entries dropped, %" PRIu64
+            " rescans of the marked heap\n",
+            s.mark_overflow_dropped, s.mark_overflow_rescans);
   if (percpu_fell_back)
     fprintf(stderr, "sgc: per-CPU caches requested, but rseq is unavailable: per-thread caches\n");
   if (cpu_cache_count)
@@ -249,6 +255,8 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   heap_lock_acquire();
   out->page_refills = heap_accounting.page_refills;
   out->stolen_batches = heap_accounting.stolen_batches;
+  out->mark_overflow_dropped = mark_overflow_dropped();
+  out->mark_overflow_rescans = mark_overflow_rescans();
   out->unlocked_refills = atomic_load_explicit(&refills_unlocked, memory_order_relaxed);
   out->large_allocations = heap_accounting.large_allocations;
   out->page_policy = (int)page_policy;

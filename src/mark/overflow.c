@@ -1,0 +1,103 @@
+/* Mark-stack overflow: a watermark stack that is full and cannot grow
+ * (the OS refuses the mapping, or SGC_MARK_STACK_LIMIT says no) drops
+ * entries rather than stop the program, and the heap is marked again
+ * from every marked object until nothing was dropped -- the classic
+ * recovery (bdwgc's "mark stack overflow" rescans), which the thesis
+ * (§3.4) leaves to the base collector.
+ *
+ * What may be dropped: a range inside an object that is already marked
+ * and whose kind is scanned.  Every object the drain pushes was marked
+ * first (set_mark), SLO's pieces lie inside such objects, and the
+ * uncollectable objects mark_begin queues carry a nonzero mark; the
+ * rescan pushes every such object whole again, so nothing it held is
+ * lost.  What may not: a root's range (a stack, a data segment,
+ * registers) and the contents of an object left unmarked on purpose (a
+ * finalizable object, a kind marked from all): no rescan would find
+ * them.  Those take the place of a droppable entry of the marker's own
+ * private part, or, if there is none, grow the stack past the limit;
+ * only the OS refusing that too is fatal.
+ *
+ * Progress: an overflow happens only on a push, and the drain pushes
+ * only after marking an object, so a rescan that overflows has marked
+ * something new; the rescan itself drains whenever its stack is half
+ * full, so its own pushes never overflow.  Each round marks at least one
+ * more object, and the rounds end.
+ *
+ * The Chase-Lev deque (SGC_MARK_DEQUE=chase-lev) does not drop: its
+ * slots are shared with thieves, and it grows while the OS allows. */
+#include "common.h"
+#include "heap/heap.h"
+#include "mark/mark.h"
+#include "mark/marker.h"
+
+_Atomic int mark_overflowed;
+static _Atomic uint64_t dropped, rescans;
+
+uint64_t mark_overflow_dropped(void) { return atomic_load_explicit(&dropped, memory_order_relaxed); }
+uint64_t mark_overflow_rescans(void) { return atomic_load_explicit(&rescans, memory_order_relaxed); }
+
+static bool kind_is_rescanned(unsigned kind) {
+  return kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE || kind_is_custom(kind);
+}
+
+/* Whether a rescan would push the range starting at LO again: it lies in
+ * a marked object of a scanned kind.  The world is stopped. */
+static bool range_found_by_rescan(uintptr_t lo) {
+  struct page_header *p = page_of_address(lo), *page = p;
+  if (!p) return false;
+  uintptr_t base = object_start_in_page(p, lo, &page, true);
+  return base && kind_is_rescanned(page->kind) && mark_bit_test(page, base);
+}
+
+void mark_overflow_push(struct marker *m, uintptr_t lo, uintptr_t hi) {
+  /* Relaxed: the collector reads the flag after the drain's end, which
+   * every marker reaches through the phase's own synchronisation. */
+  atomic_store_explicit(&mark_overflowed, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+  if (range_found_by_rescan(lo)) return;
+  /* The private part [watermark, top) is the owner's alone. */
+  size_t watermark = atomic_load_explicit(&m->watermark, memory_order_relaxed);
+  for (size_t i = m->top; i-- > watermark;) {
+    if (range_found_by_rescan(m->entries[i].lo)) {
+      m->entries[i] = (struct mark_range){lo, hi};
+      return;
+    }
+  }
+  if (!marker_grow(m, true))
+    sgc_fatal("mark stack overflow: the OS refused %zu bytes for %zu entries, none of which a "
+              "rescan could find again", m->capacity * 2 * sizeof *m->entries, m->capacity);
+  m->entries[m->top++] = (struct mark_range){lo, hi};
+  atomic_fetch_sub_explicit(&dropped, 1, memory_order_relaxed); /* kept after all */
+}
+
+/* Pushes every marked object of a scanned kind with the collector's
+ * marker, draining whenever its stack is half full: an object's own
+ * entries (one, or a custom kind's few) then always fit. */
+static void rescan_marked_heap(void) {
+  struct marker *c = mark_collector;
+  FOR_EACH_CHUNK(chunk) {
+    for (size_t i = 0, step; i < chunk->page_count; i += step) {
+      struct page_header *p = &chunk->pages[i];
+      uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+      step = page_walk_step(p, state);
+      if ((state != PAGE_SMALL && state != PAGE_LARGE_HEAD) || !kind_is_rescanned(p->kind))
+        continue;
+      size_t size = object_size(p);
+      unsigned objects = state == PAGE_LARGE_HEAD ? 1 : p->capacity;
+      for (unsigned j = 0; j < objects; j++) {
+        uintptr_t obj = p->start + j * size;
+        if (!mark_bit_test(p, obj)) continue;
+        mark_push_contents(p, obj);
+        if (c->top >= c->capacity / 2) mark_drain_own(c);
+      }
+    }
+  }
+  mark_drain_own(c);
+}
+
+void mark_overflow_recover(void) {
+  while (atomic_exchange_explicit(&mark_overflowed, 0, memory_order_relaxed)) {
+    atomic_fetch_add_explicit(&rescans, 1, memory_order_relaxed);
+    rescan_marked_heap();
+  }
+}
