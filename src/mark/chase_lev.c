@@ -32,8 +32,17 @@ static struct cl_buffer *buffer_new(int64_t slots) {
   return b;
 }
 
+/* The first buffer's slots: CL_INITIAL_SLOTS, or fewer under
+ * SGC_MARK_STACK_LIMIT (a power of two, as the mask needs). */
+static int64_t initial_slots(void) {
+  int64_t slots = CL_INITIAL_SLOTS;
+  while (mark_config.stack_limit && (size_t)slots > mark_config.stack_limit && slots > 256)
+    slots /= 2;
+  return slots;
+}
+
 bool cl_init(struct marker *m) {
-  struct cl_buffer *b = buffer_new(CL_INITIAL_SLOTS);
+  struct cl_buffer *b = buffer_new(initial_slots());
   if (!b) return false;
   atomic_store(&m->cl_top, 0);
   atomic_store(&m->cl_bottom, 0);
@@ -59,9 +68,10 @@ void cl_destroy(struct marker *m) {
   os_free(b, buffer_bytes(b->mask + 1));
 }
 
+/* NULL when the OS refuses the doubled buffer. */
 static struct cl_buffer *grow(struct marker *m, struct cl_buffer *old, int64_t bottom, int64_t top) {
   struct cl_buffer *b = buffer_new((old->mask + 1) * 2);
-  if (!b) sgc_fatal("mark deque overflow: cannot allocate %zu bytes", buffer_bytes((old->mask + 1) * 2));
+  if (!b) return NULL;
   for (int64_t i = top; i < bottom; i++) {
     struct cl_slot *from = &old->slots[i & old->mask], *to = &b->slots[i & b->mask];
     atomic_store_explicit(&to->lo, atomic_load_explicit(&from->lo, memory_order_relaxed),
@@ -80,7 +90,23 @@ void cl_push(struct marker *m, uintptr_t lo, uintptr_t hi) {
   int64_t b = atomic_load_explicit(&m->cl_bottom, memory_order_relaxed);
   int64_t t = atomic_load_explicit(&m->cl_top, memory_order_acquire);
   struct cl_buffer *buf = atomic_load_explicit(&m->cl_buffer, memory_order_relaxed);
-  if (b - t > buf->mask) buf = grow(m, buf, b, t); /* full: reload the new buffer */
+  if (b - t > buf->mask) {
+    /* Full: a bigger buffer, unless SGC_MARK_STACK_LIMIT or the OS says
+     * no and a rescan would find the range again (mark/overflow.c); a
+     * root's range grows the deque past the limit.  Slots are shared with
+     * thieves, so no entry is replaced, as the watermark stack does. */
+    size_t limit = mark_config.stack_limit;
+    struct cl_buffer *grown =
+        limit && (size_t)(buf->mask + 1) * 2 > limit ? NULL : grow(m, buf, b, t);
+    if (!grown) {
+      if (mark_overflow_drop(lo)) return;
+      grown = grow(m, buf, b, t);
+      if (!grown)
+        sgc_fatal("mark deque overflow: the OS refused %zu bytes, and a root's range must be kept",
+                  buffer_bytes((buf->mask + 1) * 2));
+    }
+    buf = grown; /* reload the new buffer */
+  }
   struct cl_slot *s = &buf->slots[b & buf->mask];
   atomic_store_explicit(&s->lo, lo, memory_order_relaxed);
   atomic_store_explicit(&s->hi, hi, memory_order_relaxed);

@@ -130,6 +130,10 @@ extern _Atomic int mark_overflowed;
 /* M's stack is full and cannot grow: keeps [LO, HI) in it if nothing but
  * a rescan of the heap could find that range again, else drops it. */
 void mark_overflow_push(struct marker *m, uintptr_t lo, uintptr_t hi);
+/* For a Chase-Lev deque that cannot grow: true, the overflow noted, when
+ * a rescan would find the range starting at LO again, so it may be
+ * dropped. */
+bool mark_overflow_drop(uintptr_t lo);
 /* After a drain, with no marker at work: while entries were dropped,
  * scans every marked object again with the collector's marker. */
 void mark_overflow_recover(void);

@@ -23,8 +23,9 @@
  * full, so its own pushes never overflow.  Each round marks at least one
  * more object, and the rounds end.
  *
- * The Chase-Lev deque (SGC_MARK_DEQUE=chase-lev) does not drop: its
- * slots are shared with thieves, and it grows while the OS allows. */
+ * A Chase-Lev deque (SGC_MARK_DEQUE=chase-lev) drops the same entries but
+ * replaces none, its slots being shared with thieves: a root's range
+ * grows it past the limit. */
 #include "common.h"
 #include "heap/heap.h"
 #include "mark/mark.h"
@@ -49,17 +50,27 @@ static bool range_found_by_rescan(uintptr_t lo) {
   return base && kind_is_rescanned(page->kind) && mark_bit_test(page, base);
 }
 
-void mark_overflow_push(struct marker *m, uintptr_t lo, uintptr_t hi) {
-  /* Relaxed: the collector reads the flag after the drain's end, which
-   * every marker reaches through the phase's own synchronisation. */
+/* Relaxed: the collector reads the flag after the drain's end, which
+ * every marker reaches through the phase's own synchronisation. */
+static void note_dropped(void) {
   atomic_store_explicit(&mark_overflowed, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-  if (range_found_by_rescan(lo)) return;
+}
+
+bool mark_overflow_drop(uintptr_t lo) {
+  if (!range_found_by_rescan(lo)) return false;
+  note_dropped();
+  return true;
+}
+
+void mark_overflow_push(struct marker *m, uintptr_t lo, uintptr_t hi) {
+  if (mark_overflow_drop(lo)) return;
   /* The private part [watermark, top) is the owner's alone. */
   size_t watermark = atomic_load_explicit(&m->watermark, memory_order_relaxed);
   for (size_t i = m->top; i-- > watermark;) {
     if (range_found_by_rescan(m->entries[i].lo)) {
       m->entries[i] = (struct mark_range){lo, hi};
+      note_dropped();
       return;
     }
   }
@@ -67,7 +78,16 @@ void mark_overflow_push(struct marker *m, uintptr_t lo, uintptr_t hi) {
     sgc_fatal("mark stack overflow: the OS refused %zu bytes for %zu entries, none of which a "
               "rescan could find again", m->capacity * 2 * sizeof *m->entries, m->capacity);
   m->entries[m->top++] = (struct mark_range){lo, hi};
-  atomic_fetch_sub_explicit(&dropped, 1, memory_order_relaxed); /* kept after all */
+}
+
+/* Whether C's stack or deque is half full. */
+static bool half_full(struct marker *c) {
+  if (mark_config.deque == DEQUE_CHASE_LEV) {
+    int64_t used = atomic_load_explicit(&c->cl_bottom, memory_order_relaxed) -
+                   atomic_load_explicit(&c->cl_top, memory_order_relaxed);
+    return used >= (atomic_load_explicit(&c->cl_buffer, memory_order_relaxed)->mask + 1) / 2;
+  }
+  return c->top >= c->capacity / 2;
 }
 
 /* Pushes every marked object of a scanned kind with the collector's
@@ -88,7 +108,7 @@ static void rescan_marked_heap(void) {
         uintptr_t obj = p->start + j * size;
         if (!mark_bit_test(p, obj)) continue;
         mark_push_contents(p, obj);
-        if (c->top >= c->capacity / 2) mark_drain_own(c);
+        if (half_full(c)) mark_drain_own(c);
       }
     }
   }
