@@ -15,6 +15,11 @@
  *    words (not under AddressSanitizer or ThreadSanitizer, whose own
  *    mappings need the room);
  *  - quiet: a GC_set_oom_fn function replaces the line;
+ *  - thread_record: GC_pthread_create while posix_memalign fails (this
+ *    program's own, which the library's call reaches first) returns
+ *    EAGAIN, as pthread_create does when resources lack, and creates
+ *    nothing; once it works again a thread starts and runs.  Before, sgc
+ *    ended the program ("out of memory for a thread record");
  *  - gc_threads: with SGC_MARKERS=4 and the address space limited to 4 MiB
  *    above what the process has before its first collection, no GC thread
  *    can start: one warning says so, and 100 collections mark with the
@@ -25,7 +30,10 @@
 #include "gc.h"
 #include "gc/gc_typed.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -33,14 +41,52 @@
 #include "spawn_case.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-enum { SANITIZED = 1 };
+#define SANITIZED_BUILD 1
 #else
-enum { SANITIZED = 0 };
+#define SANITIZED_BUILD 0
 #endif
+enum { SANITIZED = SANITIZED_BUILD };
 
 enum { MIB = 1 << 20 };
 
 static int quiet_calls;
+
+/* posix_memalign failing on demand; the sanitizers intercept it
+ * themselves, so there the case is skipped. */
+static atomic_int memalign_refuses;
+#if !SANITIZED_BUILD
+int posix_memalign(void **out, size_t alignment, size_t size)
+{
+    if (atomic_load(&memalign_refuses)) return ENOMEM;
+    size_t rounded = (size + alignment - 1) / alignment * alignment;
+    void *p = aligned_alloc(alignment, rounded ? rounded : alignment);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+#endif
+
+static void *started(void *arg)
+{
+    atomic_store((atomic_int *)arg, 1);
+    return GC_MALLOC(64);
+}
+
+/* The thread_record case. */
+static void thread_record_refused(void)
+{
+    static atomic_int ran;
+    pthread_t t;
+    atomic_store(&memalign_refuses, 1);
+    int r = GC_pthread_create(&t, NULL, started, &ran);
+    atomic_store(&memalign_refuses, 0);
+    CHECK(r == EAGAIN, "GC_pthread_create without memory returned %d, not EAGAIN", r);
+    usleep(20000);
+    CHECK(!atomic_load(&ran), "a thread ran though GC_pthread_create failed");
+    void *result = NULL;
+    CHECK(GC_pthread_create(&t, NULL, started, &ran) == 0);
+    CHECK(GC_pthread_join(t, &result) == 0 && result != NULL && atomic_load(&ran));
+}
 
 static void *quiet_oom(size_t bytes)
 {
@@ -145,6 +191,12 @@ static int run_case(const char *mode)
         struct rlimit as = {address_space_bytes() + 64 * MIB, RLIM_INFINITY};
         CHECK(setrlimit(RLIMIT_AS, &as) == 0);
         CHECK(GC_malloc_atomic(512 * MIB) == NULL);
+    } else if (!strcmp(mode, "thread_record")) {
+        if (SANITIZED) {
+            fprintf(stderr, "skipped under a sanitizer\n");
+            return 0;
+        }
+        thread_record_refused();
     } else if (!strcmp(mode, "quiet")) {
         GC_set_oom_fn(quiet_oom);
         CHECK(GC_malloc((size_t)1 << 50) == NULL);
@@ -194,6 +246,8 @@ int main(int argc, char **argv)
         CHECK(strstr(buf, "cannot allocate 536870912 bytes: ") && strstr(buf, want),
               "system: wanted \"%s\" in %s", want, buf);
     }
+
+    expect_case("thread_record", buf, sizeof buf);
 
     expect_case("quiet", buf, sizeof buf);
     CHECK(!strstr(buf, "sgc: out of memory"), "quiet: the oom function did not replace the line: %s",

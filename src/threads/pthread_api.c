@@ -28,6 +28,7 @@ GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
   sgc_ensure_init();
   thread_self_or_register();
   struct sgc_thread *rec = thread_record_new();
+  if (!rec) return EAGAIN; /* as pthread_create when resources lack */
   rec->created_by_sgc = true;
   int detach_state = PTHREAD_CREATE_JOINABLE;
   if (attr) pthread_attr_getdetachstate(attr, &detach_state);

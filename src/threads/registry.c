@@ -63,7 +63,7 @@ void thread_mark_detached(pthread_t thread) {
 struct sgc_thread *thread_record_new(void) {
   size_t size = (sizeof(struct sgc_thread) + 127) & ~(size_t)127;
   void *p = NULL;
-  if (posix_memalign(&p, 128, size) != 0 || !p) sgc_fatal("out of memory for a thread record");
+  if (posix_memalign(&p, 128, size) != 0 || !p) return NULL;
   memset(p, 0, size);
   free_record_init(p);
   return p;
@@ -164,6 +164,8 @@ void threads_init(void) {
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec) {
   if (sgc_self) return sgc_self;
   if (!rec) rec = thread_record_new();
+  /* A thread that allocates cannot go on unregistered. */
+  if (!rec) sgc_fatal("out of memory for a thread record");
   rec->pthread = pthread_self();
   rec->tid = os_gettid();
   rec->is_main = rec->tid == getpid();

@@ -148,7 +148,8 @@ extern pthread_mutex_t registry_lock;
  * collection, in a blocking section (threads/pthread_api.c). */
 void registry_lock_take(void);
 struct sgc_thread *thread_registry_first(void);
-/* A zeroed, cache-line aligned record (free() releases it). */
+/* A zeroed, cache-line aligned record (free() releases it); NULL when
+ * malloc refuses. */
 struct sgc_thread *thread_record_new(void);
 /* Records of threads GC_pthread_create started that are not running yet:
  * their start_arg is a root. */
