@@ -6,14 +6,14 @@
  * (§3.4) leaves to the base collector.
  *
  * What may be dropped: a range inside an object that is already marked
- * and whose kind is scanned.  Every object the drain pushes was marked
+ * and whose kind is scanned word by word (kind_is_rescanned).  Every object the drain pushes was marked
  * first (set_mark), SLO's pieces lie inside such objects, and the
  * uncollectable objects mark_begin queues carry a nonzero mark; the
  * rescan pushes every such object whole again, so nothing it held is
  * lost.  What may not: a root's range (a stack, a data segment,
- * registers) and the contents of an object left unmarked on purpose (a
- * finalizable object, a kind marked from all): no rescan would find
- * them.  Those take the place of a droppable entry of the marker's own
+ * registers), the contents of an object left unmarked on purpose (a
+ * finalizable object, a kind marked from all), and anything in an object
+ * of a kind the program made: no rescan would find them.  Those take the place of a droppable entry of the marker's own
  * private part, or, if there is none, grow the stack past the limit;
  * only the OS refusing that too is fatal.
  *
@@ -37,8 +37,15 @@ static _Atomic uint64_t dropped, rescans;
 uint64_t mark_overflow_dropped(void) { return atomic_load_explicit(&dropped, memory_order_relaxed); }
 uint64_t mark_overflow_rescans(void) { return atomic_load_explicit(&rescans, memory_order_relaxed); }
 
+/* The kinds scanned word by word.  Not the kinds a program makes: the
+ * free objects in threads' caches carry a mark too (collect.c keeps them
+ * so, unscanned), and a rescan cannot tell them from reached ones; a
+ * conservative scan of a free object only keeps garbage a cycle longer,
+ * but a kind's mark procedure or descriptor read from a free object's
+ * stale words is what once called a null procedure (history.md).  So
+ * their ranges are never dropped. */
 static bool kind_is_rescanned(unsigned kind) {
-  return kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE || kind_is_custom(kind);
+  return kind == KIND_NORMAL || kind == KIND_UNCOLLECTABLE;
 }
 
 /* Whether a rescan would push the range starting at LO again: it lies in
@@ -90,9 +97,9 @@ static bool half_full(struct marker *c) {
   return c->top >= c->capacity / 2;
 }
 
-/* Pushes every marked object of a scanned kind with the collector's
- * marker, draining whenever its stack is half full: an object's own
- * entries (one, or a custom kind's few) then always fit. */
+/* Pushes every marked object of a kind scanned word by word with the
+ * collector's marker, draining whenever its stack is half full, so an
+ * object's one entry always fits. */
 static void rescan_marked_heap(void) {
   struct marker *c = mark_collector;
   FOR_EACH_CHUNK(chunk) {
