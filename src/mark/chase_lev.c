@@ -60,6 +60,17 @@ void cl_reset(struct marker *m) {
   SGC_ASSERT(atomic_load(&m->cl_top) >= atomic_load(&m->cl_bottom));
   atomic_store(&m->cl_top, 0);
   atomic_store(&m->cl_bottom, 0);
+  /* Grown past SGC_MARK_STACK_LIMIT (for ranges no rescan finds again):
+   * back to the first size, so the limit holds for every collection.  No
+   * thief runs between collections. */
+  struct cl_buffer *b = atomic_load_explicit(&m->cl_buffer, memory_order_relaxed);
+  if (mark_config.stack_limit && b->mask + 1 > initial_slots()) {
+    struct cl_buffer *small = buffer_new(initial_slots());
+    if (small) {
+      atomic_store_explicit(&m->cl_buffer, small, memory_order_relaxed);
+      os_free(b, buffer_bytes(b->mask + 1));
+    }
+  }
 }
 
 void cl_destroy(struct marker *m) {

@@ -91,6 +91,7 @@ void mark_begin(void) {
     cl_reset(m);
     SGC_ASSERT(marker_empty(m));
     m->top = 0;
+    marker_trim(m);
     atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
     atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
     m->marked_bytes = m->marked_objects = m->marked_atomic_bytes = 0;

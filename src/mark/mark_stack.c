@@ -9,9 +9,15 @@ enum { INITIAL_ENTRIES = 1 << 14, STEAL_MAX = 128 };
 
 _Atomic int mark_detection_interrupted;
 
-bool marker_init(struct marker *m, unsigned index) {
+/* The capacity a stack starts with, and returns to between collections
+ * under SGC_MARK_STACK_LIMIT. */
+static size_t initial_capacity(void) {
   size_t limit = mark_config.stack_limit;
-  m->capacity = limit && limit < INITIAL_ENTRIES ? limit : INITIAL_ENTRIES;
+  return limit && limit < INITIAL_ENTRIES ? limit : INITIAL_ENTRIES;
+}
+
+bool marker_init(struct marker *m, unsigned index) {
+  m->capacity = initial_capacity();
   m->entries = os_alloc(m->capacity * sizeof *m->entries);
   if (!m->entries) return false;
   if (!cl_init(m)) {
@@ -26,6 +32,16 @@ bool marker_init(struct marker *m, unsigned index) {
   m->index = index;
   m->rng = 0x9E3779B97F4A7C15ull * (index + 1);
   return true;
+}
+
+void marker_trim(struct marker *m) {
+  size_t initial = initial_capacity();
+  if (!mark_config.stack_limit || m->capacity <= initial) return;
+  SGC_ASSERT(m->top == 0);
+  void *p = mremap(m->entries, m->capacity * sizeof *m->entries, initial * sizeof *m->entries, 0);
+  if (p == MAP_FAILED) return; /* keeps the bigger one */
+  m->entries = p;
+  m->capacity = initial;
 }
 
 void marker_destroy(struct marker *m) {

@@ -114,6 +114,10 @@ extern _Atomic int mark_detection_interrupted;
 
 /* False when its stack cannot be mapped (nothing is left allocated). */
 bool marker_init(struct marker *m, unsigned index);
+/* Between collections, the stack empty: a stack grown past
+ * SGC_MARK_STACK_LIMIT (for ranges no rescan finds again) goes back to
+ * its first size, so the limit holds for every collection. */
+void marker_trim(struct marker *m);
 /* Unmaps what marker_init mapped, for a GC thread that did not start. */
 void marker_destroy(struct marker *m);
 /* mark.c: sets mark_config's set_rule and share for a drain by one marker
