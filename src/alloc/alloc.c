@@ -97,14 +97,25 @@ GC_API char *GC_strndup(const char *s, size_t max) {
   return copy;
 }
 
-/* Small objects are aligned to their size class's granule multiple only,
- * so an aligned request is served from a large object (page aligned) when
- * the alignment exceeds one granule. */
+/* A small page's objects lie at multiples of their class's size from the
+ * page's start, a multiple of PAGE_BYTES: every object of a class whose
+ * size is a multiple of ALIGN is so aligned.  So an aligned request takes
+ * the smallest such class that fits, and only an alignment no class has
+ * (a page's) or a size past the classes takes a large object, page
+ * aligned.  Before, every alignment above a granule took a large object:
+ * 2064 bytes for 100 aligned to 32 (bb_api_basic). */
 GC_API void *GC_memalign(size_t align, size_t bytes) {
   if (align <= GRANULE_BYTES) return GC_malloc(bytes);
   if (align > PAGE_BYTES || (align & (align - 1))) {
     sgc_warn("GC_memalign: unsupported alignment %zu", align);
     return NULL;
+  }
+  /* Asked for with SGC_EXTRA_BYTES taken off, so GC_malloc adds them
+   * back and lands on that very class. */
+  size_t extra = sgc_settings.extra_bytes;
+  if (bytes + extra <= MAX_SMALL_BYTES) {
+    for (unsigned cls = size_class_for_bytes(bytes + extra); cls < SIZE_CLASS_COUNT; cls++)
+      if ((size_class_bytes[cls] & (align - 1)) == 0) return GC_malloc(size_class_bytes[cls] - extra);
   }
   return GC_malloc(bytes > MAX_SMALL_BYTES ? bytes : MAX_SMALL_BYTES + 1);
 }
