@@ -1,7 +1,8 @@
 #!/bin/sh
 # Long adversarial runs, outside the default test suite: the reachability
 # oracle under every marking variant, both sweeps, every page policy, 1 to
-# 8 GC threads, per-thread, per-CPU and flip caches and torture mode, plus
+# 8 GC threads, per-thread, per-CPU and flip caches, mark stacks that
+# overflow, and torture mode, plus
 # the threads test under torture.
 # Usage: tools/stress.sh [ROUNDS]   (default 400; about 12 minutes on 2 cores)
 # STRESS_BUILD=build-address tools/stress.sh 100 runs the same in a build
@@ -49,6 +50,13 @@ run SGC_LAB=cpu GC_FREE_SPACE_DIVISOR=40 SGC_SWEEP=parallel $B/bb_oracle_stress 
 run SGC_LAB=cpu SGC_TORTURE=2 $B/bb_oracle_stress -r $((ROUNDS / 20 + 1)) -t 6
 run SGC_LAB=flip $B/bb_oracle_stress -r $ROUNDS -t 8
 run SGC_LAB=flip GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 8
+# mark stacks and deques capped so they overflow: entries dropped, the
+# marked heap rescanned (mark/overflow.c), every variant of both
+for variant in opt simple no-slo; do
+  run SGC_MARK_STACK_LIMIT=256 SGC_MARK_VARIANT=$variant SGC_MARKERS=4 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+done
+run SGC_MARK_STACK_LIMIT=256 SGC_MARK_DEQUE=chase-lev SGC_MARKERS=4 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+run SGC_MARK_STACK_LIMIT=256 SGC_TORTURE=2 SGC_MARKERS=2 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -t 4
 for prewake in 0 1; do
   run SGC_PREWAKE_US=$prewake SGC_MARKERS=2 SGC_ADAPTIVE=0 GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 4
 done
