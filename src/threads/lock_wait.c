@@ -6,6 +6,7 @@
 
 #include "os/os.h"
 #include "threads/lock_wait.h"
+#include "threads/thread.h"
 
 _Atomic unsigned lock_waiters;
 _Atomic unsigned lock_waits_ended;
@@ -18,8 +19,21 @@ static void lock_wait_ended(void) {
   atomic_fetch_sub_explicit(&lock_waiters, 1, memory_order_release);
 }
 
+/* The thread's own view of what counts it: set after the count is raised
+ * and cleared before it is lowered, so its signal handler (lock_wait_park)
+ * never takes out what is not in.  A signal fence suffices: the handler
+ * runs on this thread. */
+static void counted_as(struct sgc_thread *self, uint8_t bits) {
+  if (!self) return;
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&self->lock_counted_as, bits, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+}
+
 void lock_wait_counted(pthread_mutex_t *lock) {
+  struct sgc_thread *self = sgc_self;
   atomic_fetch_add_explicit(&lock_waiters, 1, memory_order_relaxed);
+  counted_as(self, LOCK_COUNTED_WAITER);
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_nsec += LOCK_STARVING_NS;
@@ -30,10 +44,29 @@ void lock_wait_counted(pthread_mutex_t *lock) {
   bool starving = pthread_mutex_timedlock(lock, &deadline) != 0;
   if (starving) {
     atomic_fetch_add_explicit(&lock_starving, 1, memory_order_relaxed);
+    counted_as(self, LOCK_COUNTED_WAITER | LOCK_COUNTED_STARVING);
     pthread_mutex_lock(lock);
+    counted_as(self, LOCK_COUNTED_WAITER);
     atomic_fetch_sub_explicit(&lock_starving, 1, memory_order_relaxed);
   }
+  counted_as(self, 0);
   lock_wait_ended();
+}
+
+unsigned lock_wait_park(struct sgc_thread *self) {
+  unsigned counted = atomic_load_explicit(&self->lock_counted_as, memory_order_relaxed);
+  if (counted & LOCK_COUNTED_STARVING)
+    atomic_fetch_sub_explicit(&lock_starving, 1, memory_order_relaxed);
+  /* Release, as lock_wait_ended's: a collection yielding to waiters goes on. */
+  if (counted & LOCK_COUNTED_WAITER)
+    atomic_fetch_sub_explicit(&lock_waiters, 1, memory_order_release);
+  return counted;
+}
+
+void lock_wait_unpark(unsigned counted) {
+  if (counted & LOCK_COUNTED_WAITER) atomic_fetch_add_explicit(&lock_waiters, 1, memory_order_relaxed);
+  if (counted & LOCK_COUNTED_STARVING)
+    atomic_fetch_add_explicit(&lock_starving, 1, memory_order_relaxed);
 }
 
 void lock_yield_while(const _Atomic unsigned *count) {

@@ -23,6 +23,10 @@
 #include <stdatomic.h>
 
 enum { LOCK_STARVING_NS = 1000000, LOCK_TURN_NS = 2000000 };
+/* struct sgc_thread's lock_counted_as. */
+enum { LOCK_COUNTED_WAITER = 1, LOCK_COUNTED_STARVING = 2 };
+
+struct sgc_thread;
 
 extern _Atomic unsigned lock_waiters;     /* threads waiting now */
 extern _Atomic unsigned lock_waits_ended; /* waits that have ended */
@@ -32,6 +36,14 @@ extern _Atomic unsigned lock_starving;    /* of them, waiting over LOCK_STARVING
 void lock_wait_counted(pthread_mutex_t *lock);
 /* Yields while *COUNT is not 0 until a wait has ended, at most LOCK_TURN_NS. */
 void lock_yield_while(const _Atomic unsigned *count);
+/* GC_suspend_thread's park, in the suspend handler (threads/stop_world.c):
+ * a thread parked inside a counted wait leaves the counts until it is
+ * resumed, or every explicit collection -- and, had it counted as
+ * starving, every taker of heap_lock -- would yield it a turn meanwhile.
+ * Returns what to give back to lock_wait_unpark.  Async-signal-safe:
+ * lock-free atomics only. */
+unsigned lock_wait_park(struct sgc_thread *self);
+void lock_wait_unpark(unsigned counted);
 
 static inline void lock_counted(pthread_mutex_t *lock) {
   if (__builtin_expect(pthread_mutex_trylock(lock) == 0, 1)) return;

@@ -18,6 +18,7 @@
 
 #include "common.h"
 #include "os/os.h"
+#include "threads/lock_wait.h"
 #include "threads/thread.h"
 
 enum { SUSPEND_SIGNAL = SIGPWR, NOMINAL_RESTART_SIGNAL = SIGXCPU };
@@ -52,6 +53,7 @@ static void stop_for_epoch(struct sgc_thread *self, uint32_t epoch) {
  * ext_suspend.  Meanwhile collections do not signal the thread (SIGPWR is
  * blocked in this handler) but scan the context saved on entry. */
 static void park(struct sgc_thread *self) {
+  unsigned counted = lock_wait_park(self);
   atomic_store_explicit(&self->ext_parked, 1, memory_order_seq_cst);
   futex_wake_all(&self->ext_parked); /* the suspender waits for it */
   while (atomic_load_explicit(&self->ext_suspend, memory_order_acquire))
@@ -63,6 +65,7 @@ static void park(struct sgc_thread *self) {
    * handler returns, and this stop is acknowledged below), or this thread
    * sees the stop and stays stopped for it, its context unchanged. */
   atomic_store_explicit(&self->ext_parked, 0, memory_order_seq_cst);
+  lock_wait_unpark(counted);
   uint32_t epoch = atomic_load_explicit(&world_epoch, memory_order_seq_cst);
   if (epoch & 1) stop_for_epoch(self, epoch);
 }

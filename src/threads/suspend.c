@@ -15,10 +15,11 @@
  * exclude (a finalizer registration's, a statistics read's) can make a
  * collection wait, and that collection must not keep the resume out.
  *
- * A thread parked while it waited for heap_lock still counts as a waiter
- * (threads/lock_wait.h): until it is resumed, an explicit collection first
- * yields to it for the bound of a turn (2 ms), and, had it waited long
- * enough to count as starving, so does every taker of heap_lock. */
+ * A thread parked while it waited for one of the collector's locks leaves
+ * the waiters' counts until it is resumed (lock_wait_park): else an
+ * explicit collection would first yield to it for the bound of a turn
+ * (2 ms), and, had it waited long enough to count as starving, so would
+ * every taker of heap_lock (unit_suspend_waiters). */
 #include <stdlib.h>
 
 #include "collect/collect.h"
