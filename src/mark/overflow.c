@@ -6,22 +6,24 @@
  * (§3.4) leaves to the base collector.
  *
  * What may be dropped: a range inside an object that is already marked
- * and whose kind is scanned word by word (kind_is_rescanned).  Every object the drain pushes was marked
- * first (set_mark), SLO's pieces lie inside such objects, and the
- * uncollectable objects mark_begin queues carry a nonzero mark; the
- * rescan pushes every such object whole again, so nothing it held is
- * lost.  What may not: a root's range (a stack, a data segment,
- * registers), the contents of an object left unmarked on purpose (a
- * finalizable object, a kind marked from all), and anything in an object
- * of a kind the program made: no rescan would find them.  Those take the place of a droppable entry of the marker's own
- * private part, or, if there is none, grow the stack past the limit;
- * only the OS refusing that too is fatal.
+ * and whose kind is scanned word by word (kind_is_rescanned).  Every
+ * object the drain pushes was marked first (set_mark), SLO's pieces lie
+ * inside such objects, and the uncollectable objects mark_begin queues
+ * carry a nonzero mark; the rescan pushes every such object whole again,
+ * so nothing it held is lost.  What may not: a root's range (a stack, a
+ * data segment, registers), the contents of an object left unmarked on
+ * purpose (a finalizable object, a kind marked from all), and anything in
+ * an object of a kind the program made: no rescan would find them.  Those
+ * take the place of a droppable entry of the marker's own private part,
+ * or, if there is none, grow the stack past the limit; only the OS
+ * refusing that too is fatal.
  *
- * Progress: an overflow happens only on a push, and the drain pushes
- * only after marking an object, so a rescan that overflows has marked
- * something new; the rescan itself drains whenever its stack is half
- * full, so its own pushes never overflow.  Each round marks at least one
- * more object, and the rounds end.
+ * Progress: the rescan drains whenever its stack is half full, and a
+ * drain that marks nothing new holds no more than that half plus the
+ * halves SLO keeps of the one long object it is splitting (one a
+ * halving, a few dozen at most), which the 256-entry minimum leaves room
+ * for.  So a rescan that overflows has marked something new, and the
+ * rounds end.
  *
  * A Chase-Lev deque (SGC_MARK_DEQUE=chase-lev) drops the same entries but
  * replaces none, its slots being shared with thieves: a root's range
