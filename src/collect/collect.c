@@ -2,7 +2,8 @@
  * to collect and how much to grow the heap.
  *
  * Steps, with heap_lock held throughout:
- *   1. read the loaded objects' segments (before stopping: the loader lock)
+ *   1. read the loaded objects' segments, and hold the list still until
+ *      marking ends (roots/roots.h: dlclose must not unmap them meanwhile)
  *   2. stop the world (threads/stop_world.c)
  *   3. clear mark bits; mark objects sitting in thread free lists without
  *      scanning them, so sweeping never hands them out twice
@@ -220,6 +221,55 @@ static void mark_thread_free_lists(void) {
   percpu_flip_decide(thread_cached_bytes, cpu_cached_bytes, (unsigned)thread_registry_count());
 }
 
+/* One collection's record and times, filled in as it goes. */
+struct collection {
+  struct sgc_thread *self;
+  SGC_gc_record_t rec;
+  uint64_t t0, t1, t2;
+  struct mark_totals totals, after_finalize;
+};
+
+/* The stopped part of a collection: from the stop to the end of marking.
+ * It runs with the loaded objects' list held still (roots/roots.h): a
+ * dlclose cannot unmap a segment the marking reads, whether its thread
+ * is registered or not. */
+static void stop_and_mark(void *arg) {
+  struct collection *c = arg;
+  c->t0 = os_now_ns();
+  c->rec.start_ns = c->t0;
+  collection_event(EVENT_PRE_STOP_WORLD);
+  c->rec.threads = stop_world() + 1;
+  collection_event(EVENT_POST_STOP_WORLD);
+  c->t1 = os_now_ns();
+
+  fold_unlocked_allocation();
+  free_counts_at_collection();
+  c->rec.allocated_bytes = heap_accounting.allocated_since_gc;
+  if (atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) == 0)
+    parallel_bound_first_live(heap_accounting.allocated_since_gc);
+  atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_relaxed);
+  /* Every root goes on the collector's stack; the markers share it out
+   * by stealing. */
+  collection_event(EVENT_MARK_START);
+  mark_thread_free_lists();
+  heap_accounting.root_bytes = roots_push_all();
+  collection_push_other_roots();
+  finalize_push_roots();
+  toggleref_before_mark();
+  push_thread_roots(c->self);
+  push_own_stack_and_mark(c->self);
+  c->totals = mark_collect_totals();
+  parallel_after_collection(&c->totals);
+  finalize_after_mark();
+  c->after_finalize = mark_collect_totals();
+  collection_event(EVENT_MARK_END);
+  /* Batches of freed objects go back to their pages by sweeping; dropped
+   * here, with every thread stopped and registry_lock held, because they
+   * hang off the thread records (alloc/batches.c). */
+  batches_drop_all();
+  c->t2 = os_now_ns();
+}
+
 void collect_locked(enum SGC_gc_reason reason) {
   /* GC_dont_gc and GC_disable suppress every kind of collection,
    * explicit ones included (as bdwgc). */
@@ -227,10 +277,11 @@ void collect_locked(enum SGC_gc_reason reason) {
   heap_accounting.collecting = true;
   uint64_t begun = os_now_ns();
   struct sgc_thread *self = thread_self_or_register();
-  SGC_gc_record_t rec;
-  memset(&rec, 0, sizeof rec);
-  rec.reason = reason;
-  rec.markers = 1;
+  struct collection c;
+  memset(&c, 0, sizeof c);
+  c.self = self;
+  c.rec.reason = reason;
+  c.rec.markers = 1;
   collection_event(EVENT_START);
   collection_start_callback();
 
@@ -242,7 +293,6 @@ void collect_locked(enum SGC_gc_reason reason) {
   page_ops_wait();
   /* Before the world stops: it needs no more than heap_lock. */
   custom_kinds_before_mark();
-  roots_snapshot_static();
   parallel_ensure_markers(sgc_settings.markers);
   /* The GC threads are woken now, so their wake-up (30-70 us on the VM)
    * overlaps clearing the marks and the stop (mark/parallel.c).  The wake
@@ -269,39 +319,10 @@ void collect_locked(enum SGC_gc_reason reason) {
    * that grows with the heap. */
   mark_begin();
   parallel_prewake_settle();
-  uint64_t t0 = os_now_ns();
-  rec.start_ns = t0;
-  collection_event(EVENT_PRE_STOP_WORLD);
-  rec.threads = stop_world() + 1;
-  collection_event(EVENT_POST_STOP_WORLD);
-  uint64_t t1 = os_now_ns();
-
-  fold_unlocked_allocation();
-  free_counts_at_collection();
-  rec.allocated_bytes = heap_accounting.allocated_since_gc;
-  if (atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) == 0)
-    parallel_bound_first_live(heap_accounting.allocated_since_gc);
-  atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_relaxed);
-  /* Every root goes on the collector's stack; the markers share it out
-   * by stealing. */
-  collection_event(EVENT_MARK_START);
-  mark_thread_free_lists();
-  heap_accounting.root_bytes = roots_push_all();
-  collection_push_other_roots();
-  finalize_push_roots();
-  toggleref_before_mark();
-  push_thread_roots(self);
-  push_own_stack_and_mark(self);
-  struct mark_totals totals = mark_collect_totals();
-  parallel_after_collection(&totals);
-  finalize_after_mark();
-  struct mark_totals after_finalize = mark_collect_totals();
-  collection_event(EVENT_MARK_END);
-  /* Batches of freed objects go back to their pages by sweeping; dropped
-   * here, with every thread stopped and registry_lock held, because they
-   * hang off the thread records (alloc/batches.c). */
-  batches_drop_all();
-  uint64_t t2 = os_now_ns();
+  roots_snapshot_static_then(stop_and_mark, &c);
+  SGC_gc_record_t rec = c.rec;
+  uint64_t t0 = c.t0, t1 = c.t1, t2 = c.t2;
+  struct mark_totals totals = c.totals, after_finalize = c.after_finalize;
   collection_event(EVENT_PRE_START_WORLD);
   start_world();
   collection_event(EVENT_POST_START_WORLD);

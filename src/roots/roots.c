@@ -93,6 +93,39 @@ void roots_snapshot_static(void) {
   dl_iterate_phdr(add_object_segments, NULL);
 }
 
+/* glibc's dl_iterate_phdr holds the loader's write lock (recursive)
+ * while it calls back, and dlclose unmaps an object's segments and
+ * unlinks it from the list inside that same lock (elf/dl-close.c).  So
+ * inside a callback the list is still: every object in it stays mapped,
+ * and a thread stopped on its way to unmapping one is stopped before it.
+ * Stopping the world there is safe, as no thread we stop can hold the
+ * lock: we do.  The snapshot is a second iteration nested in the first,
+ * which the recursive lock allows. */
+struct snapshot_then {
+  void (*then)(void *);
+  void *arg;
+  bool ran;
+};
+
+static int snapshot_then_in_callback(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)info;
+  (void)size;
+  struct snapshot_then *call = data;
+  roots_snapshot_static();
+  call->then(call->arg);
+  call->ran = true;
+  return 1; /* one call is enough */
+}
+
+void roots_snapshot_static_then(void (*then)(void *), void *arg) {
+  struct snapshot_then call = {then, arg, false};
+  dl_iterate_phdr(snapshot_then_in_callback, &call);
+  if (!call.ran) { /* no object reported: nothing could be unmapped */
+    roots_snapshot_static();
+    then(arg);
+  }
+}
+
 /* An exclusion overlapping [lo, hi), or NULL. */
 static const struct range *exclusion_overlapping(uintptr_t lo, uintptr_t hi) {
   const struct range_set *sets[] = {&exclusions, &user_exclusions};

@@ -14,9 +14,16 @@ void roots_init(void);
  * (free lists are marked by the collector itself), and together they are
  * 4.7 MB, mostly zeros, scanned at every collection. */
 void roots_exclude_own_table(const void *table, size_t bytes);
-/* Re-reads the loaded objects' segments (dl_iterate_phdr).  Called before
- * the world stops: the loader's lock may be held by a thread we stop. */
+/* Re-reads the loaded objects' segments (dl_iterate_phdr).  Never with
+ * the world stopped: the loader's lock may be held by a thread we stop. */
 void roots_snapshot_static(void);
+/* Takes that snapshot and runs THEN(ARG) while no loaded object can be
+ * unmapped or unlinked: dlopen and dlclose in other threads wait until
+ * THEN returns.  Without it a dlclose between the snapshot and the stop
+ * (or, in a thread the collector does not stop, during marking) unmapped
+ * a segment the markers then read (SIGSEGV/SIGBUS; tests/dso_unload.c).
+ * THEN may stop the world: no stopped thread holds the loader's lock. */
+void roots_snapshot_static_then(void (*then)(void *), void *arg);
 /* Pushes every static and registered root range on the mark stack
  * (world stopped, meta_lock held); returns their total bytes. */
 size_t roots_push_all(void);
