@@ -150,7 +150,7 @@ int main(int argc, char **argv) {
   CHECK(GC_pthread_join(garbage, NULL) == 0);
 
   t_note("%ld collections; %ld registered and %ld unregistered load/unload cycles; %ld objects "
-         "checked\n",
+         "checked",
          collections, atomic_load(&registered_cycles), atomic_load(&unregistered_cycles),
          atomic_load(&objects_checked));
   CHECK(collections >= 50, "only %ld collections", collections);

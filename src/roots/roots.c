@@ -15,27 +15,53 @@
 #include "mark/mark.h"
 #include "os/os.h"
 
-enum { MAX_RANGES = 4096 };
-
 struct range {
   uintptr_t lo, hi;
 };
+/* A growable array from the OS (os_alloc: never the heap, and outside
+ * every root).  No fixed limit: bdwgc aborts past 2,048 root ranges
+ * ("Too many root sets"), and sgc did past 4,096.  Each set has one
+ * lock for readers and writers alike: static_roots heap_lock, the others
+ * meta_lock, so growing never moves an array a reader is in. */
 struct range_set {
-  struct range items[MAX_RANGES];
-  size_t count;
+  struct range *items;
+  size_t count, capacity;
 };
 
-/* Static storage: these tables are ours and excluded from scanning.
- * EXCLUSIONS holds sgc's own tables, USER_EXCLUSIONS the program's
- * (GC_exclude_static_roots; GC_clear_exclusion_table empties it). */
 static struct range_set static_roots, user_roots, exclusions, user_exclusions;
 SGC_EXPORT int GC_no_dls;
 static uintptr_t own_base;
 
+static void range_set_grow(struct range_set *set, const char *what) {
+  size_t capacity = set->capacity ? 2 * set->capacity : 64;
+  struct range *items = os_alloc(capacity * sizeof *items);
+  if (!items)
+    sgc_fatal("out of memory for the table of %s (%zu of them)", what, set->count);
+  if (set->count) memcpy(items, set->items, set->count * sizeof *items);
+  if (set->items) os_free(set->items, set->capacity * sizeof *set->items);
+  set->items = items;
+  set->capacity = capacity;
+}
+
 static void range_add(struct range_set *set, uintptr_t lo, uintptr_t hi, const char *what) {
   if (hi <= lo) return;
-  if (set->count == MAX_RANGES) sgc_fatal("too many %s (limit %d)", what, MAX_RANGES);
+  if (set->count == set->capacity) range_set_grow(set, what);
   set->items[set->count++] = (struct range){lo, hi};
+}
+
+/* bdwgc's rule for GC_add_roots and its exclusions: a range starting where
+ * one already does extends that one (when longer) instead of adding a
+ * second.  A program that registers the same area again and again (at
+ * each module load, say) keeps one entry, and one scan of it. */
+static void range_add_or_extend(struct range_set *set, uintptr_t lo, uintptr_t hi,
+                                const char *what) {
+  if (hi <= lo) return;
+  for (size_t i = 0; i < set->count; i++)
+    if (set->items[i].lo == lo) {
+      if (hi > set->items[i].hi) set->items[i].hi = hi;
+      return;
+    }
+  range_add(set, lo, hi, what);
 }
 
 static void range_remove(struct range_set *set, uintptr_t lo, uintptr_t hi) {
@@ -52,10 +78,6 @@ void roots_exclude_own_table(const void *table, size_t bytes) {
 void roots_init(void) {
   Dl_info info;
   if (dladdr((void *)&roots_init, &info) && info.dli_fbase) own_base = (uintptr_t)info.dli_fbase;
-  roots_exclude_own_table(&static_roots, sizeof static_roots);
-  roots_exclude_own_table(&user_roots, sizeof user_roots);
-  roots_exclude_own_table(&exclusions, sizeof exclusions);
-  roots_exclude_own_table(&user_exclusions, sizeof user_exclusions);
   roots_exclude_own_table(pagemap_l1, sizeof pagemap_l1);
   roots_exclude_own_table(cpu_caches, sizeof cpu_caches);
 }
@@ -186,7 +208,7 @@ size_t roots_push_all(void) {
 GC_API void GC_add_roots(void *low, void *high) {
   sgc_ensure_init();
   meta_lock_take();
-  range_add(&user_roots, (uintptr_t)low, (uintptr_t)high, "GC_add_roots ranges");
+  range_add_or_extend(&user_roots, (uintptr_t)low, (uintptr_t)high, "GC_add_roots ranges");
   pthread_mutex_unlock(&meta_lock);
 }
 
@@ -204,7 +226,7 @@ GC_API void GC_clear_roots(void) {
 
 GC_API void GC_exclude_static_roots(void *low, void *high) {
   meta_lock_take();
-  range_add(&user_exclusions, (uintptr_t)low, (uintptr_t)high, "excluded root ranges");
+  range_add_or_extend(&user_exclusions, (uintptr_t)low, (uintptr_t)high, "excluded root ranges");
   pthread_mutex_unlock(&meta_lock);
 }
 
