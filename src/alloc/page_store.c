@@ -336,7 +336,17 @@ void small_page_adopt(struct sgc_thread *t, struct page_header *page) {
   account_take(t, own, page);
 }
 
+/* Per class, where the next look for another store's page to sweep
+ * starts (page_store_steal_unswept): NULL for the first store,
+ * UNSWEPT_NOWHERE when none has one until the next collection. */
+#define UNSWEPT_NOWHERE ((struct page_store *)1)
+static _Atomic(struct page_store *) unswept_look_from[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
+
 void page_policy_after_mark(long live_pages) {
+  /* The stores' lists to sweep were just filled: looks start over. */
+  for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
+      atomic_store_explicit(&unswept_look_from[k][c], NULL, memory_order_relaxed);
   live_pages_last = live_pages;
   if (live_pages > live_pages_max) live_pages_max = live_pages;
 }
@@ -347,20 +357,41 @@ struct page_store *page_stores_all(void) {
 
 /* Another thread's page to sweep is taken only where LPS would steal a
  * free page: its sweep may empty it, and then it is a page more for this
- * thread exactly as a stolen one is. */
+ * thread exactly as a stolen one is.
+ *
+ * Stores' lists of pages to sweep fill only in a collection
+ * (sweep_after_mark, with heap_lock held and the page path closed) and
+ * then only shrink, and this runs inside the page path or under
+ * heap_lock, so no collection comes during it.  So a store found without
+ * a page of (KIND, CLS) stays without one until the next collection, and
+ * each class keeps where its last look ended: the next look starts there,
+ * and a look that found nothing anywhere is not made again.  Every look
+ * started at the first store before, past those already emptied: with
+ * 2,000 threads starting and allocating, this walk was 28% of the run
+ * (one store a page of its own, a miss each), and the program ran 2.5
+ * times as long as with bdwgc.  A look that starts from a position
+ * another has since moved past only checks stores again; every position
+ * written has only emptied stores before it, new stores (added at the
+ * front) included, as they have nothing to sweep until a collection. */
+
 struct page_header *page_store_steal_unswept(struct page_store *own, unsigned kind,
                                              unsigned cls) {
   if (page_policy != PAGE_POLICY_LPS) return NULL;
   struct page_policy_view v = view();
   if (heap_expansion_allowed(&v)) return NULL;
-  FOR_EACH_STORE(s) {
+  _Atomic(struct page_store *) *from = &unswept_look_from[kind][cls];
+  struct page_store *s = atomic_load_explicit(from, memory_order_relaxed);
+  if (s == UNSWEPT_NOWHERE) return NULL;
+  for (s = s ? s : page_stores_all(); s; s = s->next_all) {
     if (s == own || !atomic_load_explicit(&s->unswept.pages, memory_order_relaxed)) continue;
     struct page_header *p = sweep_pop_store_unswept(s, kind, cls);
     if (p) {
+      atomic_store_explicit(from, s, memory_order_relaxed);
       owner_bump(&own->stolen);
       return p;
     }
   }
+  atomic_store_explicit(from, UNSWEPT_NOWHERE, memory_order_relaxed);
   return NULL;
 }
 
