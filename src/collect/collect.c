@@ -171,6 +171,7 @@ SGC_NOINLINE static void push_own_stack_and_mark(struct sgc_thread *self) {
 static void push_thread_roots(struct sgc_thread *self) {
   FOR_EACH_THREAD(t) {
     mark_word((uintptr_t)t->in_flight);
+    roots_push_thread_tls(t);
     if (t == self) continue;
     /* The x86-64 red zone: leaf code may keep data 128 bytes below sp. */
     /* All of a stopped thread's stack, its slow-path frames included: it

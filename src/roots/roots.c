@@ -14,6 +14,7 @@
 #include "heap/heap.h"
 #include "mark/mark.h"
 #include "os/os.h"
+#include "threads/thread.h"
 
 struct range {
   uintptr_t lo, hi;
@@ -146,6 +147,71 @@ void roots_snapshot_static_then(void (*then)(void *), void *arg) {
     roots_snapshot_static();
     then(arg);
   }
+}
+
+/* Thread-local storage.  bdwgc scans none (its documentation asks that
+ * what a __thread variable references also be referenced from somewhere
+ * it scans, and programs found out by losing objects: bdwgc issue #191,
+ * Nim issue #14364).  A thread glibc creates has its static TLS at the
+ * top of its stack mapping, which the stack scan covers, but the main
+ * thread's lies in memory the loader allocated.  So a thread registering
+ * records, from itself (dlpi_tls_data is the calling thread's block),
+ * every module's block in its static TLS but sgc's own, and collections
+ * scan them.  Only static TLS: it lasts as long as the thread, where a
+ * block allocated on first use (dynamic TLS, modules loaded later) is
+ * malloc's and goes with its module's dlclose.  On x86-64 static TLS
+ * ends at the thread pointer and is at most glibc's static TLS size long
+ * (_dl_get_tls_static_info, which the sanitizers' runtimes read too);
+ * without that function no block is taken. */
+struct tls_search {
+  struct sgc_thread *thread;
+  uintptr_t static_lo, static_hi;
+};
+
+static int add_tls_block(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  struct tls_search *search = data;
+  struct sgc_thread *t = search->thread;
+  if (!info->dlpi_tls_data) return 0; /* no TLS, or not allocated for this thread yet */
+  if (own_base && info->dlpi_addr == own_base && info->dlpi_name && info->dlpi_name[0]) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_TLS || ph->p_memsz == 0) continue;
+    uintptr_t lo = (uintptr_t)info->dlpi_tls_data, hi = lo + ph->p_memsz;
+    if (lo < search->static_lo || hi > search->static_hi) return 0; /* dynamic TLS */
+    if (t->tls_count == THREAD_TLS_RANGES_MAX) {
+      static atomic_flag warned = ATOMIC_FLAG_INIT;
+      if (!atomic_flag_test_and_set_explicit(&warned, memory_order_relaxed))
+        sgc_warn("more than %d modules with thread-local storage: the blocks of the rest "
+                 "are not roots",
+                 THREAD_TLS_RANGES_MAX);
+      return 1;
+    }
+    t->tls[t->tls_count].lo = lo;
+    t->tls[t->tls_count].hi = hi;
+    t->tls_count++;
+  }
+  return 0;
+}
+
+void roots_find_thread_tls(struct sgc_thread *t) {
+  t->tls_count = 0;
+  static void (*_Atomic static_info)(size_t *, size_t *);
+  void (*info)(size_t *, size_t *) = atomic_load_explicit(&static_info, memory_order_relaxed);
+  if (!info) {
+    info = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+    if (!info) return;
+    atomic_store_explicit(&static_info, info, memory_order_relaxed);
+  }
+  size_t static_size = 0, static_align = 0;
+  info(&static_size, &static_align);
+  uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
+  struct tls_search search = {t, tp - static_size, tp};
+  dl_iterate_phdr(add_tls_block, &search);
+}
+
+void roots_push_thread_tls(const struct sgc_thread *t) {
+  for (unsigned i = 0; i < t->tls_count; i++) mark_push_range(t->tls[i].lo, t->tls[i].hi);
 }
 
 /* An exclusion overlapping [lo, hi), or NULL. */

@@ -32,4 +32,11 @@ size_t roots_push_all(void);
  * Heap lock held. */
 bool roots_hold(uintptr_t a, bool loaded_objects_only);
 
+struct sgc_thread;
+/* Records the calling thread's thread-local storage blocks in T, its
+ * record (before T is registered: it takes the loader's lock). */
+void roots_find_thread_tls(struct sgc_thread *t);
+/* Pushes T's thread-local storage blocks (world stopped). */
+void roots_push_thread_tls(const struct sgc_thread *t);
+
 #endif

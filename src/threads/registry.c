@@ -17,6 +17,7 @@
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
 #include "collect/collect.h"
+#include "roots/roots.h"
 #include "threads/thread.h"
 
 __thread struct sgc_thread *sgc_self __attribute__((tls_model("initial-exec")));
@@ -175,6 +176,7 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   if (rec->is_main) __atomic_store_n(&GC_stackbottom, (char *)rec->stack_base, __ATOMIC_RELAXED);
   /* glibc's rseq area (valid when __rseq_size says it registered one). */
   rec->rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+  roots_find_thread_tls(rec); /* before registry_lock: the loader's lock comes after it */
   lock_counted(&registry_lock);
   if (rec->created_by_sgc) pending_unlink(rec);
   rec->prev = NULL;

@@ -20,6 +20,10 @@
  * GC_free's fast-path test (alloc/free.c). */
 enum { FREE_CACHE_BYPASS = 1 };
 
+/* Modules with thread-local storage whose blocks a thread's record keeps
+ * (roots_find_thread_tls): glibc, libstdc++, the program and a few more. */
+enum { THREAD_TLS_RANGES_MAX = 16 };
+
 struct sgc_thread {
   /* Thread-local free-object lists, one per kind and size class (thesis
    * §2.2.2).  Only the owner pushes and pops; the collector reads them with
@@ -66,6 +70,10 @@ struct sgc_thread {
   bool finalizing;        /* running finalizers: don't nest */
   uint8_t exit_rounds;    /* thread-exit destructor calls so far (registry.c) */
   uintptr_t stack_base;   /* highest address of the stack (exclusive) */
+  /* Its thread-local storage blocks, found when it registered
+   * (roots/roots.c, roots_find_thread_tls): roots at every collection. */
+  struct { uintptr_t lo, hi; } tls[THREAD_TLS_RANGES_MAX];
+  uint8_t tls_count;
 
   /* Stop-the-world state (threads/stop_world.c). */
   _Atomic uintptr_t stopped_sp;    /* stack pointer when suspended */
