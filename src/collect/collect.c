@@ -336,8 +336,10 @@ void collect_locked(enum SGC_gc_reason reason) {
   else sweep_after_mark();
   custom_kinds_after_mark();
   /* More than a quarter of the heap lying in free spans: give the long
-   * ones (64 pages and more) back to the OS. */
-  if ((page_pool_free_pages() << PAGE_SHIFT) > heap_size_bytes() / 4) page_pool_release(64);
+   * ones (64 pages and more) that have stayed free a while back to the
+   * OS (heap/page_pool.c). */
+  page_pool_count_collection();
+  if ((page_pool_free_pages() << PAGE_SHIFT) > heap_size_bytes() / 4) page_pool_release_old(64);
   uint64_t t4 = os_now_ns();
   collection_event(EVENT_RECLAIM_END);
 

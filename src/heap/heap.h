@@ -81,6 +81,7 @@ struct page_header {
   struct page_header *next, *prev; /* pool or sweep lists */
   struct page_store *owner_store; /* page policies: the thread that owns it */
   int32_t first_owner;         /* thread id that consumed the page first */
+  uint32_t freed_at;           /* free span head: page_pool_release's age (page_pool.c) */
   void *free_head, *free_tail; /* a swept page's free list (partial lists) */
   uint32_t free_count;
   union page_marks marks;      /* last: the fields above share a line */
@@ -324,8 +325,14 @@ static inline size_t page_walk_step(const struct page_header *p, uint8_t state) 
 
 bool page_span_is_zeroed(struct page_header *first, size_t pages);
 /* Gives free spans of at least MIN_PAGES back to the OS (their memory
- * reads as zero afterwards); returns the bytes released now. */
+ * reads as zero afterwards); returns the bytes released now.  After a
+ * collection (page_pool_release_old) only spans no page of which was
+ * freed in the last POOL_RELEASE_AGE collections; on request, all. */
 size_t page_pool_release(size_t min_pages);
+/* At the end of every collection, the age's clock. */
+void page_pool_count_collection(void);
+/* Releases the spans of at least MIN_PAGES that have stayed free. */
+size_t page_pool_release_old(size_t min_pages);
 size_t page_pool_released_bytes(void);
 
 #endif

@@ -20,6 +20,11 @@ static size_t dirty_free_pages;
 
 size_t page_pool_free_pages(void) { return free_pages; }
 
+/* Collections counted (page_pool_count_collection): a span's freed_at is the
+ * count when a page of it was last freed (merging starts the span's age
+ * again, as bdwgc's GC_freehblk does), and a split keeps it. */
+static uint32_t pool_collections;
+
 void page_pool_for_each_span(void (*visit)(struct page_header *head, size_t pages, void *arg),
                              void *arg) {
   for (unsigned b = 0; b < EXACT_BUCKETS; b++)
@@ -67,6 +72,7 @@ static void span_unlink(struct page_header *head) {
 
 void page_pool_add_chunk(struct chunk *c) {
   c->pages[0].start = c->base;
+  c->pages[0].freed_at = pool_collections;
   span_link(&c->pages[0], c->page_count);
 }
 
@@ -78,6 +84,7 @@ static struct page_header *span_take_head(struct page_header *span, size_t pages
   if (have > pages) {
     span[pages].start = span->start + (pages << PAGE_SHIFT);
     span[pages].owner_store = NULL;
+    span[pages].freed_at = span->freed_at;
     span_link(span + pages, have - pages);
   }
   span->span_pages = (uint32_t)pages;
@@ -158,6 +165,7 @@ static struct page_header *span_cut(struct page_header *head, size_t offset) {
   struct page_header *upper = head + offset;
   upper->start = head->start + (offset << PAGE_SHIFT);
   upper->owner_store = NULL;
+  upper->freed_at = head->freed_at;
   span_link(upper, have - offset);
   return upper;
 }
@@ -227,6 +235,7 @@ void page_pool_put(struct page_header *first, size_t pages) {
       }
     }
   }
+  first->freed_at = pool_collections;
   span_link(first, pages);
 }
 
@@ -240,8 +249,9 @@ size_t page_pool_released_bytes(void) { return released_pages << PAGE_SHIFT; }
 
 /* bdwgc unmaps long-free blocks too (GC_unmap_threshold); sgc keeps the
  * address range and drops the memory (MADV_DONTNEED), so a span needs no
- * remapping when it is used again, and reads as zero: no memset then. */
-size_t page_pool_release(size_t min_pages) {
+ * remapping when it is used again, and reads as zero: no memset then.
+ * Spans younger than MIN_AGE collections stay. */
+static size_t release_spans(size_t min_pages, uint32_t min_age) {
   size_t released = 0;
   /* Nothing left to give back: skip the walk over every free page, which
    * on a large, mostly free heap cost each collection 0.8 ms a GiB. */
@@ -249,7 +259,7 @@ size_t page_pool_release(size_t min_pages) {
   for (unsigned b = 0; b < EXACT_BUCKETS; b++) {
     if (b && b < min_pages) continue;
     for (struct page_header *s = buckets[b]; s; s = s->next) {
-      if (s->span_pages < min_pages) continue;
+      if (s->span_pages < min_pages || pool_collections - s->freed_at < min_age) continue;
       /* Only dirty pages' headers are written: a clean page's (fresh from
        * the OS, never used) may not be resident, and reading it is free. */
       size_t n = 0;
@@ -266,4 +276,20 @@ size_t page_pool_release(size_t min_pages) {
     }
   }
   return released;
+}
+
+size_t page_pool_release(size_t min_pages) { return release_spans(min_pages, 0); }
+
+/* bdwgc 8.2 waits 6 collections (MUNMAP_THRESHOLD) before it unmaps a
+ * free block.  Released at the first collection that found them free, a
+ * buffer grown by realloc found its next size in pages the kernel had
+ * taken back, and every copy faulted them in again: growing a buffer to
+ * 32 MiB by eighths, 20 times, took 2.2 s against bdwgc's 0.5 s, most of
+ * it in page faults and the kernel's page clearing (perf). */
+enum { POOL_RELEASE_AGE = 6 };
+
+void page_pool_count_collection(void) { pool_collections++; }
+
+size_t page_pool_release_old(size_t min_pages) {
+  return release_spans(min_pages, POOL_RELEASE_AGE);
 }
