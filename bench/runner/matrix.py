@@ -158,6 +158,19 @@ PROGRAMS = {
         "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-s", "wide", "-n", "20000", "-c", "3"], ["-s", "wide"]),
     },
+    # shapes where sgc lost to bdwgc by a wide margin (bench/shapes.c)
+    "shape-grow": {
+        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-s", "grow", "-n", "2", "-r", "2"], ["-s", "grow"]),
+    },
+    "shape-threads": {
+        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-s", "threads", "-T", "50", "-n", "500"], ["-s", "threads"]),
+    },
+    "shape-finalizers": {
+        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-s", "finalizers", "-n", "20000"], ["-s", "finalizers"]),
+    },
     "bursty": {
         "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-r", "5"], ["-r", "50"], full=[]),
@@ -306,6 +319,10 @@ EXPERIMENTS = {
     # thesis setting: as many GC threads as application threads, 1..CPUs
     "scaling": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": "pow2",
                 "gc_threads": "same", "variants": ["default"]},
+    # realloc growth, 2,000 threads, 1,000,000 finalizers (bench/shapes.c)
+    "shapes": {"programs": ["shape-grow", "shape-threads", "shape-finalizers"],
+               "impls": ["sgc", "bdwgc"], "threads": [1], "gc_threads": [None],
+               "variants": ["default"]},
     # list-shaped and tiny heaps: more GC threads must never mark slower
     # (bdwgc issues #320, #453); a wide heap for contrast
     "markshape": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide"],

@@ -1,0 +1,173 @@
+/*
+ * shapes: programs of shapes a collector's user meets, where sgc once
+ * lost to bdwgc by a wide margin (history.md, "Shapes where sgc lost to
+ * bdwgc").  One shape a run:
+ *
+ *   -s grow       : a buffer grown by GC_realloc by an eighth at a time
+ *                   from 16 bytes to -n MiB (32), -r (20) times; each
+ *                   step fills the new part, each round checks the whole;
+ *   -s threads    : -T (2000) threads, each allocating -n (4000) objects of
+ *                   32..230 bytes while keeping 64, meeting at a barrier
+ *                   while the main thread collects, allocating as many
+ *                   again, and checking what it kept;
+ *   -s finalizers : -n (1,000,000) objects with finalizers registered in a
+ *                   loop and dropped; collections until at least 90% ran.
+ *
+ * Metric: wall_s, the whole shape; mops, the shape's operations (realloc
+ * steps, allocations, finalizable objects) a second.  Check: as each
+ * shape says.  -t is the runner's thread count, ignored (the shapes run
+ * one thread but for the threads shape's -T).
+ * Flags: -s shape  -n count  -r rounds  -T threads
+ */
+#include "bench_common.h"
+
+#include <pthread.h>
+
+/* ---- grow ---- */
+static double operations;
+
+static void grow(long mib, long rounds) {
+  size_t top = (size_t)mib << 20;
+  for (long r = 0; r < rounds; r++) {
+    size_t n = 16;
+    unsigned char *p = GC_MALLOC_ATOMIC(n);
+    memset(p, (int)(r & 0xff), n);
+    while (n < top) {
+      size_t m = n + n / 8 + 16;
+      p = GC_REALLOC(p, m);
+      if (!p) {
+        bench_fail("GC_realloc to %zu bytes failed", m);
+        return;
+      }
+      memset(p + n, (int)((r + n) & 0xff), m - n);
+      n = m;
+      operations++;
+    }
+    /* The first 16 bytes carry the round's byte through every copy. */
+    for (size_t i = 0; i < 16; i++)
+      if (p[i] != (unsigned char)(r & 0xff)) {
+        bench_fail("round %ld: byte %zu lost in the copies", r, i);
+        return;
+      }
+  }
+}
+
+/* ---- threads ---- */
+enum { KEEP = 64 };
+static pthread_barrier_t meet;
+static long per_thread;
+
+typedef struct {
+  int index;
+  int ok;
+} thread_arg;
+
+static void *thread_shape(void *argp) {
+  thread_arg *arg = argp;
+  uint64_t **keep = GC_MALLOC(KEEP * sizeof *keep);
+  for (int phase = 0; phase < 2; phase++) {
+    for (long i = 0; i < per_thread; i++) {
+      size_t bytes = 32 + (size_t)(i % 200);
+      uint64_t *o = GC_MALLOC(bytes);
+      o[0] = ((uint64_t)arg->index << 32) | (uint64_t)i;
+      keep[i % KEEP] = o;
+    }
+    if (phase == 0) pthread_barrier_wait(&meet); /* the main thread collects */
+  }
+  arg->ok = 1;
+  for (long i = per_thread - KEEP; i < per_thread; i++)
+    if (i >= 0 && keep[i % KEEP][0] != (((uint64_t)arg->index << 32) | (uint64_t)i)) arg->ok = 0;
+  return NULL;
+}
+
+static void threads_shape(int threads, long count) {
+  per_thread = count;
+  thread_arg *args = calloc((size_t)threads, sizeof *args);
+  pthread_t *ids = calloc((size_t)threads, sizeof *ids);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 << 10);
+  pthread_barrier_init(&meet, NULL, (unsigned)threads + 1);
+  for (int i = 0; i < threads; i++) {
+    args[i].index = i;
+    int e = bench_thread_create(&ids[i], &attr, thread_shape, &args[i]);
+    if (e) {
+      fprintf(stderr, "shapes: thread %d of %d: %s\n", i, threads, strerror(e));
+      exit(3);
+    }
+  }
+  GC_gcollect();
+  pthread_barrier_wait(&meet);
+  GC_gcollect();
+  for (int i = 0; i < threads; i++) bench_thread_join(ids[i], NULL);
+  operations = 2.0 * (double)threads * (double)count;
+  for (int i = 0; i < threads; i++)
+    if (!args[i].ok) {
+      bench_fail("thread %d lost an object it kept", i);
+      break;
+    }
+  free(args);
+  free(ids);
+}
+
+/* ---- finalizers ---- */
+static long finalized;
+static void count_finalized(void *obj, void *cd) {
+  (void)obj;
+  (void)cd;
+  finalized++;
+}
+
+static void register_and_drop(long n) {
+  for (long i = 0; i < n; i++) {
+    void *o = GC_MALLOC(32);
+    GC_register_finalizer(o, count_finalized, NULL, NULL, NULL);
+  }
+}
+
+static void finalizers_shape(long n) {
+  register_and_drop(n);
+  operations = (double)n;
+  for (int i = 0; i < 10 && finalized < n * 9 / 10; i++) {
+    GC_gcollect();
+    GC_invoke_finalizers();
+  }
+  if (finalized < n * 9 / 10) bench_fail("only %ld of %ld finalizers ran", finalized, n);
+}
+
+int main(int argc, char **argv) {
+  const char *shape = "grow";
+  long n = -1, rounds = 20;
+  int threads = 2000, opt;
+  while ((opt = getopt(argc, argv, "s:n:r:t:T:")) != -1) {
+    switch (opt) {
+    case 's': shape = optarg; break;
+    case 'n': n = bench_arg_long("-n", optarg, 1, 100000000); break;
+    case 'r': rounds = bench_arg_long("-r", optarg, 1, 100000); break;
+    case 't': break;
+    case 'T': threads = (int)bench_arg_long("-T", optarg, 1, 100000); break;
+    default:
+      fprintf(stderr, "usage: shapes [-s grow|threads|finalizers] [-n count] [-r rounds] "
+                      "[-T threads]\n");
+      return 2;
+    }
+  }
+  GC_INIT();
+  double start = bench_now();
+  if (!strcmp(shape, "grow")) {
+    grow(n < 0 ? 32 : n, rounds);
+  } else if (!strcmp(shape, "threads")) {
+    threads_shape(threads, n < 0 ? 4000 : n);
+  } else if (!strcmp(shape, "finalizers")) {
+    finalizers_shape(n < 0 ? 1000000 : n);
+  } else {
+    fprintf(stderr, "shapes: unknown shape %s\n", shape);
+    return 2;
+  }
+  double wall = bench_now() - start;
+  bench_result_begin("shapes", 1, wall);
+  bench_kv("shape", "%s", shape);
+  if (!strcmp(shape, "threads")) bench_kv("shape_threads", "%d", threads);
+  bench_kv("mops", "%.4f", operations / wall / 1e6);
+  return bench_result_end();
+}
