@@ -417,7 +417,7 @@ void collector_locks_release(void) {
  * average on the Intel VM without this (bb_cancel_stop); bdwgc 3-57 ms.
  * Its own wait counts too, so two threads collecting in loops take turns. */
 static void collect_lock_after_waiters(void) {
-  if (atomic_load_explicit(&lock_waiters, memory_order_relaxed)) lock_yield_while(&lock_waiters);
+  if (atomic_load_explicit(&lock_waiters, memory_order_relaxed) > 0) lock_yield_while(&lock_waiters);
   if (pthread_mutex_trylock(&heap_lock) != 0) heap_lock_wait(sgc_self);
 }
 

@@ -8,9 +8,9 @@
 #include "threads/lock_wait.h"
 #include "threads/thread.h"
 
-_Atomic unsigned lock_waiters;
+_Atomic int lock_waiters;
 _Atomic unsigned lock_waits_ended;
-_Atomic unsigned lock_starving;
+_Atomic int lock_starving;
 
 /* With the lock just taken.  Release: the thread yielding a turn, seeing
  * this wait end, goes on. */
@@ -19,10 +19,14 @@ static void lock_wait_ended(void) {
   atomic_fetch_sub_explicit(&lock_waiters, 1, memory_order_release);
 }
 
-/* The thread's own view of what counts it: set after the count is raised
- * and cleared before it is lowered, so its signal handler (lock_wait_park)
- * never takes out what is not in.  A signal fence suffices: the handler
- * runs on this thread. */
+/* The thread's own view of what counts it: a bit is set before its count
+ * is raised and cleared after it is lowered, so a park in between takes
+ * out a count not yet in (or no longer in) and the count reads one low
+ * until the thread runs on, never one high (lock_wait.h).  Before, the
+ * view followed the count in, and a thread suspended between the two
+ * stayed counted as starving while parked: 1 of 380 parked waiters in
+ * one ASan run of unit_suspend_waiters.  A signal fence suffices: the
+ * handler runs on this thread. */
 static void counted_as(struct sgc_thread *self, uint8_t bits) {
   if (!self) return;
   atomic_signal_fence(memory_order_seq_cst);
@@ -32,8 +36,8 @@ static void counted_as(struct sgc_thread *self, uint8_t bits) {
 
 void lock_wait_counted(pthread_mutex_t *lock) {
   struct sgc_thread *self = sgc_self;
-  atomic_fetch_add_explicit(&lock_waiters, 1, memory_order_relaxed);
   counted_as(self, LOCK_COUNTED_WAITER);
+  atomic_fetch_add_explicit(&lock_waiters, 1, memory_order_relaxed);
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_nsec += LOCK_STARVING_NS;
@@ -43,14 +47,14 @@ void lock_wait_counted(pthread_mutex_t *lock) {
   }
   bool starving = pthread_mutex_timedlock(lock, &deadline) != 0;
   if (starving) {
-    atomic_fetch_add_explicit(&lock_starving, 1, memory_order_relaxed);
     counted_as(self, LOCK_COUNTED_WAITER | LOCK_COUNTED_STARVING);
+    atomic_fetch_add_explicit(&lock_starving, 1, memory_order_relaxed);
     pthread_mutex_lock(lock);
-    counted_as(self, LOCK_COUNTED_WAITER);
     atomic_fetch_sub_explicit(&lock_starving, 1, memory_order_relaxed);
+    counted_as(self, LOCK_COUNTED_WAITER);
   }
-  counted_as(self, 0);
   lock_wait_ended();
+  counted_as(self, 0);
 }
 
 unsigned lock_wait_park(struct sgc_thread *self) {
@@ -69,10 +73,10 @@ void lock_wait_unpark(unsigned counted) {
     atomic_fetch_add_explicit(&lock_starving, 1, memory_order_relaxed);
 }
 
-void lock_yield_while(const _Atomic unsigned *count) {
+void lock_yield_while(const _Atomic int *count) {
   unsigned ended = atomic_load_explicit(&lock_waits_ended, memory_order_acquire);
   uint64_t deadline = os_now_ns() + LOCK_TURN_NS;
-  while (atomic_load_explicit(count, memory_order_relaxed) &&
+  while (atomic_load_explicit(count, memory_order_relaxed) > 0 &&
          atomic_load_explicit(&lock_waits_ended, memory_order_acquire) == ended &&
          os_now_ns() < deadline)
     sched_yield();

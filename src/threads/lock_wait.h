@@ -28,14 +28,20 @@ enum { LOCK_COUNTED_WAITER = 1, LOCK_COUNTED_STARVING = 2 };
 
 struct sgc_thread;
 
-extern _Atomic unsigned lock_waiters;     /* threads waiting now */
+/* Threads waiting now, and of them those waiting over LOCK_STARVING_NS.
+ * Signed, and read as "any" only above 0: a thread parked in the few
+ * instructions between taking a count's bit in its own view and raising
+ * the count (lock_wait.c) leaves it one low while parked, never one high
+ * (which would make every explicit collection, and with lock_starving
+ * every taker of heap_lock, yield to a thread that may stay suspended). */
+extern _Atomic int lock_waiters;
+extern _Atomic int lock_starving;
 extern _Atomic unsigned lock_waits_ended; /* waits that have ended */
-extern _Atomic unsigned lock_starving;    /* of them, waiting over LOCK_STARVING_NS */
 
 /* Waits for LOCK, counted; after LOCK_STARVING_NS counted as starving. */
 void lock_wait_counted(pthread_mutex_t *lock);
-/* Yields while *COUNT is not 0 until a wait has ended, at most LOCK_TURN_NS. */
-void lock_yield_while(const _Atomic unsigned *count);
+/* Yields while *COUNT is above 0 until a wait has ended, at most LOCK_TURN_NS. */
+void lock_yield_while(const _Atomic int *count);
 /* GC_suspend_thread's park, in the suspend handler (threads/stop_world.c):
  * a thread parked inside a counted wait leaves the counts until it is
  * resumed, or every explicit collection -- and, had it counted as
@@ -53,7 +59,7 @@ static inline void lock_counted(pthread_mutex_t *lock) {
 /* Before taking heap_lock, which is taken first of the counted locks, so
  * the caller holds none a starving thread could be waiting for. */
 static inline void lock_turn_for_starving(void) {
-  if (__builtin_expect(atomic_load_explicit(&lock_starving, memory_order_relaxed) != 0, 0))
+  if (__builtin_expect(atomic_load_explicit(&lock_starving, memory_order_relaxed) > 0, 0))
     lock_yield_while(&lock_starving);
 }
 
