@@ -105,11 +105,22 @@ static void list_push(struct page_store *s, struct page_header **list, _Atomic l
   spin_unlock(&s->lock);
 }
 
+/* All stores' free pages together, a hint read without locks as the
+ * stores' own counts are: with none outside its own store, a thread's
+ * steal and others_have_free skip their look at every store. */
+static _Atomic long stores_free_pages;
+
 static struct page_header *store_pop(struct page_store *s) {
-  return list_pop(s, &s->free, &s->free_count);
+  struct page_header *p = list_pop(s, &s->free, &s->free_count);
+  if (p) atomic_fetch_sub_explicit(&stores_free_pages, 1, memory_order_relaxed);
+  return p;
 }
 static void store_push(struct page_store *s, struct page_header *p) {
   list_push(s, &s->free, &s->free_count, p);
+  atomic_fetch_add_explicit(&stores_free_pages, 1, memory_order_relaxed);
+}
+static bool others_may_have_free(struct page_store *own) {
+  return atomic_load_explicit(&stores_free_pages, memory_order_relaxed) > free_pages(own);
 }
 static struct page_header *reserve_pop(struct page_store *s) {
   return list_pop(s, &s->reserve, &s->reserve_count);
@@ -121,6 +132,7 @@ static long reserve_pages(struct page_store *s) {
 /* LPS step 2-3: another thread's free page, the fullest store first.  The
  * counts are read without their locks (a hint); the pop takes the lock. */
 static struct page_header *steal(struct page_store *own) {
+  if (!others_may_have_free(own)) return NULL;
   struct page_store *victim = NULL;
   long most = 0;
   FOR_EACH_STORE(s) {
@@ -136,6 +148,7 @@ static struct page_header *steal(struct page_store *own) {
 }
 
 static bool others_have_free(struct page_store *own) {
+  if (!others_may_have_free(own)) return false;
   FOR_EACH_STORE(s)
     if (s != own && free_pages(s)) return true;
   return false;
