@@ -283,9 +283,10 @@ size_t page_pool_release(size_t min_pages) { return release_spans(min_pages, 0);
 /* bdwgc 8.2 waits 6 collections (MUNMAP_THRESHOLD) before it unmaps a
  * free block.  Released at the first collection that found them free, a
  * buffer grown by realloc found its next size in pages the kernel had
- * taken back, and every copy faulted them in again: growing a buffer to
- * 32 MiB by eighths, 20 times, took 2.2 s against bdwgc's 0.5 s, most of
- * it in page faults and the kernel's page clearing (perf). */
+ * taken back, and every copy faulted them in again: bench-shapes -s grow
+ * (a buffer grown by eighths to 32 MiB, 20 times) took 2.26 s against
+ * bdwgc's 0.45-0.58 s, most of it in page faults and the kernel's page
+ * clearing (perf), and takes 0.65 s now. */
 enum { POOL_RELEASE_AGE = 6 };
 
 void page_pool_count_collection(void) { pool_collections++; }

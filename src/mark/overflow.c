@@ -124,8 +124,8 @@ static void rescan_marked_heap(void) {
   mark_drain_own(c);
 }
 
-/* A load before the exchange: finalization drains once per finalizable
- * object, and nothing overflowed in almost every one. */
+/* A load before the exchange: every drain calls this (finalization's
+ * once per 256 finalizable objects), and almost none overflowed. */
 void mark_overflow_recover(void) {
   while (atomic_load_explicit(&mark_overflowed, memory_order_relaxed) &&
          atomic_exchange_explicit(&mark_overflowed, 0, memory_order_relaxed)) {

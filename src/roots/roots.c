@@ -91,12 +91,17 @@ GC_API void GC_register_has_static_roots_callback(GC_has_static_roots_func f) {
   atomic_store_explicit(&has_static_roots, f, memory_order_relaxed);
 }
 
+/* Whether INFO is libsgc itself (its data points only to memory the
+ * collector manages by other means).  In a static link sgc is part of
+ * the program, which is scanned whole. */
+static bool is_sgc_itself(const struct dl_phdr_info *info) {
+  return own_base && info->dlpi_addr == own_base && info->dlpi_name && info->dlpi_name[0];
+}
+
 static int add_object_segments(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
   (void)data;
-  /* In a static link sgc is part of the program: scan it all then. */
-  bool is_sgc = own_base && info->dlpi_addr == own_base && info->dlpi_name && info->dlpi_name[0];
-  if (is_sgc) return 0;
+  if (is_sgc_itself(info)) return 0;
   /* GC_no_dls: only the main program's data (dl_iterate_phdr reports it
    * first, with an empty name). */
   if (GC_no_dls && info->dlpi_name && info->dlpi_name[0]) return 0;
@@ -173,7 +178,7 @@ static int add_tls_block(struct dl_phdr_info *info, size_t size, void *data) {
   struct tls_search *search = data;
   struct sgc_thread *t = search->thread;
   if (!info->dlpi_tls_data) return 0; /* no TLS, or not allocated for this thread yet */
-  if (own_base && info->dlpi_addr == own_base && info->dlpi_name && info->dlpi_name[0]) return 0;
+  if (is_sgc_itself(info)) return 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_TLS || ph->p_memsz == 0) continue;
