@@ -367,9 +367,13 @@ GC_API void *GC_call_with_gc_active(GC_fn_type fn, void *client_data);
 GC_API int GC_get_suspend_signal(void);
 GC_API int GC_get_thr_restart_signal(void);
 /* A thread that runs signal handlers on an alternate stack (sigaltstack)
- * says where that stack and its normal stack lie: stopped on the
+ * may say where that stack and its normal stack lie: stopped on the
  * alternate stack, it is scanned there from its stack pointer up and over
- * the whole normal stack, whose bytes must all be mapped. */
+ * the whole normal stack, whose bytes must all be mapped.  sgc needs no
+ * call: a thread stopped off its own stack is scanned on the alternate
+ * stack sigaltstack reports, or (a coroutine's stack nobody announced)
+ * over the readable memory around its stack pointer, with a warning,
+ * and over the whole of its own stack either way. */
 GC_API void GC_register_altstack(void *normstack, GC_word normstack_size, void *altstack,
                                  GC_word altstack_size);
 /* Stops every other registered thread, and restarts them.  In between the

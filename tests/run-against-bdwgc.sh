@@ -5,7 +5,7 @@
 #
 # Left out: bad_free (sgc-specific: bdwgc crashes with SIGSEGV on a bad
 # GC_free instead of reporting it) and w3m_preload (it compares bdwgc with
-# sgc).  dso_unload, tls_roots and root_ranges must fail against bdwgc
+# sgc).  dso_unload, tls_roots, root_ranges and foreign_stacks must fail against bdwgc
 # (the end of this script says why).  Environment variables the tests understand (ORACLE_ROUNDS, ...)
 # pass through.
 set -u
@@ -95,9 +95,11 @@ done
 # recorded as passed when they do (a bdwgc that passes one shows here):
 # dso_unload (a thread bdwgc does not stop unloads a library during
 # marking: SIGSEGV), tls_roots (no thread-local storage is scanned),
-# root_ranges (past 2,048 ranges: "Too many root sets").
+# root_ranges (past 2,048 ranges: "Too many root sets"), foreign_stacks
+# (a thread stopped on an alternate signal stack or a coroutine's stack
+# is scanned from there to its own stack's end: SIGSEGV).
 cp "$TMP/libbb_dso.so" "$TMP/bb_dso_dl_copy.so"
-for t in dso_unload tls_roots root_ranges; do
+for t in dso_unload tls_roots root_ranges foreign_stacks; do
     # shellcheck disable=SC2086
     if ! $CC $CFLAGS "$HERE/$t.c" -o "$TMP/$t" -lgc -lpthread -ldl >"$TMP/$t.cc" 2>&1; then
         record "$t (does not compile)" 1

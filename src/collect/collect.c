@@ -133,18 +133,13 @@ size_t collect_growth_bytes(size_t needed) {
 }
 
 /* Pushes thread T's stack from FROM (its stack pointer SP, less the red
- * zone where it has one) up to the stack's end; when SP lies on the
- * alternate signal stack T registered (GC_register_altstack), up to that
- * stack's end instead, and the whole of its normal stack, where the
- * stack pointer it left is not known. */
-static void push_thread_stack(const struct sgc_thread *t, uintptr_t sp, uintptr_t from) {
-  if (sp >= t->altstack_lo && sp < t->altstack_hi) {
-    mark_push_range(from > t->altstack_lo ? from : t->altstack_lo, t->altstack_hi);
-    mark_push_range(t->normstack_lo, t->normstack_hi);
-    return;
-  }
-  uintptr_t end = thread_stack_end(t);
-  if (from && from < end) mark_push_range(from, end);
+ * zone where it has one) up to the stack's end, or what else it runs on
+ * (an alternate signal stack, a coroutine's: threads/stacks.c). */
+static void push_thread_stack(struct sgc_thread *t, uintptr_t sp, uintptr_t from) {
+  if (!from) return;
+  struct stack_ranges ranges;
+  thread_stack_ranges(t, sp, from, &ranges);
+  for (unsigned i = 0; i < ranges.count; i++) mark_push_range(ranges.range[i].lo, ranges.range[i].hi);
 }
 
 /* Pushes the collecting thread's own stack last and marks everything
@@ -330,6 +325,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   uint64_t t3 = os_now_ns();
   pthread_mutex_unlock(&meta_lock);
   pthread_mutex_unlock(&registry_lock);
+  thread_stacks_warn();
 
   collection_event(EVENT_RECLAIM_START);
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();

@@ -35,5 +35,10 @@ unsigned os_usable_cpus(void); /* affinity mask and cgroup quota */
 unsigned os_markers_limit(void);
 unsigned os_markers_limit_for(long configured_cpus); /* the rule, for any count */
 int os_gettid(void);
+/* The run of adjacent readable anonymous mappings (mmap'd, the brk heap,
+ * the main stack) that holds ADDR, from /proc/self/maps (os/mappings.c);
+ * false when none holds it or the map cannot be read.  Allocates nothing
+ * and takes no lock: the collector calls it with the world stopped. */
+bool os_readable_extent(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 #endif

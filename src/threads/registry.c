@@ -28,7 +28,6 @@ static struct sgc_thread *registry;
  * reserves and the flip decision): relaxed. */
 static _Atomic int registry_count;
 static pthread_key_t exit_key;
-extern void *__libc_stack_end;
 
 static struct sgc_thread *pending; /* created by GC_pthread_create, not yet running */
 static struct sgc_thread *zombies; /* exited, joinable, not joined yet */
@@ -102,22 +101,6 @@ int thread_registry_count(void) {
 
 char *GC_stackbottom;
 
-uintptr_t thread_stack_base_of_self(void) {
-  if (os_gettid() == getpid()) {
-    /* The main thread: glibc records where its stack started. */
-    return ((uintptr_t)__libc_stack_end + 4095) & ~(uintptr_t)4095;
-  }
-  pthread_attr_t attr;
-  void *addr = NULL;
-  size_t size = 0;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    pthread_attr_getstack(&attr, &addr, &size);
-    pthread_attr_destroy(&attr);
-  }
-  if (!addr) sgc_fatal("cannot find the stack of thread %d", os_gettid());
-  return (uintptr_t)addr + size;
-}
-
 /* The rounds of key destructors a leaving thread stays registered
  * through (below).  ThreadSanitizer tears the thread's own state down in
  * the last round, from a key it made before sgc's, so under it sgc
@@ -172,7 +155,13 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   rec->is_main = rec->tid == getpid();
   /* A main thread's stack end the program set before init stands. */
   if (!stack_base && rec->is_main && GC_stackbottom) stack_base = (uintptr_t)GC_stackbottom;
-  rec->stack_base = stack_base ? stack_base : thread_stack_base_of_self();
+  uintptr_t own_lo, own_end = thread_stack_bounds_of_self(&own_lo);
+  rec->stack_base = stack_base ? stack_base : own_end;
+  /* The lowest address holds for a given end inside this stack only. */
+  if (own_lo && rec->stack_base > own_lo && rec->stack_base <= own_end) {
+    rec->stack_lo = own_lo;
+    rec->stack_lo_end = rec->stack_base;
+  }
   if (rec->is_main) __atomic_store_n(&GC_stackbottom, (char *)rec->stack_base, __ATOMIC_RELAXED);
   /* glibc's rseq area (valid when __rseq_size says it registered one). */
   rec->rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);

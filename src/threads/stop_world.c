@@ -35,8 +35,9 @@ GC_API int GC_get_thr_restart_signal(void) { return NOMINAL_RESTART_SIGNAL; }
 
 static void save_context(struct sgc_thread *self, const ucontext_t *uc) {
   for (int i = 0; i < NGREG; i++) self->stopped_regs[i] = uc->uc_mcontext.gregs[i];
-  atomic_store_explicit(&self->stopped_sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-                        memory_order_relaxed);
+  uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+  thread_note_alternate_stack(self, sp); /* only off its own stack: threads/stacks.c */
+  atomic_store_explicit(&self->stopped_sp, sp, memory_order_relaxed);
 }
 
 /* Acknowledges stop EPOCH and sleeps until the world restarts. */

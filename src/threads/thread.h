@@ -70,6 +70,10 @@ struct sgc_thread {
   bool finalizing;        /* running finalizers: don't nest */
   uint8_t exit_rounds;    /* thread-exit destructor calls so far (registry.c) */
   uintptr_t stack_base;   /* highest address of the stack (exclusive) */
+  /* The stack's lowest address, as pthreads (for the main thread,
+   * RLIMIT_STACK) tells, valid while the stack still ends at stack_lo_end
+   * (GC_set_stackbottom moves the end): threads/stacks.c. */
+  uintptr_t stack_lo, stack_lo_end;
   /* Its thread-local storage blocks, found when it registered
    * (roots/roots.c, roots_find_thread_tls): roots at every collection. */
   struct { uintptr_t lo, hi; } tls[THREAD_TLS_RANGES_MAX];
@@ -106,6 +110,10 @@ struct sgc_thread {
    * is scanned there from its stack pointer up, and over the whole of its
    * normal stack, where the stack pointer it left is unknown. */
   uintptr_t altstack_lo, altstack_hi, normstack_lo, normstack_hi;
+  /* The alternate signal stack the thread was on when it last stopped
+   * off its own stack, as sigaltstack told its suspend handler; 0s when
+   * it stopped on its own stack (threads/stacks.c). */
+  uintptr_t stopped_alt_lo, stopped_alt_hi;
   /* Set by stop_world for the collector: where to scan from and whether
    * stopped_regs holds this stop's registers. */
   uintptr_t scan_from;
@@ -183,6 +191,29 @@ struct sgc_thread *thread_self_or_register(void);
 void threads_init(void);
 void threads_after_fork_child(void);
 uintptr_t thread_stack_base_of_self(void);
+
+/* ---- stacks.c ---- */
+/* The calling thread's stack end (exclusive) and, in *LO, its lowest
+ * address (0 when unknown). */
+uintptr_t thread_stack_bounds_of_self(uintptr_t *lo);
+/* Records in T (the caller, perhaps in its suspend handler) the alternate
+ * signal stack it runs on, when SP is off the stack sgc knows for it.
+ * Async-signal-safe. */
+void thread_note_alternate_stack(struct sgc_thread *t, uintptr_t sp);
+/* The memory to scan for T's stack at this collection, T stopped at SP
+ * (or the caller), scanning from FROM (SP less a red zone): one range,
+ * or two when T runs off its own stack (an alternate signal stack, a
+ * coroutine's), the second then being the whole of its own stack. */
+struct stack_ranges {
+  unsigned count;
+  struct { uintptr_t lo, hi; } range[2];
+};
+void thread_stack_ranges(struct sgc_thread *t, uintptr_t sp, uintptr_t from,
+                         struct stack_ranges *out);
+/* Gives the warnings thread_stack_ranges found (it runs with the world
+ * stopped, when a warning could wait for a lock a stopped thread holds);
+ * called by the collector once the world runs again. */
+void thread_stacks_warn(void);
 
 /* ---- stop_world.c ---- */
 void stop_world_init(void);
