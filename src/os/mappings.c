@@ -6,6 +6,7 @@
 #include "os/os.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,4 +96,22 @@ bool os_readable_extent(uintptr_t addr, uintptr_t *lo, uintptr_t *hi) {
   *lo = s.lo;
   *hi = s.hi;
   return true;
+}
+
+/* /proc/self/task/TID/status's SigBlk line: the thread's blocked signals. */
+bool os_thread_blocks_signal(int tid, int sig) {
+  char path[64], buf[2048];
+  snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char *line = strstr(buf, "\nSigBlk:");
+  if (!line) return false;
+  const char *p = line + 8;
+  while (*p == ' ' || *p == '\t') p++;
+  uintptr_t mask = parse_hex(&p, buf + n);
+  return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1);
 }

@@ -40,5 +40,9 @@ int os_gettid(void);
  * false when none holds it or the map cannot be read.  Allocates nothing
  * and takes no lock: the collector calls it with the world stopped. */
 bool os_readable_extent(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+/* Whether thread TID of this process blocks signal SIG, from its
+ * /proc status (false when that cannot be read): a diagnosis for a
+ * thread that does not stop. */
+bool os_thread_blocks_signal(int tid, int sig);
 
 #endif

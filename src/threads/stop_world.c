@@ -205,6 +205,34 @@ static void spin_for_acks(uint32_t signalled) {
   }
 }
 
+/* A stop takes microseconds.  After STOP_DIAGNOSE_NS of waiting the
+ * collector looks at the threads that have not stopped, and names those
+ * whose signal mask holds SIGPWR back: a thread that blocked every
+ * signal with sigprocmask (or a pthread_sigmask sgc did not redirect)
+ * and then runs without allocating never stops, and the program hangs,
+ * as it does with bdwgc, which says nothing.  After STOP_WARN_NS it names
+ * any thread still running.  It goes on waiting: the thread may unblock
+ * the signal later.  (The warnings are given with the other threads
+ * stopped, which a warn procedure that takes a lock may not survive; a
+ * hang that says why is still the better of the two.) */
+static const uint64_t STOP_DIAGNOSE_NS = 2000000000ull, STOP_WARN_NS = 10000000000ull;
+
+static void diagnose_slow_stop(struct sgc_thread *self, uint32_t epoch, bool warn_any) {
+  FOR_EACH_THREAD(t) {
+    if (t == self || !t->scan_regs || thread_stopped(t, epoch)) continue;
+    if (os_thread_blocks_signal(t->tid, SUSPEND_SIGNAL)) {
+      if (!warn_any)
+        sgc_warn("a collection waits for thread %d, which blocks SIGPWR, the signal sgc "
+                 "stops threads with: it stops only once its allocation needs a refill or "
+                 "it unblocks SIGPWR (GC_pthread_sigmask keeps it unblocked; GC_do_blocking "
+                 "covers a long wait)",
+                 t->tid);
+    } else if (warn_any) {
+      sgc_warn("a collection has waited 10 s for thread %d to stop", t->tid);
+    }
+  }
+}
+
 int stop_world(void) {
   struct sgc_thread *self = sgc_self;
   atomic_store_explicit(&stop_acks, 0, memory_order_relaxed);
@@ -250,8 +278,8 @@ int stop_world(void) {
     if (all) break;
     futex_wait_timeout(&stop_acks, acks, 1000000);
     waited_ns += 1000000;
-    if (waited_ns == 10000000000ull)
-      sgc_warn("a collection has waited 10 s for a thread to stop: is SIGPWR blocked?");
+    if (waited_ns == STOP_DIAGNOSE_NS || waited_ns == STOP_WARN_NS)
+      diagnose_slow_stop(self, epoch, waited_ns == STOP_WARN_NS);
   }
   report_thread_events(self, GC_EVENT_THREAD_SUSPENDED);
   return (int)signalled;
