@@ -19,10 +19,12 @@ struct ptr_entry {
 struct ptr_table {
   struct ptr_entry **buckets;
   size_t bucket_count, count;
+  unsigned bucket_bits; /* log2(bucket_count) */
 };
 
 static inline uintptr_t hide_pointer(const void *p) { return ~(uintptr_t)p; }
-static inline void *reveal_pointer(uintptr_t h) { return (void *)~h; }
+static inline uintptr_t reveal_pointer_value(uintptr_t h) { return ~h; }
+static inline void *reveal_pointer(uintptr_t h) { return (void *)reveal_pointer_value(h); }
 
 struct ptr_entry *ptr_table_find(struct ptr_table *t, const void *key);
 /* A new zeroed entry for KEY (not checked for duplicates); NULL when out
