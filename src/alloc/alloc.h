@@ -26,6 +26,12 @@ struct page_header *page_acquire(size_t pages);
 /* large.c */
 void *large_allocate(size_t bytes, unsigned kind);
 void large_free(struct page_header *head);
+/* Grows large object HEAD (a built-in kind) to BYTES without moving it,
+ * when the pages after it are free; false when they are not. */
+bool large_grow_in_place(struct page_header *head, size_t bytes);
+/* large_allocate for an object that grows: placed with free pages after
+ * it where the pool has them. */
+void *large_allocate_to_grow(size_t bytes, unsigned kind);
 
 /* uncollectable.c (heap_lock inside) */
 /* Pops an object from *LIST, a free list of (KIND, CLS) under heap_lock

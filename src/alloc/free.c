@@ -290,8 +290,16 @@ GC_API void *GC_realloc(void *old, size_t bytes) {
       memset((char *)old + bytes, 0, have - bytes);
     return old;
   }
+  /* A large object grows where it lies when the pages after it are
+   * free, and moves to where they will be (alloc/large.c). */
+  bool builtin = kind < KIND_COUNT;
+  if (need > have && builtin &&
+      atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD &&
+      large_grow_in_place(page, need))
+    return old;
   void *fresh;
-  switch (kind) {
+  if (builtin && need > have && need > MAX_SMALL_BYTES) fresh = large_allocate_to_grow(need, kind);
+  else switch (kind) {
   case KIND_ATOMIC: fresh = GC_malloc_atomic(bytes); break;
   case KIND_UNCOLLECTABLE: fresh = GC_malloc_uncollectable(bytes); break;
   case KIND_ATOMIC_UNCOLLECTABLE: fresh = GC_malloc_atomic_uncollectable(bytes); break;

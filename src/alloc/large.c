@@ -8,7 +8,7 @@
 #include "collect/collect.h"
 #include "common.h"
 
-void *large_allocate(size_t bytes, unsigned kind) {
+static void *allocate_pages(size_t bytes, unsigned kind, bool with_room) {
   if (bytes > ((size_t)1 << ADDRESS_BITS)) return sgc_out_of_memory(bytes);
   size_t rounded = (bytes + GRANULE_BYTES - 1) & ~(size_t)(GRANULE_BYTES - 1);
   size_t pages = (rounded + PAGE_BYTES - 1) >> PAGE_SHIFT;
@@ -17,7 +17,8 @@ void *large_allocate(size_t bytes, unsigned kind) {
   struct sgc_thread *t = thread_self_or_register();
   heap_lock_take(t);
   if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
-  struct page_header *head = page_acquire(pages);
+  struct page_header *head = with_room ? page_pool_take_largest(pages) : NULL;
+  if (!head) head = page_acquire(pages);
   if (!head) {
     pthread_mutex_unlock(&heap_lock);
     return sgc_out_of_memory(bytes);
@@ -65,7 +66,65 @@ void *large_allocate(size_t bytes, unsigned kind) {
   return obj;
 }
 
+void *large_allocate(size_t bytes, unsigned kind) { return allocate_pages(bytes, kind, false); }
+
+/* An object GC_realloc moves to grow goes to the head of the longest
+ * free span, not the shortest that fits (page_acquire's best fit, which
+ * leaves it no room): its next growths then take the pages after it in
+ * place (large_grow_in_place).  Nothing is reserved; the rest of the
+ * span stays free for any use. */
+void *large_allocate_to_grow(size_t bytes, unsigned kind) {
+  return allocate_pages(bytes, kind, true);
+}
+
 /* heap_lock held. */
 void large_free(struct page_header *head) {
   page_pool_put(head, head->span_pages); /* which clears the marks */
+}
+
+/* GC_realloc growing HEAD's object (one of sgc's own kinds) to BYTES
+ * where it lies: within its last page, or over the free pages right
+ * after it when they head a free span long enough (the rest of the span
+ * an object was cut from, most often).  No copy then: bdwgc, and sgc
+ * before, copied every step of a buffer grown by eighths to 32 MiB
+ * (bench-shapes -s grow: 5.5 GB copied, and a heap twice the buffer's
+ * peak, as each copy needed a hole larger than the last).  The added
+ * bytes are cleared for the scanned kinds, outside heap_lock; until then
+ * a collection may scan stale words there, which only retains. */
+bool large_grow_in_place(struct page_header *head, size_t bytes) {
+  size_t rounded = (bytes + GRANULE_BYTES - 1) & ~(size_t)(GRANULE_BYTES - 1);
+  size_t pages = (rounded + PAGE_BYTES - 1) >> PAGE_SHIFT;
+  struct sgc_thread *t = thread_self_or_register();
+  heap_lock_take(t);
+  size_t have = head->span_pages, old_bytes = head->object_bytes;
+  bool grown = pages <= have, clear_new_pages = false;
+  if (!grown) {
+    /* The next page's header, if it is in the same chunk (the page map
+     * gives that header only then). */
+    struct page_header *next = head + have;
+    if (page_of_address(head->start + (have << PAGE_SHIFT)) == next &&
+        page_pool_take_at(next, pages - have)) {
+      clear_new_pages = !page_span_is_zeroed(next, pages - have);
+      for (size_t i = have; i < pages; i++) {
+        head[i].head_offset = (uint32_t)i;
+        head[i].flags |= PAGE_DIRTY;
+        atomic_store_explicit(&head[i].state, PAGE_LARGE_TAIL, memory_order_relaxed);
+      }
+      head->span_pages = (uint32_t)pages;
+      account_allocation((pages - have) << PAGE_SHIFT);
+      grown = true;
+    }
+  }
+  if (grown) head->object_bytes = rounded;
+  pthread_mutex_unlock(&heap_lock);
+  if (!grown) return false;
+  if (head->kind == KIND_NORMAL || head->kind == KIND_UNCOLLECTABLE) {
+    uintptr_t from = head->start + old_bytes;
+    uintptr_t to = clear_new_pages ? head->start + rounded
+                                   : head->start + (have << PAGE_SHIFT); /* the old last page */
+    if (to > head->start + rounded) to = head->start + rounded;
+    if (to > from) memset((void *)from, 0, to - from);
+  }
+  collect_after_unlock();
+  return true;
 }

@@ -301,6 +301,12 @@ struct chunk *heap_first_chunk(void);
 
 /* ---- page_pool.c: free pages as coalescing spans (heap_lock held) ---- */
 struct page_header *page_pool_take(size_t pages);
+/* The first PAGES pages of the free span SPAN heads, or NULL when SPAN
+ * heads no free span that long (a large object growing in place). */
+struct page_header *page_pool_take_at(struct page_header *span, size_t pages);
+/* The first PAGES pages of the longest free span, or NULL when it is
+ * shorter: worst fit, for an object that grows (GC_realloc). */
+struct page_header *page_pool_take_largest(size_t pages);
 /* One fresh page for CLAIMANT, a page store taking pages in runs: the
  * page at *CURSOR while that heads a free span, else one from a span no
  * other store claims; *CURSOR is moved on (page_pool.c says why). */

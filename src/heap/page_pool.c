@@ -122,6 +122,22 @@ static struct page_header *span_find(size_t pages, bool (*skip)(const struct pag
   return span;
 }
 
+struct page_header *page_pool_take_at(struct page_header *span, size_t pages) {
+  if (!page_pool_is_span_head(span) || span->span_pages < pages) return NULL;
+  return span_take_head(span, pages);
+}
+
+static void keep_largest(struct page_header *head, size_t pages, void *largest) {
+  struct page_header **best = largest;
+  if (!*best || pages > (*best)->span_pages) *best = head;
+}
+
+struct page_header *page_pool_take_largest(size_t pages) {
+  struct page_header *largest = NULL;
+  page_pool_for_each_span(keep_largest, &largest);
+  return largest && largest->span_pages >= pages ? span_take_head(largest, pages) : NULL;
+}
+
 struct page_header *page_pool_take(size_t pages) {
   struct page_header *span = span_find(pages, NULL, NULL);
   return span ? span_take_head(span, pages) : NULL;
@@ -168,11 +184,6 @@ static struct page_header *span_cut(struct page_header *head, size_t offset) {
   upper->freed_at = head->freed_at;
   span_link(upper, have - offset);
   return upper;
-}
-
-static void keep_largest(struct page_header *head, size_t pages, void *largest) {
-  struct page_header **best = largest;
-  if (!*best || pages > (*best)->span_pages) *best = head;
 }
 
 struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor) {
