@@ -129,18 +129,30 @@ static long reserve_pages(struct page_store *s) {
   return atomic_load_explicit(&s->reserve_count, memory_order_relaxed);
 }
 
-/* LPS step 2-3: another thread's free page, the fullest store first.  The
- * counts are read without their locks (a hint); the pop takes the lock. */
+/* The store OWN last stole from, while it still has free pages. */
+static struct page_store *steal_hint(struct page_store *own) {
+  struct page_store *hint = own->steal_hint;
+  return hint && hint != own && free_pages(hint) > 0 ? hint : NULL;
+}
+
+/* LPS step 2-3: another thread's free page: from the store this one last
+ * stole from while it has any, else the fullest store.  The counts are
+ * read without their locks (a hint); the pop takes the lock.  A look for
+ * the fullest at every steal walked every store: with 2,000 threads it
+ * took 11% of bench-shapes -s threads. */
 static struct page_header *steal(struct page_store *own) {
   if (!others_may_have_free(own)) return NULL;
-  struct page_store *victim = NULL;
-  long most = 0;
-  FOR_EACH_STORE(s) {
-    long n = free_pages(s);
-    if (s != own && n > most) {
-      victim = s;
-      most = n;
+  struct page_store *victim = steal_hint(own);
+  if (!victim) {
+    long most = 0;
+    FOR_EACH_STORE(s) {
+      long n = free_pages(s);
+      if (s != own && n > most) {
+        victim = s;
+        most = n;
+      }
     }
+    own->steal_hint = victim;
   }
   struct page_header *p = victim ? store_pop(victim) : NULL;
   if (p) owner_bump(&own->stolen);
@@ -149,6 +161,7 @@ static struct page_header *steal(struct page_store *own) {
 
 static bool others_have_free(struct page_store *own) {
   if (!others_may_have_free(own)) return false;
+  if (steal_hint(own)) return true;
   FOR_EACH_STORE(s)
     if (s != own && free_pages(s)) return true;
   return false;
@@ -389,7 +402,7 @@ struct page_store *page_stores_all(void) {
 
 struct page_header *page_store_steal_unswept(struct page_store *own, unsigned kind,
                                              unsigned cls) {
-  if (page_policy != PAGE_POLICY_LPS) return NULL;
+  if (page_policy != PAGE_POLICY_LPS || !sweep_stores_have_unswept()) return NULL;
   struct page_policy_view v = view();
   if (heap_expansion_allowed(&v)) return NULL;
   _Atomic(struct page_store *) *from = &unswept_look_from[kind][cls];

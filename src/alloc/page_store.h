@@ -43,6 +43,9 @@ struct page_store {
    * without a lock (stealing inside the page-path gate); a thread's store
    * is a retired one with no pages in use when there is one. */
   struct page_store *next_all;
+  /* The store this one last stole from, tried first at the next steal
+   * (only the owner reads or writes it; stores are never freed). */
+  struct page_store *steal_hint;
   struct unswept_lists unswept; /* its pages waiting to be swept (AL, LPS) */
 } __attribute__((aligned(64)));
 

@@ -34,6 +34,8 @@ bool sweep_finish_all(void);
  * everything touches every page long before it is used again, and on two
  * cores moved the other thread's pages into this one's cache. */
 bool sweep_until_page_freed(void);
+/* Whether any page store has pages waiting to be swept (a hint). */
+bool sweep_stores_have_unswept(void);
 /* After marking: frees unmarked large objects and queues every small page
  * for sweeping in the new epoch. */
 void sweep_after_mark(void);
