@@ -11,10 +11,14 @@
  *                   while the main thread collects, allocating as many
  *                   again, and checking what it kept;
  *   -s finalizers : -n (1,000,000) objects with finalizers registered in a
- *                   loop and dropped; collections until at least 90% ran.
+ *                   loop and dropped; collections until at least 90% ran;
+ *   -s weak       : -n (1,000,000) objects each with a disappearing link
+ *                   (in pointer-free memory), every other one kept; two
+ *                   collections; the kept ones' links must stand and at
+ *                   least 90% of the others' be cleared.
  *
  * Metric: wall_s, the whole shape; mops, the shape's operations (realloc
- * steps, allocations, finalizable objects) a second.  Check: as each
+ * steps, allocations, finalizable objects, links) a second.  Check: as each
  * shape says.  -t is the runner's thread count, ignored (the shapes run
  * one thread but for the threads shape's -T).
  * Flags: -s shape  -n count  -r rounds  -T threads
@@ -135,6 +139,37 @@ static void finalizers_shape(long n) {
   if (finalized < n * 9 / 10) bench_fail("only %ld of %ld finalizers ran", finalized, n);
 }
 
+/* ---- weak ---- */
+static void weak_shape(long n) {
+  void **links = GC_MALLOC_ATOMIC((size_t)n * sizeof *links); /* not scanned */
+  void **kept = GC_MALLOC((size_t)(n + 1) / 2 * sizeof *kept);
+  if (!links || !kept) {
+    bench_fail("cannot allocate the tables");
+    return;
+  }
+  for (long i = 0; i < n; i++) {
+    void *o = GC_MALLOC(32);
+    links[i] = o;
+    if (i % 2 == 0) kept[i / 2] = o;
+    if (GC_GENERAL_REGISTER_DISAPPEARING_LINK(&links[i], o) != GC_SUCCESS) {
+      bench_fail("cannot register link %ld", i);
+      return;
+    }
+  }
+  GC_gcollect();
+  GC_gcollect();
+  operations = (double)n;
+  long cleared = 0;
+  for (long i = 0; i < n; i++) {
+    if (i % 2 == 0 && links[i] != kept[i / 2]) {
+      bench_fail("the link of kept object %ld was cleared", i);
+      return;
+    }
+    if (i % 2 == 1 && !links[i]) cleared++;
+  }
+  if (cleared < n / 2 * 9 / 10) bench_fail("only %ld of %ld dropped objects' links cleared", cleared, n / 2);
+}
+
 int main(int argc, char **argv) {
   const char *shape = "grow";
   long n = -1, rounds = 20;
@@ -147,7 +182,7 @@ int main(int argc, char **argv) {
     case 't': break;
     case 'T': threads = (int)bench_arg_long("-T", optarg, 1, 100000); break;
     default:
-      fprintf(stderr, "usage: shapes [-s grow|threads|finalizers] [-n count] [-r rounds] "
+      fprintf(stderr, "usage: shapes [-s grow|threads|finalizers|weak] [-n count] [-r rounds] "
                       "[-T threads]\n");
       return 2;
     }
@@ -160,6 +195,8 @@ int main(int argc, char **argv) {
     threads_shape(threads, n < 0 ? 4000 : n);
   } else if (!strcmp(shape, "finalizers")) {
     finalizers_shape(n < 0 ? 1000000 : n);
+  } else if (!strcmp(shape, "weak")) {
+    weak_shape(n < 0 ? 1000000 : n);
   } else {
     fprintf(stderr, "shapes: unknown shape %s\n", shape);
     return 2;

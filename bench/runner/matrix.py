@@ -171,6 +171,10 @@ PROGRAMS = {
         "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-s", "finalizers", "-n", "20000"], ["-s", "finalizers"]),
     },
+    "shape-weak": {
+        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-s", "weak", "-n", "20000"], ["-s", "weak"]),
+    },
     "bursty": {
         "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-r", "5"], ["-r", "50"], full=[]),
@@ -319,8 +323,9 @@ EXPERIMENTS = {
     # thesis setting: as many GC threads as application threads, 1..CPUs
     "scaling": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": "pow2",
                 "gc_threads": "same", "variants": ["default"]},
-    # realloc growth, 2,000 threads, 1,000,000 finalizers (bench/shapes.c)
-    "shapes": {"programs": ["shape-grow", "shape-threads", "shape-finalizers"],
+    # realloc growth, 2,000 threads, 1,000,000 finalizers or weak links
+    # (bench/shapes.c)
+    "shapes": {"programs": ["shape-grow", "shape-threads", "shape-finalizers", "shape-weak"],
                "impls": ["sgc", "bdwgc"], "threads": [1], "gc_threads": [None],
                "variants": ["default"]},
     # list-shaped and tiny heaps: more GC threads must never mark slower
