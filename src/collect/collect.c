@@ -167,6 +167,7 @@ static void push_thread_roots(struct sgc_thread *self) {
   FOR_EACH_THREAD(t) {
     mark_word((uintptr_t)t->in_flight);
     roots_push_thread_tls(t);
+    roots_push_thread_specific(t);
     if (t == self) continue;
     /* The x86-64 red zone: leaf code may keep data 128 bytes below sp. */
     /* All of a stopped thread's stack, its slow-path frames included: it

@@ -81,6 +81,7 @@ void roots_init(void) {
   if (dladdr((void *)&roots_init, &info) && info.dli_fbase) own_base = (uintptr_t)info.dli_fbase;
   roots_exclude_own_table(pagemap_l1, sizeof pagemap_l1);
   roots_exclude_own_table(cpu_caches, sizeof cpu_caches);
+  roots_thread_specific_init();
 }
 
 /* GC_register_has_static_roots_callback: asked about every writable

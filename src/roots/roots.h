@@ -38,5 +38,10 @@ struct sgc_thread;
 void roots_find_thread_tls(struct sgc_thread *t);
 /* Pushes T's thread-local storage blocks (world stopped). */
 void roots_push_thread_tls(const struct sgc_thread *t);
+/* Reads glibc's thread descriptor layout (roots/thread_specific.c). */
+void roots_thread_specific_init(void);
+/* Pushes T's pthread_setspecific values where the stack scan misses
+ * them (world stopped). */
+void roots_push_thread_specific(const struct sgc_thread *t);
 
 #endif

@@ -165,6 +165,7 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   if (rec->is_main) __atomic_store_n(&GC_stackbottom, (char *)rec->stack_base, __ATOMIC_RELAXED);
   /* glibc's rseq area (valid when __rseq_size says it registered one). */
   rec->rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+  rec->thread_pointer = (uintptr_t)__builtin_thread_pointer();
   roots_find_thread_tls(rec); /* before registry_lock: the loader's lock comes after it */
   lock_counted(&registry_lock);
   if (rec->created_by_sgc) pending_unlink(rec);

@@ -78,6 +78,7 @@ struct sgc_thread {
    * (roots/roots.c, roots_find_thread_tls): roots at every collection. */
   struct { uintptr_t lo, hi; } tls[THREAD_TLS_RANGES_MAX];
   uint8_t tls_count;
+  uintptr_t thread_pointer; /* its descriptor (roots/thread_specific.c) */
 
   /* Stop-the-world state (threads/stop_world.c). */
   _Atomic uintptr_t stopped_sp;    /* stack pointer when suspended */
