@@ -42,8 +42,10 @@
  * must be intact, keys also kept strongly never cleared, and no chain may
  * loop.
  *
- * Also: private temporaries that are GC_realloc'ed (contents checked) and
- * GC_free'd while the other threads allocate and collect; the thread's
+ * Also: private temporaries that are GC_realloc'ed (contents checked),
+ * grown by GC_realloc in small steps (kept bytes intact, a scanned one's
+ * gained bytes zero: sgc grows large objects in place), and GC_free'd
+ * while the other threads allocate and collect; the thread's
  * uncollectable table is now and then copied into a fresh uncollectable
  * object and the old one GC_free'd.  So uncollectable objects are freed
  * and allocated again all the time, by their own thread and by others
@@ -861,6 +863,30 @@ static void op_temporary(ctx *c)
         if (bad != (size_t)-1)
             ofail(c->tid, "GC_realloc", u, NULL,
                   "%zu -> %zu bytes: contents lost at byte %zu", sz, nsz, bad);
+        t = u;
+        sz = nsz;
+    }
+    /* Growth by GC_realloc in small steps, as a buffer grows: sgc takes
+     * the free pages after a large object in place.  The kept bytes must
+     * stand and, for a scanned object, the gained ones read zero (they
+     * may be pages another object left). */
+    int steps = (int)t_rng_below(&c->rng, 4);
+    if (steps)
+        fill_payload(t, 0, sz, id, 7); /* a realloc above left its gain zero */
+    for (; steps > 0 && sz < (1 << 20); steps--) {
+        size_t nsz = sz + sz / 8 + (size_t)t_rng_below(&c->rng, sz / 2 + 1);
+        char *u = GC_realloc(t, nsz);
+        if (!u)
+            ofail(c->tid, "GC_realloc", t, NULL, "NULL growing to %zu bytes", nsz);
+        uint64_t sum;
+        size_t bad = check_payload(u, 0, sz & ~(size_t)7, id, 7, &sum);
+        if (bad != (size_t)-1)
+            ofail(c->tid, "GC_realloc", u, NULL,
+                  "growing %zu -> %zu bytes: contents lost at byte %zu", sz, nsz, bad);
+        size_t gained = (sz + 7) / 8 * 8; /* past the old last word */
+        if (!atomic && nsz > gained)
+            check_zeroed(c, "GC_realloc (gained part)", u + gained, nsz - gained);
+        fill_payload(u, 0, nsz, id, 7);
         t = u;
         sz = nsz;
     }
