@@ -85,7 +85,18 @@ struct page_header *page_acquire(size_t pages) {
  * second allocation. */
 static unsigned refill_target(unsigned cls) {
   unsigned per_page = PAGE_BYTES / size_class_bytes[cls];
-  return per_page >= 32 ? 32 : 4 * per_page < 32 ? 4 * per_page : 32;
+  unsigned target = per_page >= 32 ? 32 : 4 * per_page < 32 ? 4 * per_page : 32;
+  /* With many more threads than CPUs, a quarter: each thread then waits
+   * far longer than it runs, and what its lists hold meanwhile is memory
+   * no one uses (and a walk at every collection).  2,000 threads on 2
+   * CPUs kept 50-80 MB in their lists; with a quarter, peak RSS 0.824 of
+   * before (bench-shapes -s threads) and 0.803 (bench-bursty, 200
+   * threads), wall time 1.001 and 0.957, alloc -t 32 throughput 1.005
+   * (-m free) and 1.056 (-m drop), gcbench -t 32 wall 0.994 (tools/ab.sh,
+   * 3-7 paired runs, AMD VM; history.md). */
+  if ((unsigned)thread_registry_count() > 8 * sgc_settings.usable_cpus)
+    target = target >= 4 ? target / 4 : 1;
+  return target;
 }
 
 static void *tail_of(void *list) {
