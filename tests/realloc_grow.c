@@ -13,6 +13,9 @@
  *     last pages: they survive collections and garbage; GC_base of an
  *     address in those pages gives the buffer, GC_size its new length.
  *  D. Two threads grow buffers at once while a third collects.
+ *  E. An uncollectable table grown in place, its address hidden, keeps
+ *     the cells only its last slots reference: a root over its new
+ *     length.
  *
  * What could fail: a lost or changed byte (a copy or a growth over the
  * wrong pages), stale bytes in a gained part (an uncleared page), an
@@ -143,6 +146,43 @@ static void part_c(void) {
          slots * sizeof(void *) >> 10);
 }
 
+/* E: an uncollectable table grown in place is a root over its new
+ * length: the cells only its last slots reference survive, with the
+ * table's own address kept hidden. */
+static void part_e(void) {
+  size_t slots = 1024;
+  void **table = GC_MALLOC_UNCOLLECTABLE(slots * sizeof(void *));
+  CHECK(table != NULL);
+  while (slots < (1u << 18)) {
+    size_t more = slots + slots / 4;
+    table = GC_REALLOC(table, more * sizeof(void *));
+    CHECK(table != NULL);
+    slots = more;
+  }
+  for (size_t i = slots - 1000; i < slots; i++) {
+    struct cell *c = GC_MALLOC(sizeof *c);
+    CHECK(c != NULL);
+    c->id = (long)i;
+    c->check = ~(long)i;
+    table[i] = c;
+  }
+  volatile uintptr_t hidden = (uintptr_t)table ^ 0x5a5a5a5a5a5aul;
+  table = NULL;
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 200000; i++) CHECK(GC_MALLOC(sizeof(struct cell)) != NULL);
+    GC_gcollect();
+  }
+  table = (void **)(hidden ^ 0x5a5a5a5a5a5aul);
+  for (size_t i = slots - 1000; i < slots; i++) {
+    const struct cell *c = table[i];
+    CHECK(c->id == (long)i && c->check == ~(long)i,
+          "E: the cell in slot %zu of a grown uncollectable table was reclaimed", i);
+  }
+  GC_FREE(table);
+  t_note("E: an uncollectable table grown to %zu KiB kept its last 1000 cells",
+         slots * sizeof(void *) >> 10);
+}
+
 /* D: growth beside growth and collections. */
 static atomic_int growers_done;
 static void *grower(void *arg) {
@@ -172,6 +212,7 @@ int main(void) {
   part_a();
   part_b();
   part_c();
+  part_e();
   part_d();
   return 0;
 }
