@@ -256,6 +256,13 @@ GC_API void GC_exclude_static_roots(void *low, void *high_plus_1);
 GC_API void GC_clear_exclusion_table(void);
 
 /* ---- finalization ----------------------------------------------------- */
+/* Unless GC_finalize_on_demand is set, finalizers run in the thread that
+ * ran a collection, once it has let go of the collector's locks: inside
+ * an allocation call, GC_gcollect, or a GC_register_finalizer* call whose
+ * registration started a collection (sgc starts one every 16,384 new
+ * registrations past twice what its table held after the last one, so
+ * that finalizable objects registered and dropped in a loop are found a
+ * few thousand at a time rather than 150,000 in one pause). */
 typedef void (*GC_finalization_proc)(void *obj, void *client_data);
 GC_API void GC_register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
                                   GC_finalization_proc *ofn, void **ocd);

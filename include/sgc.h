@@ -43,7 +43,8 @@ enum SGC_gc_reason {
   SGC_REASON_ALLOCATION = 0, /* allocation since the last collection passed the threshold */
   SGC_REASON_EXPLICIT = 1,   /* GC_gcollect() */
   SGC_REASON_HEAP_LIMIT = 2, /* the heap could not grow further */
-  SGC_REASON_TORTURE = 3     /* SGC_TORTURE */
+  SGC_REASON_TORTURE = 3,    /* SGC_TORTURE */
+  SGC_REASON_FINALIZERS = 4  /* finalizers registered since the last collection */
 };
 
 /* One record per collection (also written by SGC_TRACE=FILE as JSON). */

@@ -38,6 +38,36 @@ bool object_is_marked(const void *obj) {
   return !base || mark_bit_test(page, base);
 }
 
+/* Finalizable objects registered since the last collection, and how
+ * many the table held after it.  Each collection walks the whole table
+ * with the world stopped, and every object registered since the last
+ * one is new work there (marked from, queued): 1,000,000 objects
+ * registered and dropped in a loop gave 7 collections of about 150,000
+ * each, 11 ms apiece (bench-shapes -s finalizers), where bdwgc, whose
+ * finalizer records are heap objects that count as allocation, collects
+ * about 1,800 times.  So registrations start a collection of their own
+ * once they exceed FINALIZERS_PER_COLLECTION and twice what the table
+ * held after the last one: a collection's walks then cost at most 1.5
+ * entries per registration, and a program keeping many finalizable
+ * objects alive is not made to collect every few registrations (with 1
+ * as the factor, 1,000,000 kept and 2,000,000 churned took 1.10x the
+ * time of collecting only when the heap asked).  Under meta_lock. */
+enum { FINALIZERS_PER_COLLECTION = 16384 };
+static size_t registered_since_gc, table_after_gc;
+
+static void collect_for_finalizers(void) {
+  struct sgc_thread *t = thread_self_or_register();
+  heap_lock_take(t);
+  /* Another thread may have collected meanwhile (the count is reset). */
+  meta_lock_take();
+  size_t due = registered_since_gc;
+  pthread_mutex_unlock(&meta_lock);
+  if (due >= FINALIZERS_PER_COLLECTION && !collect_automatic_disabled())
+    collect_locked(SGC_REASON_FINALIZERS);
+  pthread_mutex_unlock(&heap_lock);
+  collect_after_unlock();
+}
+
 static void register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
                                GC_finalization_proc *ofn, void **ocd, int mode) {
   sgc_ensure_init();
@@ -56,6 +86,7 @@ static void register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
   if (!fn) {
     if (e) ptr_entry_release(ptr_table_remove(&finalizers, obj));
   } else {
+    bool fresh = !e;
     if (!e) e = ptr_table_insert(&finalizers, obj);
     if (!e) {
       pthread_mutex_unlock(&meta_lock);
@@ -65,6 +96,12 @@ static void register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
     e->fn = fn;
     e->value[0] = (uintptr_t)cd;
     e->mode = mode;
+    if (fresh && ++registered_since_gc >= FINALIZERS_PER_COLLECTION &&
+        registered_since_gc >= 2 * table_after_gc) {
+      pthread_mutex_unlock(&meta_lock);
+      collect_for_finalizers();
+      return;
+    }
   }
   pthread_mutex_unlock(&meta_lock);
 }
@@ -164,6 +201,8 @@ size_t finalize_after_mark(void) {
   size_t queued = 0;
   ptr_table_filter(&finalizers, still_unmarked, enqueue_and_keep, &queued);
   mark_drain();
+  registered_since_gc = 0;
+  table_after_gc = finalizers.count;
   weak_clear_unmarked(true);
   weak_drop_links_in_dead_objects();
   return queued;

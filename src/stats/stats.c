@@ -43,6 +43,7 @@ static const char *reason_name(int reason) {
   case SGC_REASON_EXPLICIT: return "explicit";
   case SGC_REASON_HEAP_LIMIT: return "heap-limit";
   case SGC_REASON_TORTURE: return "torture";
+  case SGC_REASON_FINALIZERS: return "finalizers";
   default: return "unknown";
   }
 }
