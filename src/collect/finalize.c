@@ -55,9 +55,14 @@ bool object_is_marked(const void *obj) {
 enum { FINALIZERS_PER_COLLECTION = 16384 };
 static size_t registered_since_gc, table_after_gc;
 
+/* Only when heap_lock is free: the caller may hold it already (inside
+ * GC_call_with_alloc_lock, which bdwgc does not allow either, but a wait
+ * here would hang the program), and a thread that holds it may be about
+ * to collect anyway.  The count stays, so a later registration asks
+ * again. */
 static void collect_for_finalizers(void) {
-  struct sgc_thread *t = thread_self_or_register();
-  heap_lock_take(t);
+  thread_self_or_register();
+  if (pthread_mutex_trylock(&heap_lock) != 0) return;
   /* Another thread may have collected meanwhile (the count is reset). */
   meta_lock_take();
   size_t due = registered_since_gc;
