@@ -483,6 +483,15 @@ T_NOINLINE static void register_and_drop(long n)
         GC_register_finalizer(o, count_none, NULL, NULL, NULL);
     }
 }
+
+static void *locked_objects[40000];
+static void *register_many_locked(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 40000; i++)
+        GC_register_finalizer(locked_objects[i], count_none, NULL, NULL, NULL);
+    return NULL;
+}
 #endif
 
 int main(void)
@@ -730,6 +739,8 @@ int main(void)
      *     without that a collection's finalizer walks grew with all the
      *     objects registered since the last one. */
     {
+        for (int i = 0; i < 40000; i++)
+            CHECK((locked_objects[i] = GC_malloc(16)) != NULL);
         unsigned long before = (unsigned long)GC_get_gc_no();
         register_and_drop(200000);
         unsigned long collections = (unsigned long)GC_get_gc_no() - before;
@@ -737,6 +748,11 @@ int main(void)
               "200,000 registrations started %lu collections; at least 8 expected",
               collections);
         t_note("11: 200,000 registrations, %lu collections", collections);
+        /* Inside GC_call_with_alloc_lock (bdwgc would wait for its own
+         * lock here): the registrations' collections must not wait for
+         * the lock the caller holds; the run would hang. */
+        GC_call_with_alloc_lock(register_many_locked, NULL);
+        t_note("11: 40,000 registrations inside GC_call_with_alloc_lock");
     }
 #endif
 
