@@ -5,8 +5,8 @@
 #
 # Left out: bad_free (sgc-specific: bdwgc crashes with SIGSEGV on a bad
 # GC_free instead of reporting it) and w3m_preload (it compares bdwgc with
-# sgc).  dso_unload, tls_roots, root_ranges, foreign_stacks and thread_specific must fail
-# against bdwgc
+# sgc).  dso_unload, tls_roots, root_ranges, foreign_stacks, thread_specific and
+# tiny_stacks must fail against bdwgc
 # (the end of this script says why).  Environment variables the tests understand (ORACLE_ROUNDS, ...)
 # pass through.
 set -u
@@ -99,9 +99,10 @@ done
 # root_ranges (past 2,048 ranges: "Too many root sets"), foreign_stacks
 # (a thread stopped on an alternate signal stack or a coroutine's stack
 # is scanned from there to its own stack's end: SIGSEGV), thread_specific
-# (no pthread_setspecific value is scanned).
+# (no pthread_setspecific value is scanned), tiny_stacks (threads with
+# PTHREAD_STACK_MIN stacks: SIGSEGV).
 cp "$TMP/libbb_dso.so" "$TMP/bb_dso_dl_copy.so"
-for t in dso_unload tls_roots root_ranges foreign_stacks thread_specific; do
+for t in dso_unload tls_roots root_ranges foreign_stacks thread_specific tiny_stacks; do
     # shellcheck disable=SC2086
     if ! $CC $CFLAGS "$HERE/$t.c" -o "$TMP/$t" -lgc -lpthread -ldl >"$TMP/$t.cc" 2>&1; then
         record "$t (does not compile)" 1
