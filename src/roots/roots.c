@@ -3,6 +3,7 @@
  * manages by other means), minus GC_exclude_static_roots ranges, plus
  * GC_add_roots ranges. */
 #include "roots/roots.h"
+#include "roots/range_set.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -16,64 +17,12 @@
 #include "os/os.h"
 #include "threads/thread.h"
 
-struct range {
-  uintptr_t lo, hi;
-};
-/* A growable array from the OS (os_alloc: never the heap, and outside
- * every root).  No fixed limit: bdwgc aborts past 2,048 root ranges
- * ("Too many root sets"), and sgc did past 4,096.  Each set has one
- * lock for readers and writers alike: static_roots heap_lock, the others
- * meta_lock, so growing never moves an array a reader is in. */
-struct range_set {
-  struct range *items;
-  size_t count, capacity;
-};
-
 static struct range_set static_roots, user_roots, exclusions, user_exclusions;
 SGC_EXPORT int GC_no_dls;
 static uintptr_t own_base;
 
-static void range_set_grow(struct range_set *set, const char *what) {
-  size_t capacity = set->capacity ? 2 * set->capacity : 64;
-  struct range *items = os_alloc(capacity * sizeof *items);
-  if (!items)
-    sgc_fatal("out of memory for the table of %s (%zu of them)", what, set->count);
-  if (set->count) memcpy(items, set->items, set->count * sizeof *items);
-  if (set->items) os_free(set->items, set->capacity * sizeof *set->items);
-  set->items = items;
-  set->capacity = capacity;
-}
-
-static void range_add(struct range_set *set, uintptr_t lo, uintptr_t hi, const char *what) {
-  if (hi <= lo) return;
-  if (set->count == set->capacity) range_set_grow(set, what);
-  set->items[set->count++] = (struct range){lo, hi};
-}
-
-/* bdwgc's rule for GC_add_roots and its exclusions: a range starting where
- * one already does extends that one (when longer) instead of adding a
- * second.  A program that registers the same area again and again (at
- * each module load, say) keeps one entry, and one scan of it. */
-static void range_add_or_extend(struct range_set *set, uintptr_t lo, uintptr_t hi,
-                                const char *what) {
-  if (hi <= lo) return;
-  for (size_t i = 0; i < set->count; i++)
-    if (set->items[i].lo == lo) {
-      if (hi > set->items[i].hi) set->items[i].hi = hi;
-      return;
-    }
-  range_add(set, lo, hi, what);
-}
-
-static void range_remove(struct range_set *set, uintptr_t lo, uintptr_t hi) {
-  for (size_t i = 0; i < set->count;) {
-    if (set->items[i].lo >= lo && set->items[i].hi <= hi) set->items[i] = set->items[--set->count];
-    else i++;
-  }
-}
-
 void roots_exclude_own_table(const void *table, size_t bytes) {
-  range_add(&exclusions, (uintptr_t)table, (uintptr_t)table + bytes, "excluded root ranges");
+  range_set_add(&exclusions, (uintptr_t)table, (uintptr_t)table + bytes, "excluded root ranges");
 }
 
 void roots_init(void) {
@@ -112,7 +61,7 @@ static int add_object_segments(struct dl_phdr_info *info, size_t size, void *dat
     uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
     GC_has_static_roots_func wanted = atomic_load_explicit(&has_static_roots, memory_order_relaxed);
     if (wanted && !wanted(info->dlpi_name ? info->dlpi_name : "", (void *)lo, ph->p_memsz)) continue;
-    range_add(&static_roots, lo, lo + ph->p_memsz, "static root segments");
+    range_set_add(&static_roots, lo, lo + ph->p_memsz, "static root segments");
   }
   return 0;
 }
@@ -242,11 +191,6 @@ static size_t push_excluding(uintptr_t lo, uintptr_t hi) {
   return hi > lo ? hi - lo : 0;
 }
 
-static bool range_set_holds(const struct range_set *set, uintptr_t a) {
-  for (size_t i = 0; i < set->count; i++)
-    if (a >= set->items[i].lo && a < set->items[i].hi) return true;
-  return false;
-}
 
 /* Heap lock held: a fresh snapshot of the loaded objects' segments (the
  * next collection takes its own). */
@@ -280,30 +224,30 @@ size_t roots_push_all(void) {
 GC_API void GC_add_roots(void *low, void *high) {
   sgc_ensure_init();
   meta_lock_take();
-  range_add_or_extend(&user_roots, (uintptr_t)low, (uintptr_t)high, "GC_add_roots ranges");
+  range_set_add_or_extend(&user_roots, (uintptr_t)low, (uintptr_t)high, "GC_add_roots ranges");
   pthread_mutex_unlock(&meta_lock);
 }
 
 GC_API void GC_remove_roots(void *low, void *high) {
   meta_lock_take();
-  range_remove(&user_roots, (uintptr_t)low, (uintptr_t)high);
+  range_set_remove(&user_roots, (uintptr_t)low, (uintptr_t)high);
   pthread_mutex_unlock(&meta_lock);
 }
 
 GC_API void GC_clear_roots(void) {
   meta_lock_take();
-  user_roots.count = 0;
+  range_set_clear(&user_roots);
   pthread_mutex_unlock(&meta_lock);
 }
 
 GC_API void GC_exclude_static_roots(void *low, void *high) {
   meta_lock_take();
-  range_add_or_extend(&user_exclusions, (uintptr_t)low, (uintptr_t)high, "excluded root ranges");
+  range_set_add_or_extend(&user_exclusions, (uintptr_t)low, (uintptr_t)high, "excluded root ranges");
   pthread_mutex_unlock(&meta_lock);
 }
 
 GC_API void GC_clear_exclusion_table(void) {
   meta_lock_take();
-  user_exclusions.count = 0;
+  range_set_clear(&user_exclusions);
   pthread_mutex_unlock(&meta_lock);
 }
