@@ -12,13 +12,20 @@
  *                   again, and checking what it kept;
  *   -s finalizers : -n (1,000,000) objects with finalizers registered in a
  *                   loop and dropped; collections until at least 90% ran;
+ *   -s finalizers-kept : -n (1,000,000) objects with finalizers kept
+ *                   alive, then 2n more registered and dropped; one
+ *                   collection at the end, after which at least 90% of
+ *                   the dropped ones' finalizers ran and none of the
+ *                   kept ones';
+ *   -s roots      : -n (100,000) GC_add_roots ranges of 32 bytes, a
+ *                   collection, then each removed with GC_remove_roots;
  *   -s weak       : -n (1,000,000) objects each with a disappearing link
  *                   (in pointer-free memory), every other one kept; two
  *                   collections; the kept ones' links must stand and at
  *                   least 90% of the others' be cleared.
  *
  * Metric: wall_s, the whole shape; mops, the shape's operations (realloc
- * steps, allocations, finalizable objects, links) a second.  Check: as each
+ * steps, allocations, finalizable objects, root ranges, links) a second.  Check: as each
  * shape says.  -t is the runner's thread count, ignored (the shapes run
  * one thread but for the threads shape's -T).
  * Flags: -s shape  -n count  -r rounds  -T threads
@@ -139,6 +146,47 @@ static void finalizers_shape(long n) {
   if (finalized < n * 9 / 10) bench_fail("only %ld of %ld finalizers ran", finalized, n);
 }
 
+/* ---- finalizers-kept ---- */
+static void **kept_finalizable; /* a root: the kept objects */
+static long kept_finalized;
+static void count_kept(void *obj, void *cd) {
+  (void)obj;
+  (void)cd;
+  kept_finalized++;
+}
+
+static void finalizers_kept_shape(long n) {
+  kept_finalizable = GC_MALLOC((size_t)n * sizeof *kept_finalizable);
+  if (!kept_finalizable) {
+    bench_fail("cannot allocate the table");
+    return;
+  }
+  for (long i = 0; i < n; i++) {
+    kept_finalizable[i] = GC_MALLOC(32);
+    GC_register_finalizer(kept_finalizable[i], count_kept, NULL, NULL, NULL);
+  }
+  register_and_drop(2 * n);
+  GC_gcollect();
+  GC_invoke_finalizers();
+  operations = 3.0 * (double)n;
+  if (kept_finalized) bench_fail("%ld kept objects were finalized", kept_finalized);
+  if (finalized < 2 * n * 9 / 10) bench_fail("only %ld of %ld finalizers ran", finalized, 2 * n);
+}
+
+/* ---- roots ---- */
+static void roots_shape(long n) {
+  char *area = malloc((size_t)n * 64);
+  if (!area) {
+    bench_fail("cannot allocate the area");
+    return;
+  }
+  for (long i = 0; i < n; i++) GC_add_roots(area + i * 64, area + i * 64 + 32);
+  GC_gcollect();
+  for (long i = 0; i < n; i++) GC_remove_roots(area + i * 64, area + i * 64 + 32);
+  operations = 2.0 * (double)n;
+  free(area);
+}
+
 /* ---- weak ---- */
 static void weak_shape(long n) {
   void **links = GC_MALLOC_ATOMIC((size_t)n * sizeof *links); /* not scanned */
@@ -182,7 +230,8 @@ int main(int argc, char **argv) {
     case 't': break;
     case 'T': threads = (int)bench_arg_long("-T", optarg, 1, 100000); break;
     default:
-      fprintf(stderr, "usage: shapes [-s grow|threads|finalizers|weak] [-n count] [-r rounds] "
+      fprintf(stderr, "usage: shapes [-s grow|threads|finalizers|finalizers-kept|roots|weak] "
+                      "[-n count] [-r rounds] "
                       "[-T threads]\n");
       return 2;
     }
@@ -195,6 +244,10 @@ int main(int argc, char **argv) {
     threads_shape(threads, n < 0 ? 4000 : n);
   } else if (!strcmp(shape, "finalizers")) {
     finalizers_shape(n < 0 ? 1000000 : n);
+  } else if (!strcmp(shape, "finalizers-kept")) {
+    finalizers_kept_shape(n < 0 ? 1000000 : n);
+  } else if (!strcmp(shape, "roots")) {
+    roots_shape(n < 0 ? 100000 : n);
   } else if (!strcmp(shape, "weak")) {
     weak_shape(n < 0 ? 1000000 : n);
   } else {

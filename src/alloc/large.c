@@ -8,6 +8,16 @@
 #include "collect/collect.h"
 #include "common.h"
 
+/* Pages FROM..TO-1 of the object at HEAD become its tail: the page map
+ * sends a pointer into any of them to HEAD (interior pointers). */
+static void link_tail_pages(struct page_header *head, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++) {
+    head[i].head_offset = (uint32_t)i;
+    head[i].flags |= PAGE_DIRTY;
+    atomic_store_explicit(&head[i].state, PAGE_LARGE_TAIL, memory_order_relaxed);
+  }
+}
+
 static void *allocate_pages(size_t bytes, unsigned kind, bool with_room) {
   if (bytes > ((size_t)1 << ADDRESS_BITS)) return sgc_out_of_memory(bytes);
   size_t rounded = (bytes + GRANULE_BYTES - 1) & ~(size_t)(GRANULE_BYTES - 1);
@@ -35,11 +45,7 @@ static void *allocate_pages(size_t bytes, unsigned kind, bool with_room) {
    * stopped. */
   bool clear = !page_span_is_zeroed(head, pages) && kind != KIND_ATOMIC &&
                kind != KIND_ATOMIC_UNCOLLECTABLE;
-  for (size_t i = 1; i < pages; i++) {
-    head[i].head_offset = (uint32_t)i;
-    head[i].flags |= PAGE_DIRTY;
-    atomic_store_explicit(&head[i].state, PAGE_LARGE_TAIL, memory_order_relaxed);
-  }
+  link_tail_pages(head, 1, pages);
   head->flags |= PAGE_DIRTY;
   head->kind = (uint8_t)kind;
   head->span_pages = (uint32_t)pages;
@@ -105,11 +111,7 @@ bool large_grow_in_place(struct page_header *head, size_t bytes) {
     if (page_of_address(head->start + (have << PAGE_SHIFT)) == next &&
         page_pool_take_at(next, pages - have)) {
       clear_new_pages = !page_span_is_zeroed(next, pages - have);
-      for (size_t i = have; i < pages; i++) {
-        head[i].head_offset = (uint32_t)i;
-        head[i].flags |= PAGE_DIRTY;
-        atomic_store_explicit(&head[i].state, PAGE_LARGE_TAIL, memory_order_relaxed);
-      }
+      link_tail_pages(head, have, pages);
       head->span_pages = (uint32_t)pages;
       account_allocation((pages - have) << PAGE_SHIFT);
       grown = true;
@@ -119,11 +121,10 @@ bool large_grow_in_place(struct page_header *head, size_t bytes) {
   pthread_mutex_unlock(&heap_lock);
   if (!grown) return false;
   if (head->kind == KIND_NORMAL || head->kind == KIND_UNCOLLECTABLE) {
-    uintptr_t from = head->start + old_bytes;
-    uintptr_t to = clear_new_pages ? head->start + rounded
-                                   : head->start + (have << PAGE_SHIFT); /* the old last page */
-    if (to > head->start + rounded) to = head->start + rounded;
-    if (to > from) memset((void *)from, 0, to - from);
+    /* The gained bytes of the old last page always; the new pages only
+     * when they are not fresh from the OS. */
+    size_t to = clear_new_pages || rounded < (have << PAGE_SHIFT) ? rounded : have << PAGE_SHIFT;
+    if (to > old_bytes) memset((char *)head->start + old_bytes, 0, to - old_bytes);
   }
   collect_after_unlock();
   return true;

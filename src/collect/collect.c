@@ -317,9 +317,6 @@ void collect_locked(enum SGC_gc_reason reason) {
   mark_begin();
   parallel_prewake_settle();
   roots_snapshot_static_then(stop_and_mark, &c);
-  SGC_gc_record_t rec = c.rec;
-  uint64_t t0 = c.t0, t1 = c.t1, t2 = c.t2;
-  struct mark_totals totals = c.totals, after_finalize = c.after_finalize;
   collection_event(EVENT_PRE_START_WORLD);
   start_world();
   collection_event(EVENT_POST_START_WORLD);
@@ -340,8 +337,8 @@ void collect_locked(enum SGC_gc_reason reason) {
   uint64_t t4 = os_now_ns();
   collection_event(EVENT_RECLAIM_END);
 
-  heap_accounting.live_after_gc = after_finalize.bytes;
-  heap_accounting.live_atomic_after_gc = after_finalize.atomic_bytes;
+  heap_accounting.live_after_gc = c.after_finalize.bytes;
+  heap_accounting.live_atomic_after_gc = c.after_finalize.atomic_bytes;
   heap_accounting.allocated_since_gc = 0;
   uint64_t gc_no = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) + 1;
   atomic_store_explicit(&heap_accounting.gc_count, gc_no, memory_order_relaxed);
@@ -349,39 +346,39 @@ void collect_locked(enum SGC_gc_reason reason) {
   heap_accounting.collecting = false;
   page_path_open();
 
-  rec.markers = (int)totals.markers;
-  rec.steal_attempts = totals.steal_attempts;
-  rec.steal_successes = totals.steal_successes;
-  rec.mark_idle_ns = totals.idle_ns;
-  rec.mark_busy_max_ns = totals.max_busy_ns;
-  rec.mark_busy_min_ns = totals.min_busy_ns;
-  rec.gc_no = gc_no;
-  rec.prestop_ns = t0 - begun;
-  rec.stop_ns = t1 - t0;
-  rec.mark_ns = t2 - t1;
-  rec.pause_ns = t3 - t0;
-  rec.sweep_ns = t4 - t3;
-  rec.marked_bytes = after_finalize.bytes;
-  rec.marked_objects = after_finalize.objects;
-  rec.live_bytes = after_finalize.bytes;
-  rec.heap_bytes = heap_size_bytes();
-  rec.cache_bytes = cached_bytes;
+  c.rec.markers = (int)c.totals.markers;
+  c.rec.steal_attempts = c.totals.steal_attempts;
+  c.rec.steal_successes = c.totals.steal_successes;
+  c.rec.mark_idle_ns = c.totals.idle_ns;
+  c.rec.mark_busy_max_ns = c.totals.max_busy_ns;
+  c.rec.mark_busy_min_ns = c.totals.min_busy_ns;
+  c.rec.gc_no = gc_no;
+  c.rec.prestop_ns = c.t0 - begun;
+  c.rec.stop_ns = c.t1 - c.t0;
+  c.rec.mark_ns = c.t2 - c.t1;
+  c.rec.pause_ns = t3 - c.t0;
+  c.rec.sweep_ns = t4 - t3;
+  c.rec.marked_bytes = c.after_finalize.bytes;
+  c.rec.marked_objects = c.after_finalize.objects;
+  c.rec.live_bytes = c.after_finalize.bytes;
+  c.rec.heap_bytes = heap_size_bytes();
+  c.rec.cache_bytes = cached_bytes;
   struct page_counters pages;
   page_counters_read(&pages);
-  rec.pages_consumed = (uint64_t)pages.a;
-  rec.pages_used = (uint64_t)pages.u;
-  rec.pages_live = (uint64_t)pages.l;
-  rec.pages_taken = (uint64_t)pages.taken;
-  rec.remote_pages = (uint64_t)pages.remote;
+  c.rec.pages_consumed = (uint64_t)pages.a;
+  c.rec.pages_used = (uint64_t)pages.u;
+  c.rec.pages_live = (uint64_t)pages.l;
+  c.rec.pages_taken = (uint64_t)pages.taken;
+  c.rec.remote_pages = (uint64_t)pages.remote;
   struct marker_record shares[TRACE_MAX_MARKERS];
-  unsigned share_count = totals.markers < TRACE_MAX_MARKERS ? totals.markers : TRACE_MAX_MARKERS;
+  unsigned share_count = c.totals.markers < TRACE_MAX_MARKERS ? c.totals.markers : TRACE_MAX_MARKERS;
   for (unsigned i = 0; i < share_count; i++) {
     struct marker *m = parallel_marker(i);
     shares[i] = (struct marker_record){m->marked_bytes, m->marked_objects, m->steal_attempts,
                                        m->steal_successes, m->busy_ns, m->idle_ns,
                                        m->cpu_ns, m->join_ns, m->prewoken};
   }
-  stats_record_collection(&rec, shares, share_count);
+  stats_record_collection(&c.rec, shares, share_count);
   collection_event(EVENT_END);
 }
 
