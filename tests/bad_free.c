@@ -1,6 +1,6 @@
-/* bad_free (sgc-specific): GC_free of something that is not a GC heap object
- * must stop the program with a clear message mentioning GC_free, instead of
- * corrupting the heap.
+/* bad_free (sgc-specific): GC_free of something that is not a GC heap object,
+ * or of an object already freed, must stop the program with a clear
+ * message mentioning GC_free, instead of corrupting the heap.
  *
  * Each case runs in a fresh child process (this executable re-executed with
  * the case name); the parent checks that the child died by SIGABRT or exited
@@ -9,8 +9,9 @@
  * bdwgc does not promise this (it typically crashes with SIGSEGV or silently
  * misbehaves), so run-against-bdwgc.sh leaves this test out.
  *
- * A control case (GC_free of a real object, then more allocation) must exit
- * 0, so that a library that aborts on every GC_free does not pass.  Two
+ * A control case (GC_free of real objects, then more allocation, with and
+ * without per-CPU caches) must exit 0, so that a library that aborts on
+ * every GC_free, or refuses a first free, does not pass.  Two
  * more misuses end the same way: GC_push_all outside a collection, and a
  * bad GC_free with a GC_set_abort_func function, which must get the
  * message in place of sgc's own line.
@@ -21,6 +22,8 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
 
 #include <unistd.h>
 
@@ -40,9 +43,60 @@ static void *free_one_and_stay(void *p)
     return NULL;
 }
 
+/* Frees the first of N objects of SIZE from ALLOCATE, then the other
+ * N - 1 (64 KiB of them, so the first leaves this thread's own list),
+ * then the first again. */
+static void free_with_many_then_again(void *(*allocate)(size_t), size_t size, int n)
+{
+    static void *objects[4096]; /* static: a root, as the objects must stay */
+    CHECK(n <= 4096);
+    for (int i = 0; i < n; i++) CHECK((objects[i] = allocate(size)) != NULL);
+    for (int i = 0; i < n; i++) GC_free(objects[i]);
+    GC_free(objects[0]);
+}
+
+/* P freed by another thread, which keeps it in its cache, then here. */
+static void free_elsewhere_then_here(void *p)
+{
+    pthread_t t;
+    CHECK(p != NULL && GC_pthread_create(&t, NULL, free_one_and_stay, p) == 0);
+    while (!atomic_load(&freed_elsewhere)) usleep(1000);
+    GC_free(p);
+}
+
 static void client_abort(const char *msg)
 {
     fprintf(stderr, "client abort: %s\n", msg);
+}
+
+/* What the double-free tag (src/alloc/alloc.h) must never do: refuse a
+ * first free, or leave its mark in an object handed out.  Objects freed,
+ * handed back as batches, dropped by a collection and swept, then taken
+ * again from every path (the thread's list, a batch, a page), are
+ * checked zero where their kind is cleared and freed again unwritten:
+ * pointer-free ones are not cleared, so a tag left in one would refuse
+ * its free. */
+static void control_tags(void)
+{
+    enum { N = 5000 };
+    static void *objects[N];
+    static const size_t sizes[] = {16, 32, 48, 64, 200, 1000};
+    for (int round = 0; round < 4; round++)
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+            for (int atomic = 0; atomic < 2; atomic++) {
+                size_t size = sizes[s];
+                for (int i = 0; i < N; i++) {
+                    void **p = atomic ? GC_malloc_atomic(size) : GC_malloc(size);
+                    CHECK(p != NULL);
+                    if (!atomic)
+                        for (size_t w = 0; w < size / sizeof(void *); w++)
+                            CHECK(p[w] == NULL, "a %zu-byte object handed out with word %zu set",
+                                  size, w);
+                    objects[i] = p;
+                }
+                for (int i = 0; i < N; i++) GC_free(objects[i]);
+                if (round & 1) GC_gcollect();
+            }
 }
 
 static int run_case(const char *mode)
@@ -62,7 +116,33 @@ static int run_case(const char *mode)
         GC_gcollect();
         for (int i = 0; i < 1000; i++)
             CHECK(GC_malloc(32 + i % 500) != NULL);
+        control_tags();
         return 0;
+    } else if (!strncmp(mode, "twice", 5)) {
+        /* "twice16" ... "twice200", "twice_atomic24": a small object freed
+         * twice in a row, through each branch of GC_free's fast path (16
+         * and 32 bytes by their mask, 48 by the general test, 200 by the
+         * memset, pointer-free objects uncleared), and a large object. */
+        bool atomic = strstr(mode, "atomic") != NULL;
+        size_t size = (size_t)atoi(mode + strcspn(mode, "0123456789"));
+        void *p = atomic ? GC_malloc_atomic(size) : GC_malloc(size);
+        CHECK(p != NULL);
+        memset(p, 0x5a, size);
+        GC_free(p);
+        GC_free(p);
+    } else if (!strcmp(mode, "later_twice")) {
+        /* Freed, then 100 other objects of its size, then again: a
+         * second push would close a cycle through them. */
+        void *p = GC_malloc(48), *others[100];
+        for (int i = 0; i < 100; i++) CHECK((others[i] = GC_malloc(48)) != NULL);
+        GC_free(p);
+        for (int i = 0; i < 100; i++) GC_free(others[i]);
+        GC_free(p);
+    } else if (!strcmp(mode, "handed_back_twice")) {
+        /* The thread's list becomes a batch (alloc/batches.c). */
+        free_with_many_then_again(GC_malloc, 32, 2049);
+    } else if (!strcmp(mode, "other_thread_twice")) {
+        free_elsewhere_then_here(GC_malloc(64));
     } else if (!strcmp(mode, "stack")) {
         GC_free((void *)&on_stack[2]);
     } else if (!strcmp(mode, "malloc")) {
@@ -98,21 +178,10 @@ static int run_case(const char *mode)
         GC_free(u);
         GC_free(u);
     } else if (!strcmp(mode, "uncollectable_handed_back_twice")) {
-        /* Freed with 64 KiB more of its size, past what a thread's cache
-         * keeps, so it goes back to the shared list; then freed again. */
-        enum { N = 1025 };
-        static void *u[N];
-        for (int i = 0; i < N; i++) CHECK((u[i] = GC_malloc_uncollectable(64)) != NULL);
-        for (int i = 0; i < N; i++) GC_free(u[i]);
-        GC_free(u[0]);
+        /* Past what a thread's cache keeps: back to the shared list. */
+        free_with_many_then_again(GC_malloc_uncollectable, 64, 1025);
     } else if (!strcmp(mode, "uncollectable_other_thread_twice")) {
-        /* Freed by another thread, which keeps it in its cache, then
-         * here. */
-        void *u = GC_malloc_uncollectable(64);
-        pthread_t t;
-        CHECK(u != NULL && GC_pthread_create(&t, NULL, free_one_and_stay, u) == 0);
-        while (!atomic_load(&freed_elsewhere)) usleep(1000);
-        GC_free(u);
+        free_elsewhere_then_here(GC_malloc_uncollectable(64));
     } else if (!strcmp(mode, "wild")) {
         GC_free((void *)(uintptr_t)0x123456789a0ULL);
     } else {
@@ -140,11 +209,25 @@ int main(int argc, char **argv)
           "control child (valid GC_free calls) failed: status 0x%x, "
           "stderr: %s", st, buf);
 
+    /* The same with per-CPU caches, whose frees take the slow path. */
+    setenv("SGC_LAB", "cpu", 1);
+    st = spawn_case("control", buf, sizeof buf);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "control child with SGC_LAB=cpu failed: status 0x%x, stderr: %s", st, buf);
+    unsetenv("SGC_LAB");
+
     const char *modes[] = {"stack", "malloc", "static", "wild", "inside16", "inside32",
                            "uncollectable_twice", "uncollectable_handed_back_twice",
-                           "uncollectable_other_thread_twice"};
+                           "uncollectable_other_thread_twice", "twice16", "twice32",
+                           "twice48", "twice200", "twice_atomic24", "later_twice",
+                           "handed_back_twice", "other_thread_twice", "twice100000",
+                           "cpu:twice16", "cpu:later_twice"};
     for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
-        st = spawn_case(modes[i], buf, sizeof buf);
+        /* "cpu:" runs the case with per-CPU caches. */
+        bool cpu = !strncmp(modes[i], "cpu:", 4);
+        if (cpu) setenv("SGC_LAB", "cpu", 1);
+        st = spawn_case(modes[i] + (cpu ? 4 : 0), buf, sizeof buf);
+        if (cpu) unsetenv("SGC_LAB");
         int aborted = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
         int failed = WIFEXITED(st) && WEXITSTATUS(st) != 0;
         t_note("GC_free(%s address): %s %d; stderr: %.200s", modes[i],
@@ -159,7 +242,7 @@ int main(int argc, char **argv)
               modes[i], buf);
         CHECK(strncmp(modes[i], "inside", 6) || strstr(buf, "not the start of an object"),
               "GC_free(%s): wrong message: %s", modes[i], buf);
-        CHECK(strncmp(modes[i], "uncollectable_", 14) || strstr(buf, "freed twice"),
+        CHECK(!strstr(modes[i], "twice") || strstr(buf, "freed twice"),
               "GC_free(%s): wrong message: %s", modes[i], buf);
     }
     st = spawn_case("push_all", buf, sizeof buf);

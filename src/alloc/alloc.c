@@ -2,8 +2,8 @@
  *
  * A thread pops from its own free list for the object's kind and size
  * class: no lock, no atomic read-modify-write.  Objects on the lists are
- * already zeroed except their link word (sweeping and GC_free clear them),
- * so the fast path clears one word. */
+ * already zeroed except their link word and GC_free's tag in the second
+ * (sweeping and GC_free clear them), so the fast path clears two words. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +40,16 @@ SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
     void **head = &t->free_lists[kind][cls];
     __asm__("" : "+r"(head));
     void *p = free_list_pop(head);
-    if (likely(p != NULL)) return p;
+    if (likely(p != NULL)) {
+      ((void **)p)[1] = NULL; /* GC_free's tag (alloc.h) */
+      return p;
+    }
     if (percpu_enabled) {
       /* SGC_LAB=cpu: this CPU's list, popped in an rseq sequence. */
       p = percpu_pop_inline(t->rseq, kind, cls);
       if (likely(p != NULL)) {
-        *(void **)p = NULL;
+        ((void **)p)[0] = NULL;
+        ((void **)p)[1] = NULL;
         return p;
       }
     }

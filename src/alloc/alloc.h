@@ -153,14 +153,35 @@ static inline void *list_stack_pop(void **stack) {
   return list;
 }
 
-/* Clears a freed object of at most 4 granules with a few stores (a memset
- * call costs more than the clearing): the first and last granule, and the
- * middle two when there are more than two.  Stores overlap for 1 and 3
- * granules; one branch instead of one per size. */
-static inline void object_clear_small(void *p, unsigned granules) {
+/* A double free of a small object.  GC_free puts an object of a
+ * thread-local kind on a free list with a tag in its second word, its
+ * address mixed with a constant, and every path that hands a
+ * thread-local object out clears that word (the fast paths with the link,
+ * refill_and_allocate for the rest).  So a second GC_free of an object
+ * still free finds its tag; a live object never holds it but by an
+ * accident of its data (1 in 2^64: the tag is no user-space address, its
+ * top bits are the constant's).  Without the check a second free linked
+ * the object into a list twice: a cycle, so that every allocation of the
+ * class returned one object and the collection's walk over the lists
+ * never ended.  Free objects whose second word the collector overwrites
+ * (a batch's first, linked through it, and those the sweep clears) carry
+ * no tag: a second free of one is missed, never a first free refused. */
+#define FREED_TAG_KEY ((uintptr_t)0x9e3779b97f4a7c15u)
+
+static inline uintptr_t freed_tag(const void *p) { return (uintptr_t)p ^ FREED_TAG_KEY; }
+
+static inline bool object_tagged_freed(const void *p) {
+  return ((const uintptr_t *)p)[1] == freed_tag(p);
+}
+
+static inline void object_tag_freed(void *p) { ((uintptr_t *)p)[1] = freed_tag(p); }
+
+/* Clears the last granule of an object of at most 4 granules and, past
+ * 2, the two in the middle: everything but the first granule (all of a
+ * 1-granule object).  A few stores cost less than a memset call; they
+ * overlap for 1 and 3 granules, one branch instead of one per size. */
+static inline void object_clear_past_first(void *p, unsigned granules) {
   uint64_t *w = p, *last = w + 2 * (granules - 1);
-  w[0] = 0;
-  w[1] = 0;
   last[0] = 0;
   last[1] = 0;
   if (granules > 2) {
@@ -169,6 +190,21 @@ static inline void object_clear_small(void *p, unsigned granules) {
     w[4] = 0;
     w[5] = 0;
   }
+}
+
+/* Clears a freed object of at most 4 granules. */
+static inline void object_clear_small(void *p, unsigned granules) {
+  ((uint64_t *)p)[0] = 0;
+  ((uint64_t *)p)[1] = 0;
+  object_clear_past_first(p, granules);
+}
+
+/* The same for GC_free, but for the first two words, where the link and
+ * the tag go (the tag after the clear, which covers it in a 1-granule
+ * object): as many stores, none twice. */
+static inline void object_clear_small_tagged(void *p, unsigned granules) {
+  object_clear_past_first(p, granules);
+  object_tag_freed(p);
 }
 
 static inline void object_clear(void *p, unsigned granules) {

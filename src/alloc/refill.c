@@ -251,6 +251,9 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
   atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
   bool finish = false;
   void *first = refill_and_allocate_inner(t, kind, cls, &finish);
+  /* Every object this path hands out, from a page, a batch or a CPU's
+   * list, may carry GC_free's tag (alloc.h); the link is cleared. */
+  if (first) ((void **)first)[1] = NULL;
   atomic_signal_fence(memory_order_seq_cst);
   t->slow_path_sp = outer;
   atomic_signal_fence(memory_order_seq_cst);
