@@ -291,12 +291,14 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
     case PAGE_FROM_OWN: p = take_own_or_steal(own, &v); break;
     case PAGE_FROM_STEAL:
       /* The counts that chose a steal are read without the stores'
-       * locks: when the steal finds no page, a fresh one.  Going on to
-       * the exhausted path instead grew the heap and chose the same steal
-       * again, a quarter more heap each time it failed: with 2,000
-       * threads under SGC_LPS_K=1, one run in about 15 grew to 5.5 GiB,
-       * another to 1.1 TiB (reserved; 1.4 GB resident) around 23 MB
-       * live, with 154 pages counted free in other stores
+       * locks, and a store's owner takes its own pages back on the page
+       * path, without heap_lock: with 2,000 threads, 66-76 stores held
+       * one free page each, gone by the time the steal popped.  So when
+       * the steal finds no page, a fresh one.  Going on to the exhausted
+       * path instead grew the heap and chose the same steal again, a
+       * quarter more heap each time it lost the race: under SGC_LPS_K=1,
+       * one run in about 15 grew to 5.5 GiB, another to 1.1 TiB
+       * (reserved; 1.4 GB resident) around 23 MB live
        * (tools/heap_bound_threads.sh). */
       p = steal(own);
       if (!p) p = fresh_page(own);
