@@ -166,9 +166,9 @@ static inline void *list_stack_pop(void **stack) {
  * never ended.  Free objects whose second word the collector overwrites
  * (a batch's first, linked through it, and those the sweep clears) carry
  * no tag: a second free of one is missed, never a first free refused. */
-#define FREED_TAG_KEY ((uintptr_t)0x9e3779b97f4a7c15u)
+static const uintptr_t freed_tag_key = 0x9e3779b97f4a7c15u;
 
-static inline uintptr_t freed_tag(const void *p) { return (uintptr_t)p ^ FREED_TAG_KEY; }
+static inline uintptr_t freed_tag(const void *p) { return (uintptr_t)p ^ freed_tag_key; }
 
 static inline bool object_tagged_freed(const void *p) {
   return ((const uintptr_t *)p)[1] == freed_tag(p);
