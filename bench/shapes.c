@@ -123,16 +123,16 @@ static void threads_shape(int threads, long count) {
 
 /* ---- finalizers ---- */
 static long finalized;
-static void count_finalized(void *obj, void *cd) {
+/* A finalizer that counts into the long its client data points to. */
+static void count_into(void *obj, void *counter) {
   (void)obj;
-  (void)cd;
-  finalized++;
+  ++*(long *)counter;
 }
 
 static void register_and_drop(long n) {
   for (long i = 0; i < n; i++) {
     void *o = GC_MALLOC(32);
-    GC_register_finalizer(o, count_finalized, NULL, NULL, NULL);
+    GC_register_finalizer(o, count_into, &finalized, NULL, NULL);
   }
 }
 
@@ -149,11 +149,6 @@ static void finalizers_shape(long n) {
 /* ---- finalizers-kept ---- */
 static void **kept_finalizable; /* a root: the kept objects */
 static long kept_finalized;
-static void count_kept(void *obj, void *cd) {
-  (void)obj;
-  (void)cd;
-  kept_finalized++;
-}
 
 static void finalizers_kept_shape(long n) {
   kept_finalizable = GC_MALLOC((size_t)n * sizeof *kept_finalizable);
@@ -163,7 +158,7 @@ static void finalizers_kept_shape(long n) {
   }
   for (long i = 0; i < n; i++) {
     kept_finalizable[i] = GC_MALLOC(32);
-    GC_register_finalizer(kept_finalizable[i], count_kept, NULL, NULL, NULL);
+    GC_register_finalizer(kept_finalizable[i], count_into, &kept_finalized, NULL, NULL);
   }
   register_and_drop(2 * n);
   GC_gcollect();

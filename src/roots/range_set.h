@@ -20,7 +20,9 @@ struct range_set {
   struct range *items;
   size_t count, capacity;
   /* Open addressing by start address: slot -> item index + 1 (0: free);
-   * kept by range_set_add_or_extend, rebuilt by range_set_remove. */
+   * built and kept by range_set_add_or_extend and kept by
+   * range_set_remove.  range_set_add leaves it alone: a set is filled by
+   * one of the two adds, never both. */
   uint32_t *index;
   size_t index_slots;
 };

@@ -191,7 +191,6 @@ static size_t push_excluding(uintptr_t lo, uintptr_t hi) {
   return hi > lo ? hi - lo : 0;
 }
 
-
 /* Heap lock held: a fresh snapshot of the loaded objects' segments (the
  * next collection takes its own). */
 bool roots_hold(uintptr_t a, bool loaded_objects_only) {
