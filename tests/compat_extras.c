@@ -10,7 +10,9 @@
  *    called in on-demand mode.
  *  - the variables GC_oom_fn and GC_on_heap_resize are the setters' own.
  *  - GC_get_expl_freed_bytes_since_gc counts GC_free's bytes and restarts
- *    at each collection.
+ *    at each collection; GC_incr_bytes_freed and GC_incr_bytes_allocd
+ *    (bdwgc's private gc_alloc_ptrs.h, which libgc.so.1 exports and its
+ *    gctest calls) add to it and to GC_get_bytes_since_gc.
  *  - GC_clear_exclusion_table undoes GC_exclude_static_roots.
  *  - GC_is_tmp_root: the program's data is one, a stack or a GC_add_roots
  *    range is not.
@@ -208,6 +210,10 @@ static void test_variables(void) {
   t_note("GC_oom_fn and GC_on_heap_resize assigned directly are called");
 }
 
+/* Declared by bdwgc's private/gc_alloc_ptrs.h only. */
+GC_API void GC_CALL GC_incr_bytes_allocd(size_t bytes);
+GC_API void GC_CALL GC_incr_bytes_freed(size_t bytes);
+
 static void test_freed_bytes(void) {
   enum { N = 1000 };
   static void *objs[N];
@@ -225,6 +231,16 @@ static void test_freed_bytes(void) {
   GC_gcollect();
   CHECK(GC_get_expl_freed_bytes_since_gc() == 0, "the count did not restart at a collection");
   t_note("freed bytes: %zu for %d 64-byte objects, +%zu for a large one", small, N, with_large - small);
+  GC_incr_bytes_freed(12345);
+  CHECK(GC_get_expl_freed_bytes_since_gc() == 12345, "GC_incr_bytes_freed(12345) counted as %zu",
+        GC_get_expl_freed_bytes_since_gc());
+  size_t since = GC_get_bytes_since_gc();
+  GC_incr_bytes_allocd(3 << 20);
+  CHECK(GC_get_bytes_since_gc() >= since + (3 << 20), "GC_incr_bytes_allocd(3 MiB) counted as %zu",
+        GC_get_bytes_since_gc() - since);
+  GC_gcollect();
+  CHECK(GC_get_bytes_since_gc() < (3 << 20), "the allocated count did not restart at a collection");
+  t_note("GC_incr_bytes_freed and GC_incr_bytes_allocd counted");
 }
 
 /* ---- roots ---- */

@@ -16,6 +16,11 @@
  *  F. Suspends and resumes as fast as they go, beside a thread collecting
  *     back to back (SUSPEND_ROUNDS, default 2000).
  *  G. 40 threads suspended at once, a collection, all resumed.
+ *  H. A thread suspended right after pthread_create returns, started or
+ *     not (bdwgc's gctest does this), runs none of its routine until
+ *     resumed; one that ended and is not joined yet is suspended and
+ *     resumed as far as GC_is_thread_suspended tells, and forgotten when
+ *     joined.
  *
  * The same source builds against bdwgc (tests/run-against-bdwgc.sh). */
 #define _GNU_SOURCE /* pthread_getattr_np */
@@ -333,6 +338,69 @@ static void part_g(void) {
   t_note("G: %d threads suspended at once, collected beside, resumed", MANY);
 }
 
+enum { FRESH_ROUNDS = 100 };
+static _Atomic unsigned long fresh_progress;
+static _Atomic int fresh_stop;
+
+static void *fresh_thread(void *arg) {
+  (void)arg;
+  while (!atomic_load(&fresh_stop)) {
+    atomic_fetch_add(&fresh_progress, 1);
+    /* A collection may be waiting to stop this thread: let it run. */
+    if ((atomic_load(&fresh_progress) & 1023) == 0) sched_yield();
+  }
+  return NULL;
+}
+
+static _Atomic int ended_tid;
+static void *ending_thread(void *arg) {
+  (void)arg;
+  atomic_store(&ended_tid, (int)gettid());
+  return NULL;
+}
+
+static void part_h(void) {
+  for (int round = 0; round < FRESH_ROUNDS; round++) {
+    atomic_store(&fresh_stop, 0);
+    atomic_store(&fresh_progress, 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, fresh_thread, NULL) == 0);
+    GC_suspend_thread((GC_SUSPEND_THREAD_ID)t);
+    CHECK(GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)t),
+          "round %d: a thread suspended right after its creation is not", round);
+    unsigned long at = atomic_load(&fresh_progress);
+    if (round % 10 == 0) collect_with_garbage();
+    sleep_ms(3);
+    CHECK(atomic_load(&fresh_progress) == at,
+          "round %d: a thread suspended right after its creation ran", round);
+    GC_resume_thread((GC_SUSPEND_THREAD_ID)t);
+    CHECK(!GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)t));
+    for (int w = 0; w < 10000 && atomic_load(&fresh_progress) == at; w++) sleep_ms(1);
+    CHECK(atomic_load(&fresh_progress) > at, "round %d: resumed thread made no progress", round);
+    atomic_store(&fresh_stop, 1);
+    CHECK(pthread_join(t, NULL) == 0);
+  }
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, ending_thread, NULL) == 0);
+  /* Ended for the kernel: its thread-exit destructors, which may wait
+   * for collections (under torture, back to back), are done. */
+  for (int w = 0; w < 10000 && !atomic_load(&ended_tid); w++) sleep_ms(1);
+  char task[64];
+  snprintf(task, sizeof task, "/proc/self/task/%d", atomic_load(&ended_tid));
+  for (int w = 0; w < 10000 && access(task, F_OK) == 0; w++) sleep_ms(1);
+  CHECK(access(task, F_OK) != 0, "thread %d has not ended in 10 s", atomic_load(&ended_tid));
+  GC_suspend_thread((GC_SUSPEND_THREAD_ID)t);
+  CHECK(GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)t), "an ended thread was not suspended");
+  collect_with_garbage();
+  GC_resume_thread((GC_SUSPEND_THREAD_ID)t);
+  CHECK(!GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)t));
+  GC_suspend_thread((GC_SUSPEND_THREAD_ID)t);
+  CHECK(pthread_join(t, NULL) == 0);
+  CHECK(!GC_is_thread_suspended((GC_SUSPEND_THREAD_ID)t), "a joined thread is still suspended");
+  t_note("H: %d threads suspended as created; an ended one suspended, resumed, joined",
+         FRESH_ROUNDS);
+}
+
 int main(void) {
   t_test_name = "thread_suspend";
   GC_INIT();
@@ -346,6 +414,7 @@ int main(void) {
   part_e();
   part_f(workers);
   part_g();
+  part_h();
   atomic_store(&stop_workers, 1);
   for (int id = 0; id < WORKERS; id++) CHECK(pthread_join(workers[id], NULL) == 0);
   t_note("passed");

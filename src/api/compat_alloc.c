@@ -16,6 +16,7 @@
 #include "gc/gc_mark.h"
 #include "gc/gc_typed.h"
 #include "alloc/alloc.h"
+#include "collect/collect.h"
 #include "gc/gc_inline.h"
 #include "heap/layout.h"
 #include "mark/custom_kind.h"
@@ -87,6 +88,22 @@ GC_API void *GC_malloc_many(size_t bytes) {
   GC_generic_malloc_many(bytes, BDWGC_NORMAL, &list);
   return list;
 }
+
+/* bdwgc's private/gc_alloc_ptrs.h, which Debian does not install but
+ * libgc.so.1 exports and bdwgc's own gctest calls: a program that hands
+ * out objects from lists of its own says how much it allocated, so the
+ * collection rule sees it, and how much it freed, for
+ * GC_get_expl_freed_bytes_since_gc.  bdwgc's are unsynchronized (call
+ * them holding the allocation lock); these are safe from any thread.
+ * The gc_alloc_ptrs.h free-list pointers are not provided: sgc has no
+ * global free lists a program could pop. */
+GC_API void GC_incr_bytes_allocd(size_t bytes);
+GC_API void GC_incr_bytes_freed(size_t bytes);
+GC_API void GC_incr_bytes_allocd(size_t bytes) {
+  /* Relaxed: a count the next collection folds in (collect.c). */
+  atomic_fetch_add_explicit(&allocated_unlocked, bytes, memory_order_relaxed);
+}
+GC_API void GC_incr_bytes_freed(size_t bytes) { free_count_bytes(sgc_self, bytes); }
 
 /* Stubborn objects (deprecated in bdwgc 7.x): ordinary ones here. */
 GC_API void *GC_malloc_stubborn(size_t bytes) { return GC_malloc(bytes); }

@@ -35,13 +35,25 @@ GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
   rec->detached = detach_state == PTHREAD_CREATE_DETACHED;
   rec->start_routine = routine;
   rec->start_arg = arg;
+  static _Atomic uint64_t tickets;
+  uint64_t ticket = atomic_fetch_add_explicit(&tickets, 1, memory_order_relaxed) + 1;
+  rec->pending_ticket = ticket;
   thread_pending_add(rec); /* ARG is a root until the thread runs */
+  /* ARG stays live in this frame until then: waiting for registry_lock
+   * inside thread_pending_add, this thread is scanned (from its blocking
+   * section) while a collection runs, and REC is malloc's memory, which
+   * no collection reads.  Dead after the store above, ARG was held by
+   * nothing there, and bb_threads saw a thread's argument freed. */
+  __asm__ volatile("" : : "g"(arg) : "memory");
   int r = pthread_create(thread, attr, start_wrapper, rec);
   if (r != 0) {
     thread_pending_remove(rec);
     free(rec);
+    return r;
   }
-  return r;
+  /* REC may be running, or (detached) gone, by now: looked up, not used. */
+  thread_pending_set_id(rec, ticket, *thread);
+  return 0;
 }
 
 struct join_call {

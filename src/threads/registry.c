@@ -40,6 +40,7 @@ void thread_forget_zombie(pthread_t thread) {
     if (pthread_equal((*link)->pthread, thread)) {
       struct sgc_thread *z = *link;
       *link = z->next;
+      suspend_forget_ended(thread);
       pthread_mutex_unlock(&registry_lock);
       free(z);
       return;
@@ -52,8 +53,12 @@ void thread_mark_detached(pthread_t thread) {
   registry_lock_take();
   for (struct sgc_thread *t = registry; t; t = t->next)
     if (pthread_equal(t->pthread, thread)) t->detached = true;
-  /* A thread not running yet has no pthread id in its record; its
-   * creator set it in GC_pthread_create's out-parameter only. */
+  /* A thread not running yet: GC_pthread_create gave its record the id
+   * before returning it (thread_pending_set_id).  Without this, a thread
+   * detached before it ran was kept as a zombie at exit, its result a
+   * root for good (bb_threads part I: 25-40 of 40 results kept). */
+  for (struct sgc_thread *t = pending; t; t = t->next)
+    if (pthread_equal(t->pthread, thread)) t->detached = true;
   pthread_mutex_unlock(&registry_lock);
   thread_forget_zombie(thread);
 }
@@ -95,6 +100,17 @@ void thread_pending_remove(struct sgc_thread *rec) {
   pending_unlink(rec);
   pthread_mutex_unlock(&registry_lock);
 }
+void thread_pending_set_id(struct sgc_thread *rec, uint64_t ticket, pthread_t id) {
+  registry_lock_take();
+  for (struct sgc_thread *p = pending; p; p = p->next)
+    if (p == rec && p->pending_ticket == ticket) {
+      p->pthread = id;
+      break;
+    }
+  pthread_mutex_unlock(&registry_lock);
+  suspend_forget_ended(id); /* a thread that had the id was joined */
+}
+
 int thread_registry_count(void) {
   return atomic_load_explicit(&registry_count, memory_order_relaxed);
 }
@@ -150,7 +166,6 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   if (!rec) rec = thread_record_new();
   /* A thread that allocates cannot go on unregistered. */
   if (!rec) sgc_fatal("out of memory for a thread record");
-  rec->pthread = pthread_self();
   rec->tid = os_gettid();
   rec->is_main = rec->tid == getpid();
   /* A main thread's stack end the program set before init stands. */
@@ -168,6 +183,9 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   rec->thread_pointer = (uintptr_t)__builtin_thread_pointer();
   roots_find_thread_tls(rec); /* before registry_lock: the loader's lock comes after it */
   lock_counted(&registry_lock);
+  /* Under the lock: its creator may be writing the same id into the
+   * pending record (thread_pending_set_id). */
+  rec->pthread = pthread_self();
   if (rec->created_by_sgc) pending_unlink(rec);
   rec->prev = NULL;
   rec->next = registry;
@@ -177,6 +195,12 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   sgc_self = rec;
   pthread_mutex_unlock(&registry_lock);
   pthread_setspecific(exit_key, rec);
+  /* An earlier thread with this id ended, not joined: not this one. */
+  suspend_forget_ended(rec->pthread);
+  /* GC_suspend_thread named it before it ran: it parks now, in the
+   * suspend handler, before its start routine runs. */
+  if (atomic_load_explicit(&rec->ext_suspend, memory_order_seq_cst))
+    pthread_kill(rec->pthread, GC_get_suspend_signal());
   return rec;
 }
 

@@ -31,30 +31,60 @@ static pthread_mutex_t suspend_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The threads suspended now, under suspend_lock, in an array grown as
  * needed (a debugger may suspend every thread).  A parked thread cannot
- * exit, so a record on the list stays valid until it is resumed. */
-static struct sgc_thread **suspended;
+ * exit, so a record on the list stays valid until it is resumed.
+ * bdwgc's gctest suspends a thread right after GC_pthread_create, which
+ * may not have started yet, or may have finished already:
+ *  - one not started yet (pending, threads/registry.c) parks as it
+ *    registers, before its start routine; its record stays valid, as
+ *    it cannot exit before it is resumed;
+ *  - one that ended but is not joined yet (a zombie) has nothing to
+ *    park: its entry has no record, and leaves the list when the thread
+ *    is resumed, joined or detached, or its id goes to a new thread. */
+struct suspended_thread {
+  pthread_t id;
+  struct sgc_thread *record; /* NULL: ended, not joined */
+};
+static struct suspended_thread *suspended;
 static unsigned suspended_count, suspended_capacity;
 
 static int suspended_index(pthread_t thread) {
   for (unsigned i = 0; i < suspended_count; i++)
-    if (pthread_equal(suspended[i]->pthread, thread)) return (int)i;
+    if (pthread_equal(suspended[i].id, thread)) return (int)i;
   return -1;
 }
 
-static void suspended_add(struct sgc_thread *t) {
+static void suspended_add(pthread_t id, struct sgc_thread *record) {
   if (suspended_count == suspended_capacity) {
     unsigned capacity = suspended_capacity ? 2 * suspended_capacity : 16;
-    struct sgc_thread **grown = realloc(suspended, capacity * sizeof *grown);
+    struct suspended_thread *grown = realloc(suspended, capacity * sizeof *grown);
     if (!grown) sgc_fatal("GC_suspend_thread: out of memory for %u suspended threads", capacity);
     suspended = grown;
     suspended_capacity = capacity;
   }
-  suspended[suspended_count++] = t;
+  suspended[suspended_count++] = (struct suspended_thread){id, record};
+}
+
+static void suspended_remove(unsigned i) { suspended[i] = suspended[--suspended_count]; }
+
+/* With registry_lock held. */
+static bool is_zombie(pthread_t thread) {
+  for (struct sgc_thread *z = thread_zombie_first(); z; z = z->next)
+    if (pthread_equal(z->pthread, thread)) return true;
+  return false;
 }
 
 static struct sgc_thread *registered(pthread_t thread) {
   FOR_EACH_THREAD(t)
     if (pthread_equal(t->pthread, thread)) return t;
+  return NULL;
+}
+
+/* With registry_lock held.  A pending record gets its id once
+ * pthread_create has returned it (GC_pthread_create); until then it is
+ * 0, which no thread's id equals. */
+static struct sgc_thread *pending_with_id(pthread_t thread) {
+  for (struct sgc_thread *p = thread_pending_first(); p; p = p->next)
+    if (pthread_equal(p->pthread, thread)) return p;
   return NULL;
 }
 
@@ -70,7 +100,7 @@ GC_API void GC_suspend_thread(GC_SUSPEND_THREAD_ID id) {
     pthread_mutex_lock(&suspend_lock);
     bool already = suspended_index(thread) >= 0;
     if (!already) {
-      suspended_add(self);
+      suspended_add(thread, self);
       atomic_store_explicit(&self->ext_suspend, 1, memory_order_seq_cst);
     }
     pthread_mutex_unlock(&suspend_lock);
@@ -78,12 +108,24 @@ GC_API void GC_suspend_thread(GC_SUSPEND_THREAD_ID id) {
     return;
   }
   collector_locks_take();
+  /* A running or starting thread is looked for first: glibc gives a
+   * joined thread's id to the next thread it creates. */
   struct sgc_thread *t = registered(thread);
+  struct sgc_thread *starting = t ? NULL : pending_with_id(thread);
+  bool ended = !t && !starting && is_zombie(thread);
   pthread_mutex_lock(&suspend_lock);
-  bool park = t && suspended_index(thread) < 0;
-  if (park) suspended_add(t);
+  int i = suspended_index(thread);
+  if (i >= 0 && !suspended[i].record && (t || starting)) {
+    suspended_remove((unsigned)i); /* an ended thread's, whose id this one has */
+    i = -1;
+  }
+  bool add = (t || starting || ended) && i < 0;
+  if (add) suspended_add(thread, t ? t : starting);
+  /* Under suspend_lock, as GC_resume_thread clears it: the thread parks
+   * as it registers (registry.c), which waits for collector_locks. */
+  if (add && starting) atomic_store_explicit(&starting->ext_suspend, 1, memory_order_seq_cst);
   pthread_mutex_unlock(&suspend_lock);
-  if (park) stop_world_park(t);
+  if (add && t) stop_world_park(t);
   collector_locks_release();
 }
 
@@ -92,9 +134,9 @@ GC_API void GC_resume_thread(GC_SUSPEND_THREAD_ID id) {
   pthread_mutex_lock(&suspend_lock);
   int i = suspended_index(thread);
   if (i >= 0) {
-    struct sgc_thread *t = suspended[i];
-    suspended[i] = suspended[--suspended_count];
-    stop_world_unpark(t);
+    struct sgc_thread *t = suspended[i].record;
+    suspended_remove((unsigned)i);
+    if (t) stop_world_unpark(t);
   }
   pthread_mutex_unlock(&suspend_lock);
 }
@@ -104,6 +146,13 @@ GC_API int GC_is_thread_suspended(GC_SUSPEND_THREAD_ID id) {
   int found = suspended_index((pthread_t)id) >= 0;
   pthread_mutex_unlock(&suspend_lock);
   return found;
+}
+
+void suspend_forget_ended(pthread_t thread) {
+  pthread_mutex_lock(&suspend_lock);
+  int i = suspended_index(thread);
+  if (i >= 0 && !suspended[i].record) suspended_remove((unsigned)i);
+  pthread_mutex_unlock(&suspend_lock);
 }
 
 /* The child of fork has only the forking thread, which was not parked. */

@@ -124,6 +124,11 @@ struct sgc_thread {
    * a record the collector scans, until the new thread runs. */
   void *(*start_routine)(void *);
   void *start_arg;
+  /* Set before the thread starts, unique to this record's use: the
+   * creator, giving the record its pthread id after pthread_create
+   * returned, finds it on the pending list by address and ticket, and a
+   * record freed and reused meanwhile has another ticket. */
+  uint64_t pending_ticket;
 
   /* GC_get_expl_freed_bytes_since_gc (alloc/free.c), kept after the hot
    * fields so the fast paths' lines stay as they were.  Lists handed back
@@ -177,6 +182,9 @@ struct sgc_thread *thread_record_new(void);
 struct sgc_thread *thread_pending_first(void);
 void thread_pending_add(struct sgc_thread *rec);
 void thread_pending_remove(struct sgc_thread *rec);
+/* GC_pthread_create: REC, if it is still pending under TICKET, is thread
+ * ID (which GC_suspend_thread may name before the thread runs). */
+void thread_pending_set_id(struct sgc_thread *rec, uint64_t ticket, pthread_t id);
 /* Joinable threads that exited: their result stays a root until joined. */
 struct sgc_thread *thread_zombie_first(void);
 /* GC_pthread_join / GC_pthread_detach bookkeeping. */
@@ -230,6 +238,10 @@ void stop_world_unpark(struct sgc_thread *t);
 
 /* ---- suspend.c ---- */
 void suspend_after_fork_child(void);
+/* A zombie THREAD was joined or detached: it leaves the suspended list
+ * (registry_lock held: taken before suspend_lock, as GC_suspend_thread
+ * does). */
+void suspend_forget_ended(pthread_t thread);
 
 #define FOR_EACH_THREAD(t) for (struct sgc_thread *t = thread_registry_first(); t; t = t->next)
 
