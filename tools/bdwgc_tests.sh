@@ -13,8 +13,8 @@
 #   default   the default settings
 #   markers4  4 GC threads, never fewer (SGC_MARKERS=4 SGC_ADAPTIVE=0)
 #   torture   a collection at every allocation slow path (SGC_TORTURE=1;
-#             gctest, whose 730 MB of allocation take about 180,000 page
-#             refills, at every 16th: 25 s, where every 4th took 106 s)
+#             gctest, which allocates 730 MB, at every 16th: 25 s, where
+#             every slow path did not end in 300 s and every 4th took 106 s)
 #   cpu       per-CPU allocation caches and the parallel sweep
 #             (SGC_LAB=cpu SGC_SWEEP=parallel)
 #   ps        the private-pages policy (SGC_PAGE_POLICY=ps)
@@ -83,6 +83,8 @@ mode_env() {
   *) echo "$0: unknown mode $1" >&2; exit 2 ;;
   esac
 }
+
+for mode in "${modes[@]}"; do mode_env "$mode" >/dev/null || exit 2; done
 
 failed=0 passed=0
 logs=$work/logs

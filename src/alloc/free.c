@@ -252,8 +252,10 @@ GC_API void GC_free(void *p) {
           return;
         }
       } else if (likely(page_is_object_start(page, (uint32_t)((uintptr_t)p - page->start)))) {
+        /* To die in free_slow, which also takes the other kinds' objects
+         * (never tagged) on to their own frees. */
+        if (unlikely(object_tagged_freed(p))) return free_slow(self, p);
         if (likely(slot < SIZE_CLASS_COUNT)) {
-          if (unlikely(object_tagged_freed(p))) return free_slow(self, p); /* to die there */
           unsigned granules = page->object_granules;
           if (unlikely(granules > 4)) return free_cleared_large(self, p, granules, slot);
           object_clear_small_tagged(p, granules);
@@ -263,8 +265,6 @@ GC_API void GC_free(void *p) {
           /* Custom kinds (typed objects among them) have caches of their
            * own (alloc/custom_alloc.c); uncollectable ones go the slow way. */
           if (kind_is_custom(page->kind)) return custom_free_small(self, page, p);
-          return free_slow(self, p);
-        } else if (unlikely(object_tagged_freed(p))) {
           return free_slow(self, p);
         }
         object_tag_freed(p);

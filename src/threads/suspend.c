@@ -66,28 +66,6 @@ static void suspended_add(pthread_t id, struct sgc_thread *record) {
 
 static void suspended_remove(unsigned i) { suspended[i] = suspended[--suspended_count]; }
 
-/* With registry_lock held. */
-static bool is_zombie(pthread_t thread) {
-  for (struct sgc_thread *z = thread_zombie_first(); z; z = z->next)
-    if (pthread_equal(z->pthread, thread)) return true;
-  return false;
-}
-
-static struct sgc_thread *registered(pthread_t thread) {
-  FOR_EACH_THREAD(t)
-    if (pthread_equal(t->pthread, thread)) return t;
-  return NULL;
-}
-
-/* With registry_lock held.  A pending record gets its id once
- * pthread_create has returned it (GC_pthread_create); until then it is
- * 0, which no thread's id equals. */
-static struct sgc_thread *pending_with_id(pthread_t thread) {
-  for (struct sgc_thread *p = thread_pending_first(); p; p = p->next)
-    if (pthread_equal(p->pthread, thread)) return p;
-  return NULL;
-}
-
 GC_API void GC_suspend_thread(GC_SUSPEND_THREAD_ID id) {
   sgc_ensure_init();
   pthread_t thread = (pthread_t)id;
@@ -110,9 +88,9 @@ GC_API void GC_suspend_thread(GC_SUSPEND_THREAD_ID id) {
   collector_locks_take();
   /* A running or starting thread is looked for first: glibc gives a
    * joined thread's id to the next thread it creates. */
-  struct sgc_thread *t = registered(thread);
-  struct sgc_thread *starting = t ? NULL : pending_with_id(thread);
-  bool ended = !t && !starting && is_zombie(thread);
+  struct sgc_thread *t = thread_with_id(thread_registry_first(), thread);
+  struct sgc_thread *starting = t ? NULL : thread_with_id(thread_pending_first(), thread);
+  bool ended = !t && !starting && thread_with_id(thread_zombie_first(), thread);
   pthread_mutex_lock(&suspend_lock);
   int i = suspended_index(thread);
   if (i >= 0 && !suspended[i].record && (t || starting)) {

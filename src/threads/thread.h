@@ -187,6 +187,11 @@ void thread_pending_remove(struct sgc_thread *rec);
 void thread_pending_set_id(struct sgc_thread *rec, uint64_t ticket, pthread_t id);
 /* Joinable threads that exited: their result stays a root until joined. */
 struct sgc_thread *thread_zombie_first(void);
+/* The record on the list from FIRST (the registry's, the pending or the
+ * zombie list) of the thread with pthread id ID, or NULL; registry_lock
+ * held.  A pending record has id 0, no thread's, until
+ * thread_pending_set_id. */
+struct sgc_thread *thread_with_id(struct sgc_thread *first, pthread_t id);
 /* GC_pthread_join / GC_pthread_detach bookkeeping. */
 void thread_forget_zombie(pthread_t thread);
 void thread_mark_detached(pthread_t thread);
