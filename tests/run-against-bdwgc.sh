@@ -5,8 +5,8 @@
 #
 # Left out: bad_free (sgc-specific: bdwgc crashes with SIGSEGV on a bad
 # GC_free instead of reporting it) and w3m_preload (it compares bdwgc with
-# sgc).  dso_unload, tls_roots, root_ranges, foreign_stacks, thread_specific and
-# tiny_stacks must fail against bdwgc
+# sgc).  dso_unload, tls_roots, dlopen_tls, root_ranges, foreign_stacks,
+# thread_specific and tiny_stacks must fail against bdwgc
 # (the end of this script says why).  Environment variables the tests understand (ORACLE_ROUNDS, ...)
 # pass through.
 set -u
@@ -100,9 +100,13 @@ done
 # (a thread stopped on an alternate signal stack or a coroutine's stack
 # is scanned from there to its own stack's end: SIGSEGV), thread_specific
 # (no pthread_setspecific value is scanned), tiny_stacks (threads with
-# PTHREAD_STACK_MIN stacks: SIGSEGV).
+# PTHREAD_STACK_MIN stacks: SIGSEGV), dlopen_tls (nor the thread-local
+# storage of a dlopen()ed library).
 cp "$TMP/libbb_dso.so" "$TMP/bb_dso_dl_copy.so"
-for t in dso_unload tls_roots root_ranges foreign_stacks thread_specific tiny_stacks; do
+$CC -O2 -fPIC -shared "$HERE/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl.so"
+$CC -O2 -fPIC -shared -DTLS_PAD_BYTES=262144 "$HERE/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl_padded.so"
+$CC -O2 -fPIC -shared -ftls-model=initial-exec "$HERE/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl_ie.so"
+for t in dso_unload tls_roots dlopen_tls root_ranges foreign_stacks thread_specific tiny_stacks; do
     # shellcheck disable=SC2086
     if ! $CC $CFLAGS "$HERE/$t.c" -o "$TMP/$t" -lgc -lpthread -ldl >"$TMP/$t.cc" 2>&1; then
         record "$t (does not compile)" 1
@@ -110,6 +114,7 @@ for t in dso_unload tls_roots root_ranges foreign_stacks thread_specific tiny_st
     fi
     args=""
     [ "$t" = dso_unload ] && args="$B/bb_dso_dl.so $B/bb_dso_dl_copy.so"
+    [ "$t" = dlopen_tls ] && args="$TMP/bb_tls_dl.so $TMP/bb_tls_dl_padded.so $TMP/bb_tls_dl_ie.so"
     # shellcheck disable=SC2086
     env "$B/$t" $args >"$TMP/$t.log" 2>&1 &
     wait_for $! 120

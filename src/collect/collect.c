@@ -164,9 +164,11 @@ SGC_NOINLINE static void push_own_stack_and_mark(struct sgc_thread *self) {
 }
 
 static void push_thread_roots(struct sgc_thread *self) {
+  roots_dynamic_tls_resolve();
   FOR_EACH_THREAD(t) {
     mark_word((uintptr_t)t->in_flight);
     roots_push_thread_tls(t);
+    roots_push_thread_dynamic_tls(t);
     roots_push_thread_specific(t);
     if (t == self) continue;
     /* The x86-64 red zone: leaf code may keep data 128 bytes below sp. */

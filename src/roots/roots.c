@@ -31,6 +31,7 @@ void roots_init(void) {
   roots_exclude_own_table(pagemap_l1, sizeof pagemap_l1);
   roots_exclude_own_table(cpu_caches, sizeof cpu_caches);
   roots_thread_specific_init();
+  roots_dynamic_tls_init();
 }
 
 /* GC_register_has_static_roots_callback: asked about every writable
@@ -55,6 +56,7 @@ static int add_object_segments(struct dl_phdr_info *info, size_t size, void *dat
   /* GC_no_dls: only the main program's data (dl_iterate_phdr reports it
    * first, with an empty name). */
   if (GC_no_dls && info->dlpi_name && info->dlpi_name[0]) return 0;
+  roots_dynamic_tls_note(info);
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
@@ -68,6 +70,7 @@ static int add_object_segments(struct dl_phdr_info *info, size_t size, void *dat
 
 void roots_snapshot_static(void) {
   static_roots.count = 0;
+  roots_dynamic_tls_begin();
   dl_iterate_phdr(add_object_segments, NULL);
 }
 

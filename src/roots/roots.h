@@ -44,4 +44,15 @@ void roots_thread_specific_init(void);
  * them (world stopped). */
 void roots_push_thread_specific(const struct sgc_thread *t);
 
+/* Thread-local storage of dlopen()ed libraries (roots/dynamic_tls.c):
+ * reads glibc's layout once; the snapshot starts a list (begin) and notes
+ * every library it takes (note); with the world stopped, resolve keeps
+ * those loaded by dlopen, and push_thread pushes T's blocks of them. */
+struct dl_phdr_info;
+void roots_dynamic_tls_init(void);
+void roots_dynamic_tls_begin(void);
+void roots_dynamic_tls_note(const struct dl_phdr_info *info);
+void roots_dynamic_tls_resolve(void);
+void roots_push_thread_dynamic_tls(const struct sgc_thread *t);
+
 #endif
