@@ -21,6 +21,9 @@
  * thread's DTV still describes the closed library's block, which the
  * collector must pass over.  The main thread fills and checks the second
  * library's slots across collections; then the waiting thread does.
+ * Part D: two threads open a library (each its own copy), fill and check
+ * its slots across allocation and close it, in a loop, while the main
+ * thread collects, for DLTLS_CHURN_MS (1500) milliseconds.
  * sgc only: bdwgc fails part A.
  */
 #define _GNU_SOURCE 1 /* dlinfo */
@@ -29,6 +32,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "common.h"
@@ -87,13 +91,15 @@ static void check_dynamic(const struct library *l) {
         (void *)block, (void *)tp);
 }
 
-T_NOINLINE static void make_garbage(void) {
-  for (int i = 0; i < 100000; i++) {
+T_NOINLINE static void make_garbage_n(int objects) {
+  for (int i = 0; i < objects; i++) {
     uintptr_t *p = GC_malloc(OBJECT_WORDS * sizeof *p);
     CHECK(p != NULL);
     p[0] = ~(uintptr_t)0; /* a reused object shows this */
   }
 }
+
+static void make_garbage(void) { make_garbage_n(100000); }
 
 T_NOINLINE static void check(const struct library *l, int who, const char *part) {
   for (int s = 0; s < l->slots; s++) {
@@ -141,6 +147,25 @@ static void *part_b_thread(void *arg) {
   pthread_barrier_wait(&reopened);
   run(&second, 8, false, "B");
   pthread_barrier_wait(&done);
+  return NULL;
+}
+
+/* Part D: libraries opened and closed in a loop beside collections. */
+static atomic_int churn_stop;
+static atomic_long churn_cycles[2];
+static const char *churn_paths[2];
+
+static void *part_d_thread(void *arg) {
+  int i = (int)(intptr_t)arg;
+  while (!atomic_load(&churn_stop)) {
+    struct library l = open_library(churn_paths[i]);
+    fill(&l, 10 + i);
+    t_clear_stack();
+    make_garbage_n(20000);
+    check(&l, 10 + i, "D");
+    CHECK(dlclose(l.handle) == 0);
+    atomic_fetch_add(&churn_cycles[i], 1);
+  }
   return NULL;
 }
 
@@ -196,6 +221,29 @@ int main(int argc, char **argv) {
   run(&third, 0, true, "C");
   t_note("C: a library given static TLS by dlopen: the main thread's objects intact");
   CHECK(dlclose(third.handle) == 0);
+
+  churn_paths[0] = argv[1];
+  churn_paths[1] = argv[2];
+  pthread_t churners[2];
+  for (int i = 0; i < 2; i++)
+    CHECK(pthread_create(&churners[i], NULL, part_d_thread, (void *)(intptr_t)i) == 0);
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  double seconds = (double)t_env_long("DLTLS_CHURN_MS", 1500) / 1000;
+  long collections = 0;
+  do {
+    make_garbage_n(20000);
+    GC_gcollect();
+    collections++;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 <
+               seconds ||
+           !atomic_load(&churn_cycles[0]) || !atomic_load(&churn_cycles[1]));
+  atomic_store(&churn_stop, 1);
+  for (int i = 0; i < 2; i++) CHECK(pthread_join(churners[i], NULL) == 0);
+  t_note("D: two threads opened, filled, checked and closed libraries %ld and %ld times beside "
+         "%ld collections",
+         atomic_load(&churn_cycles[0]), atomic_load(&churn_cycles[1]), collections);
   printf("dlopen_tls: ok\n");
   return 0;
 }
