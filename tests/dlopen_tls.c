@@ -23,7 +23,10 @@
  * library's slots across collections; then the waiting thread does.
  * Part D: two threads open a library (each its own copy), fill and check
  * its slots across allocation and close it, in a loop, while the main
- * thread collects, for DLTLS_CHURN_MS (1500) milliseconds.
+ * thread collects, for DLTLS_CHURN_MS (1500) milliseconds; a third
+ * thread opens them, reads its slot and closes them inside
+ * GC_do_blocking, where collections do not stop it, so its DTV changes
+ * while the collector may be reading it.
  * sgc only: bdwgc fails part A.
  */
 #define _GNU_SOURCE 1 /* dlinfo */
@@ -48,13 +51,15 @@ struct library {
   load_fn load;
   address_fn address;
   int slots;
-  size_t modid; /* its TLS module id */
+  size_t modid;    /* its TLS module id */
+  bool static_tls; /* built for the initial-exec model: dlopen gives it static TLS */
 };
 
 enum { OBJECT_WORDS = 8 };
 
-static struct library open_library(const char *path) {
+static struct library open_library(const char *path, bool static_tls) {
   struct library l;
+  l.static_tls = static_tls;
   l.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   CHECK(l.handle != NULL, "dlopen %s: %s", path, dlerror());
   l.store = (store_fn)dlsym(l.handle, "tls_store");
@@ -118,7 +123,7 @@ static pthread_barrier_t together;
 
 static void run(const struct library *l, int who, bool collect, const char *part) {
   fill(l, who);
-  if (*part != 'C') check_dynamic(l);
+  if (!l->static_tls) check_dynamic(l);
   t_clear_stack();
   for (int r = 0; r < rounds; r++) {
     make_garbage();
@@ -155,10 +160,35 @@ static atomic_int churn_stop;
 static atomic_long churn_cycles[2];
 static const char *churn_paths[2];
 
+/* Touches a library's TLS inside GC_do_blocking, where collections do
+ * not stop it: each touch after the others' dlopen or dlclose brings its
+ * DTV up to date (freeing stale blocks, growing the vector) while the
+ * collector may be reading it. */
+static atomic_long blocking_touches;
+
+static void *touch_library(void *path) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  CHECK(h != NULL, "dlopen %s: %s", (const char *)path, dlerror());
+  load_fn load = (load_fn)dlsym(h, "tls_load");
+  CHECK(load != NULL);
+  CHECK(load(0) == NULL); /* this thread stored nothing */
+  CHECK(dlclose(h) == 0);
+  return NULL;
+}
+
+static void *part_d_blocking_thread(void *arg) {
+  (void)arg;
+  while (!atomic_load(&churn_stop)) {
+    GC_do_blocking(touch_library, (void *)churn_paths[atomic_load(&blocking_touches) & 1]);
+    atomic_fetch_add(&blocking_touches, 1);
+  }
+  return NULL;
+}
+
 static void *part_d_thread(void *arg) {
   int i = (int)(intptr_t)arg;
   while (!atomic_load(&churn_stop)) {
-    struct library l = open_library(churn_paths[i]);
+    struct library l = open_library(churn_paths[i], false);
     fill(&l, 10 + i);
     t_clear_stack();
     make_garbage_n(20000);
@@ -176,7 +206,7 @@ int main(int argc, char **argv) {
   rounds = (int)t_env_long("DLTLS_ROUNDS", 5);
   int threads = (int)t_env_long("DLTLS_THREADS", 3);
 
-  first = open_library(argv[1]);
+  first = open_library(argv[1], false);
   run(&first, 0, true, "A");
   t_note("A: main thread: %d objects in dynamic TLS intact through %d collections", first.slots,
          rounds);
@@ -202,7 +232,7 @@ int main(int argc, char **argv) {
   CHECK(pthread_create(&waiter, NULL, part_b_thread, NULL) == 0);
   pthread_barrier_wait(&filled);
   CHECK(dlclose(first.handle) == 0);
-  second = open_library(argv[2]);
+  second = open_library(argv[2], false);
   t_note("B: the second library's module id is %zu (the first's was %zu)", second.modid,
          first.modid);
   run(&second, 0, true, "B");
@@ -217,16 +247,17 @@ int main(int argc, char **argv) {
   t_note("B: a library closed under a waiting thread and another opened: objects intact");
   CHECK(dlclose(second.handle) == 0);
 
-  struct library third = open_library(argv[3]);
+  struct library third = open_library(argv[3], true);
   run(&third, 0, true, "C");
   t_note("C: a library given static TLS by dlopen: the main thread's objects intact");
   CHECK(dlclose(third.handle) == 0);
 
   churn_paths[0] = argv[1];
   churn_paths[1] = argv[2];
-  pthread_t churners[2];
+  pthread_t churners[3];
   for (int i = 0; i < 2; i++)
     CHECK(pthread_create(&churners[i], NULL, part_d_thread, (void *)(intptr_t)i) == 0);
+  CHECK(pthread_create(&churners[2], NULL, part_d_blocking_thread, NULL) == 0);
   struct timespec start, now;
   clock_gettime(CLOCK_MONOTONIC, &start);
   double seconds = (double)t_env_long("DLTLS_CHURN_MS", 1500) / 1000;
@@ -238,12 +269,14 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &now);
   } while ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 <
                seconds ||
-           !atomic_load(&churn_cycles[0]) || !atomic_load(&churn_cycles[1]));
+           !atomic_load(&churn_cycles[0]) || !atomic_load(&churn_cycles[1]) ||
+           !atomic_load(&blocking_touches));
   atomic_store(&churn_stop, 1);
-  for (int i = 0; i < 2; i++) CHECK(pthread_join(churners[i], NULL) == 0);
-  t_note("D: two threads opened, filled, checked and closed libraries %ld and %ld times beside "
-         "%ld collections",
-         atomic_load(&churn_cycles[0]), atomic_load(&churn_cycles[1]), collections);
+  for (int i = 0; i < 3; i++) CHECK(pthread_join(churners[i], NULL) == 0);
+  t_note("D: two threads opened, filled, checked and closed libraries %ld and %ld times, and a "
+         "third touched them %ld times in GC_do_blocking, beside %ld collections",
+         atomic_load(&churn_cycles[0]), atomic_load(&churn_cycles[1]),
+         atomic_load(&blocking_touches), collections);
   printf("dlopen_tls: ok\n");
   return 0;
 }

@@ -51,22 +51,18 @@ static struct {
   size_t map_tls_offset;       /* offsetof (struct link_map, l_tls_offset) */
 } glibc;
 
-static const uint32_t *description(const char *name) {
-  return (const uint32_t *)dlsym(RTLD_DEFAULT, name);
-}
-
 /* A field of one machine word: its offset, or false. */
 static bool word_field(const char *name, size_t *offset) {
-  const uint32_t *d = description(name);
+  const uint32_t *d = roots_glibc_description(name);
   if (!d || d[0] != 8 * sizeof(uintptr_t) || d[1] != 1 || d[2] > 65536) return false;
   *offset = d[2];
   return true;
 }
 
 void roots_dynamic_tls_init(void) {
-  const uint32_t *dtv = description("_thread_db_dtv_dtv");
-  const uint32_t *slots = description("_thread_db_dtv_slotinfo_list_slotinfo");
-  const uint32_t *slot_size = description("_thread_db_sizeof_dtv_slotinfo");
+  const uint32_t *dtv = roots_glibc_description("_thread_db_dtv_dtv");
+  const uint32_t *slots = roots_glibc_description("_thread_db_dtv_slotinfo_list_slotinfo");
+  const uint32_t *slot_size = roots_glibc_description("_thread_db_sizeof_dtv_slotinfo");
   uintptr_t rtld_global = (uintptr_t)dlsym(RTLD_DEFAULT, "_rtld_global");
   size_t lists_in_rtld;
   if (!dtv || !slots || !slot_size || !rtld_global) return;
@@ -185,14 +181,6 @@ static bool recorded_static(const struct sgc_thread *t, uintptr_t lo, uintptr_t 
   return false;
 }
 
-/* Whether BLOCK lies in the stack range the collector scans whole for T
- * (a created thread's static TLS, at the top of its stack mapping), as
- * roots/thread_specific.c decides for the descriptor. */
-static bool in_scanned_stack(const struct sgc_thread *t, uintptr_t block) {
-  uintptr_t end = thread_stack_end(t);
-  return t->stack_lo_end == end && block >= t->stack_lo && block < end;
-}
-
 void roots_push_thread_dynamic_tls(const struct sgc_thread *t) {
   if (!module_count || !t->thread_pointer) return;
   uintptr_t dtv = word_at(t->thread_pointer + glibc.dtv_in_descriptor);
@@ -209,7 +197,8 @@ void roots_push_thread_dynamic_tls(const struct sgc_thread *t) {
       /* Null or glibc's odd "not allocated yet" mark ((void *) -1). */
       if (!block || (block & 1)) continue;
     }
-    if (recorded_static(t, block, block + mod->block_bytes) || in_scanned_stack(t, block))
+    if (recorded_static(t, block, block + mod->block_bytes) ||
+        thread_stack_mapping_holds(t, block))
       continue;
     mark_push_range(block, block + mod->block_bytes);
   }

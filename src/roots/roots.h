@@ -38,6 +38,10 @@ struct sgc_thread;
 void roots_find_thread_tls(struct sgc_thread *t);
 /* Pushes T's thread-local storage blocks (world stopped). */
 void roots_push_thread_tls(const struct sgc_thread *t);
+/* One of the layout descriptions glibc exports for libthread_db
+ * (_thread_db_*: an element's size in bits, a count, an offset; a size
+ * alone for the _sizeof_ ones), or NULL (roots/thread_specific.c). */
+const uint32_t *roots_glibc_description(const char *name);
 /* Reads glibc's thread descriptor layout (roots/thread_specific.c). */
 void roots_thread_specific_init(void);
 /* Pushes T's pthread_setspecific values where the stack scan misses

@@ -32,14 +32,14 @@ static struct {
   size_t level2_bytes;      /* one such block */
 } layout;
 
-static const uint32_t *description(const char *name) {
+const uint32_t *roots_glibc_description(const char *name) {
   return (const uint32_t *)dlsym(RTLD_DEFAULT, name);
 }
 
 void roots_thread_specific_init(void) {
-  const uint32_t *size = description("_thread_db_sizeof_pthread");
-  const uint32_t *specific = description("_thread_db_pthread_specific");
-  const uint32_t *level2 = description("_thread_db_pthread_key_data_level2_data");
+  const uint32_t *size = roots_glibc_description("_thread_db_sizeof_pthread");
+  const uint32_t *specific = roots_glibc_description("_thread_db_pthread_specific");
+  const uint32_t *level2 = roots_glibc_description("_thread_db_pthread_key_data_level2_data");
   if (!size || !specific || !level2) return;
   /* The table of blocks is pointers, all of it inside the descriptor;
    * a block is COUNT elements of SIZE bits.  Anything else is a layout
@@ -61,8 +61,7 @@ void roots_push_thread_specific(const struct sgc_thread *t) {
   uintptr_t d_end = d + layout.descriptor_bytes;
   /* The descriptor itself, unless it lies in the stack the collector
    * scans whole for T (a created thread's). */
-  uintptr_t end = thread_stack_end(t);
-  if (!(t->stack_lo_end == end && d >= t->stack_lo && d < end)) mark_push_range(d, d_end);
+  if (!thread_stack_mapping_holds(t, d)) mark_push_range(d, d_end);
   const uintptr_t *blocks = (const uintptr_t *)(d + layout.level1_offset);
   for (unsigned i = 0; i < layout.level1_count; i++) {
     uintptr_t b = blocks[i];

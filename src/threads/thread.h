@@ -168,6 +168,13 @@ static inline uintptr_t thread_stack_end(const struct sgc_thread *t) {
   }
   return t->stack_base;
 }
+/* Whether A lies in T's stack as pthreads told it, which the collector
+ * scans whole while the stack still ends there: a created thread's
+ * descriptor and static TLS lie at the top of that mapping. */
+static inline bool thread_stack_mapping_holds(const struct sgc_thread *t, uintptr_t a) {
+  uintptr_t end = thread_stack_end(t);
+  return t->stack_lo_end == end && a >= t->stack_lo && a < end;
+}
 
 extern pthread_mutex_t registry_lock;
 /* registry_lock for a program's thread: a wait for it waits out a
