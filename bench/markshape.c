@@ -5,7 +5,13 @@
  *   -s list : one linked list of -n (1,000,000) 16-byte nodes;
  *   -s tiny : -n (2,000) small objects, a heap far below one page pool;
  *   -s wide : an array of -n objects (a shape that does parallelise, for
- *             contrast).
+ *             contrast);
+ *   -s tree : a complete binary tree of at least -n nodes, each node's two
+ *             children allocated together before either is filled in
+ *             (gcbench's top-down construction; nodes of 2 pointers and 2
+ *             words).  It parallelises too, with the marking order of a
+ *             tree; tools/mark_interference.py compares it with two
+ *             processes.
  * -H MiB first grows the heap by that much (GC_expand_hp), so that a small
  * shape sits in a large, mostly free heap: what a collection costs then
  * should follow the live data, not the heap's size.
@@ -24,8 +30,41 @@ typedef struct cell {
   uint64_t value;
 } cell;
 
+typedef struct tree_node {
+  struct tree_node *left, *right;
+  uint64_t index, check; /* heap numbering: root 1, children 2i and 2i + 1 */
+} tree_node;
+
 static cell *volatile list_head;
 static cell **volatile array;
+static tree_node *volatile tree_root;
+static int tree_depth; /* levels below the root */
+
+static uint64_t tree_check(uint64_t index) { return index * 0x9e3779b97f4a7c15u; }
+
+static tree_node *tree_node_new(uint64_t index) {
+  tree_node *t = (tree_node *)GC_MALLOC(sizeof *t);
+  t->index = index;
+  t->check = tree_check(index);
+  return t;
+}
+
+static void tree_populate(tree_node *t, int depth) {
+  if (depth == 0) return;
+  t->left = tree_node_new(2 * t->index);
+  t->right = tree_node_new(2 * t->index + 1);
+  tree_populate(t->left, depth - 1);
+  tree_populate(t->right, depth - 1);
+}
+
+/* Nodes found under T, or -1 at the first one that is wrong. */
+static long tree_verify(const tree_node *t, uint64_t index, int depth) {
+  if (!t || t->index != index || t->check != tree_check(index)) return -1;
+  if (depth == 0) return t->left || t->right ? -1 : 1;
+  long l = tree_verify(t->left, 2 * index, depth - 1);
+  long r = l < 0 ? -1 : tree_verify(t->right, 2 * index + 1, depth - 1);
+  return r < 0 ? -1 : 1 + l + r;
+}
 
 static void build(const char *shape, long n) {
   if (!strcmp(shape, "list") || !strcmp(shape, "tiny")) {
@@ -37,6 +76,11 @@ static void build(const char *shape, long n) {
       head = c;
     }
     list_head = head;
+  } else if (!strcmp(shape, "tree")) {
+    while ((2L << tree_depth) - 1 < n) tree_depth++;
+    tree_node *root = tree_node_new(1);
+    tree_populate(root, tree_depth);
+    tree_root = root;
   } else {
     cell **a = (cell **)GC_MALLOC((size_t)n * sizeof *a);
     for (long i = 0; i < n; i++) {
@@ -58,6 +102,9 @@ static void verify(const char *shape, long n) {
       }
     }
     if (i != 0) bench_fail("list has %ld nodes, expected %ld", n - i, n);
+  } else if (tree_root) {
+    long found = tree_verify(tree_root, 1, tree_depth);
+    if (found != (2L << tree_depth) - 1) bench_fail("tree of depth %d corrupted", tree_depth);
   } else {
     for (long i = 0; i < n; i++)
       if (!array[i] || array[i]->value != (uint64_t)i * 2654435761u) {
@@ -80,12 +127,13 @@ int main(int argc, char **argv) {
     case 'H': grow_mib = bench_arg_long("-H", optarg, 0, 1 << 20); break;
     case 't': break;
     default:
-      fprintf(stderr, "usage: markshape [-s list|tiny|wide] [-n objects] [-c collections] "
+      fprintf(stderr, "usage: markshape [-s list|tiny|wide|tree] [-n objects] [-c collections] "
                       "[-H MiB]\n");
       return 2;
     }
   }
-  if (strcmp(shape, "list") && strcmp(shape, "tiny") && strcmp(shape, "wide")) {
+  if (strcmp(shape, "list") && strcmp(shape, "tiny") && strcmp(shape, "wide") &&
+      strcmp(shape, "tree")) {
     fprintf(stderr, "markshape: unknown shape %s\n", shape);
     return 2;
   }
@@ -96,6 +144,7 @@ int main(int argc, char **argv) {
     return 3;
   }
   build(shape, n);
+  if (tree_root) n = (2L << tree_depth) - 1; /* the nodes built */
   double start = bench_now();
   for (long i = 0; i < collections; i++) GC_gcollect();
   double wall = bench_now() - start;

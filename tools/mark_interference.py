@@ -13,6 +13,18 @@ little beside compute but much beside stream is bound by the memory
 system, which two markers share just as the loops do: the report's
 "Machine ceiling" gives stream's own 2-thread speed-up.
 
+Two more settings in each round compare two GC threads with what the
+machine gives two markers that share nothing:
+  twin    : a second copy of the program (SGC_MARKERS=1) on CPU 1, started
+            with it; the ratio printed is both copies' rates over "alone"
+            (two processes' speed-up);
+  threads : the program alone with SGC_MARKERS=2 SGC_ADAPTIVE=0 on CPUs 0
+            and 1 (two GC threads' speed-up over one);
+and "threads / twin" is what two GC threads on one heap keep of two
+processes.  The copies overlap only while both mark, so use a program
+that marks most of its run (bench-markshape-sgc -s tree or -s wide);
+for one that allocates between collections "twin" overstates the machine.
+
   tools/mark_interference.py [-n RUNS] BUILD PROGRAM [ARGS...]
   tools/mark_interference.py -n 7 /tmp/build bench-bh-sgc -m pt -t 1 -s 20
 
@@ -45,6 +57,33 @@ def mark_rate(trace):
     return marked / mark_ns * 1e3 if mark_ns else None  # MB/s
 
 
+TWIN = ["twin"]  # NEIGHBOURS' marker for "the same program on CPU 1"
+SETTINGS = dict(NEIGHBOURS, twin=TWIN, threads=None)
+
+
+def program_command(a, cpus):
+    return ["taskset", "-c", cpus, os.path.join(a.build, "bench", a.program)] + a.args
+
+
+def run_twin(a, trace):
+    """Both copies' rates summed: each copy marks with one GC thread on a
+    CPU of its own, started together."""
+    other = trace + ".twin"
+    procs = [subprocess.Popen(program_command(a, cpu), stdout=subprocess.DEVNULL,
+                              env=dict(os.environ, SGC_TRACE=t, SGC_MARKERS="1"))
+             for cpu, t in (("0", trace), ("1", other))]
+    if any(p.wait() for p in procs):
+        sys.exit("mark_interference: a twin run failed")
+    rates = [mark_rate(trace), mark_rate(other)]
+    return sum(rates) if all(rates) else None
+
+
+def run_threads(a, trace):
+    env = dict(os.environ, SGC_TRACE=trace, SGC_MARKERS="2", SGC_ADAPTIVE="0")
+    subprocess.run(program_command(a, "0,1"), env=env, stdout=subprocess.DEVNULL, check=True)
+    return mark_rate(trace)
+
+
 def run_once(a, trace, neighbour_args):
     neighbour = None
     if neighbour_args:
@@ -72,18 +111,27 @@ def main():
     a = ap.parse_args()
     if len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0):
         sys.exit("mark_interference: needs CPUs 0 and 1")
-    rates = {name: [] for name in NEIGHBOURS}
+    rates = {name: [] for name in SETTINGS}
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace")
         for _ in range(a.runs):
-            for name, args in NEIGHBOURS.items():
-                rates[name].append(run_once(a, trace, args))
+            for name, args in SETTINGS.items():
+                if name == "threads":
+                    rate = run_threads(a, trace)
+                elif args is TWIN:
+                    rate = run_twin(a, trace)
+                else:
+                    rate = run_once(a, trace, args)
+                rates[name].append(rate)
     alone = rates["alone"]
     for name, rs in rates.items():
         ratios = [r / b for r, b in zip(rs, alone) if r and b]
         print(f"{name:8s} mark rate median {statistics.median(rs):7.0f} MB/s"
               f"  (runs: {' '.join(f'{r:.0f}' for r in rs)})"
               + ("" if name == "alone" else f"  paired ratio to alone {statistics.median(ratios):.2f}"))
+    kept = [t / w for t, w in zip(rates["threads"], rates["twin"]) if t and w]
+    print(f"threads / twin: paired median {statistics.median(kept):.3f}"
+          f"  (runs: {' '.join(f'{k:.3f}' for k in kept)})")
 
 
 if __name__ == "__main__":

@@ -158,6 +158,13 @@ PROGRAMS = {
         "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-s", "wide", "-n", "20000", "-c", "3"], ["-s", "wide"]),
     },
+    # a gcbench-sized binary tree (16 MiB) built once and marked 100 times:
+    # the mark speed-up on a wide heap with no mutator between collections
+    "mark-tree": {
+        "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-s", "tree", "-n", "20000", "-c", "3"],
+                      ["-s", "tree", "-n", "500000", "-c", "100"]),
+    },
     # shapes where sgc lost to bdwgc by a wide margin (bench/shapes.c)
     "shape-grow": {
         "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
@@ -330,15 +337,16 @@ EXPERIMENTS = {
                "variants": ["default"]},
     # list-shaped and tiny heaps: more GC threads must never mark slower
     # (bdwgc issues #320, #453); a wide heap for contrast
-    "markshape": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide"],
+    "markshape": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide", "mark-tree"],
                   "impls": ["sgc", "bdwgc"],
                   "threads": [1], "gc_threads": [1, 2, 4], "variants": ["default"]},
     # the thesis's watermark stack vs a Chase-Lev deque (issue 4)
     "deque": {"programs": ["gcbench", "bh-pt-long", "cky", "cube"], "impls": ["sgc"],
               "threads": [2], "gc_threads": [1, 2], "variants": ["opt", "chase-lev"]},
     # the mark speed-up within each run: collections alternate between 1
-    # and 2 GC threads (issue 4's 1.85x target), per way of setting marks
-    "mark-cycle": {"programs": ["gcbench", "bh-pt-long", "cky", "cube"], "impls": ["sgc"],
+    # and 2 GC threads (issue 4's 1.85x target), per way of setting marks;
+    # mark-tree is the same wide shape with no mutator between collections
+    "mark-cycle": {"programs": ["gcbench", "bh-pt-long", "cky", "cube", "mark-tree"], "impls": ["sgc"],
                    "threads": [2], "gc_threads": [2], "variants": ["cycle-store", "cycle-exchange"]},
     # what the machine gives threads that share nothing, for the speed-ups
     # above; run it in the same invocation (--experiment deque --experiment
@@ -353,7 +361,8 @@ EXPERIMENTS = {
                      "variants": ["cycle-simple", "cycle-noopt", "cycle-no-slo", "cycle-no-nsb",
                                   "cycle-opt", "cycle-chase-lev"]},
     # list-shaped and tiny heaps with up to all CPUs as GC threads
-    "markshape-scaling": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide"],
+    "markshape-scaling": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide",
+                                       "mark-tree"],
                           "impls": ["sgc", "bdwgc"], "threads": [1], "gc_threads": "pow2",
                           "variants": ["default"]},
     # Table 2.1 / Fig 2.4 to twice the CPUs (more threads than cores)
