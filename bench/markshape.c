@@ -25,6 +25,8 @@
  */
 #include "bench_common.h"
 
+#include <stdbool.h>
+
 typedef struct cell {
   struct cell *next;
   uint64_t value;
@@ -57,9 +59,20 @@ static void tree_populate(tree_node *t, int depth) {
   tree_populate(t->right, depth - 1);
 }
 
+/* A mutator's writes between collections (-w): every node's check word
+ * rewritten, so that the collection finds the tree's lines dirty in this
+ * thread's caches, as a program's collections find what it just wrote. */
+static void tree_rewrite(tree_node *t, uint64_t salt) {
+  for (; t; t = t->right) {
+    t->check = tree_check(t->index) ^ salt;
+    tree_rewrite(t->left, salt);
+  }
+}
+
 /* Nodes found under T, or -1 at the first one that is wrong. */
 static long tree_verify(const tree_node *t, uint64_t index, int depth) {
-  if (!t || t->index != index || t->check != tree_check(index)) return -1;
+  if (!t || t->index != index || (t->check != tree_check(index) && t->check != (tree_check(index) ^ 1)))
+    return -1;
   if (depth == 0) return t->left || t->right ? -1 : 1;
   long l = tree_verify(t->left, 2 * index, depth - 1);
   long r = l < 0 ? -1 : tree_verify(t->right, 2 * index + 1, depth - 1);
@@ -118,14 +131,16 @@ static void verify(const char *shape, long n) {
 int main(int argc, char **argv) {
   const char *shape = "list";
   long n = -1, collections = 20, grow_mib = 0;
+  bool rewrite = false;
   int opt;
-  while ((opt = getopt(argc, argv, "s:n:c:H:t:")) != -1) {
+  while ((opt = getopt(argc, argv, "s:n:c:H:t:w")) != -1) {
     switch (opt) {
     case 's': shape = optarg; break;
     case 'n': n = bench_arg_long("-n", optarg, 1, 100000000); break;
     case 'c': collections = bench_arg_long("-c", optarg, 1, 100000); break;
     case 'H': grow_mib = bench_arg_long("-H", optarg, 0, 1 << 20); break;
     case 't': break;
+    case 'w': rewrite = true; break;
     default:
       fprintf(stderr, "usage: markshape [-s list|tiny|wide|tree] [-n objects] [-c collections] "
                       "[-H MiB]\n");
@@ -146,7 +161,10 @@ int main(int argc, char **argv) {
   build(shape, n);
   if (tree_root) n = (2L << tree_depth) - 1; /* the nodes built */
   double start = bench_now();
-  for (long i = 0; i < collections; i++) GC_gcollect();
+  for (long i = 0; i < collections; i++) {
+    if (rewrite && tree_root) tree_rewrite(tree_root, (uint64_t)i & 1);
+    GC_gcollect();
+  }
   double wall = bench_now() - start;
   verify(shape, n);
   bench_result_begin("markshape", 1, wall);
