@@ -22,6 +22,7 @@
  * the list order, or the array contents).
  *
  * Flags: -s shape  -n objects  -c collections  -H MiB  -t (ignored: 1 thread)
+ *        -w (tree only: rewrite a word of every node before each collection)
  */
 #include "bench_common.h"
 
@@ -143,7 +144,7 @@ int main(int argc, char **argv) {
     case 'w': rewrite = true; break;
     default:
       fprintf(stderr, "usage: markshape [-s list|tiny|wide|tree] [-n objects] [-c collections] "
-                      "[-H MiB]\n");
+                      "[-H MiB] [-w]\n");
       return 2;
     }
   }
