@@ -41,7 +41,8 @@ typedef struct tree_node {
 static cell *volatile list_head;
 static cell **volatile array;
 static tree_node *volatile tree_root;
-static int tree_depth; /* levels below the root */
+static int tree_depth;     /* levels below the root */
+static uint64_t tree_salt; /* -w: what the last rewrite XORed into every check word */
 
 static uint64_t tree_check(uint64_t index) { return index * 0x9e3779b97f4a7c15u; }
 
@@ -63,17 +64,16 @@ static void tree_populate(tree_node *t, int depth) {
 /* A mutator's writes between collections (-w): every node's check word
  * rewritten, so that the collection finds the tree's lines dirty in this
  * thread's caches, as a program's collections find what it just wrote. */
-static void tree_rewrite(tree_node *t, uint64_t salt) {
+static void tree_rewrite(tree_node *t) {
   for (; t; t = t->right) {
-    t->check = tree_check(t->index) ^ salt;
-    tree_rewrite(t->left, salt);
+    t->check = tree_check(t->index) ^ tree_salt;
+    tree_rewrite(t->left);
   }
 }
 
 /* Nodes found under T, or -1 at the first one that is wrong. */
 static long tree_verify(const tree_node *t, uint64_t index, int depth) {
-  if (!t || t->index != index || (t->check != tree_check(index) && t->check != (tree_check(index) ^ 1)))
-    return -1;
+  if (!t || t->index != index || t->check != (tree_check(index) ^ tree_salt)) return -1;
   if (depth == 0) return t->left || t->right ? -1 : 1;
   long l = tree_verify(t->left, 2 * index, depth - 1);
   long r = l < 0 ? -1 : tree_verify(t->right, 2 * index + 1, depth - 1);
@@ -163,7 +163,10 @@ int main(int argc, char **argv) {
   if (tree_root) n = (2L << tree_depth) - 1; /* the nodes built */
   double start = bench_now();
   for (long i = 0; i < collections; i++) {
-    if (rewrite && tree_root) tree_rewrite(tree_root, (uint64_t)i & 1);
+    if (rewrite && tree_root) {
+      tree_salt = (uint64_t)i + 1;
+      tree_rewrite(tree_root);
+    }
     GC_gcollect();
   }
   double wall = bench_now() - start;

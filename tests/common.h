@@ -8,6 +8,7 @@
 #ifndef SGC_TESTS_COMMON_H
 #define SGC_TESTS_COMMON_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -147,6 +148,32 @@ static T_UNUSED void t_collect_n(int n)
 {
     for (int i = 0; i < n; i++)
         GC_gcollect();
+}
+
+/* Collections beside THREADS threads running THREAD_MAIN (argument i + 1
+ * for thread i), each of which waits at *TOGETHER, does its work while
+ * this thread makes garbage and collects COLLECTIONS times, and waits at
+ * *TOGETHER again; then joins them.  For tests whose threads keep objects
+ * only where the collector must find them (thread-local storage). */
+static T_UNUSED void t_collect_beside_threads(int threads, void *(*thread_main)(void *),
+                                              pthread_barrier_t *together, int collections,
+                                              void (*make_garbage)(void))
+{
+    pthread_t *ids = (pthread_t *)calloc((size_t)threads, sizeof *ids);
+    CHECK(ids != NULL);
+    CHECK(pthread_barrier_init(together, NULL, (unsigned)threads + 1) == 0);
+    for (int i = 0; i < threads; i++)
+        CHECK(pthread_create(&ids[i], NULL, thread_main, (void *)(intptr_t)(i + 1)) == 0);
+    pthread_barrier_wait(together);
+    for (int r = 0; r < collections; r++) {
+        make_garbage();
+        GC_gcollect();
+    }
+    pthread_barrier_wait(together);
+    for (int i = 0; i < threads; i++)
+        CHECK(pthread_join(ids[i], NULL) == 0);
+    CHECK(pthread_barrier_destroy(together) == 0);
+    free(ids);
 }
 
 #endif

@@ -210,18 +210,7 @@ int main(int argc, char **argv) {
   run(&first, 0, true, "A");
   t_note("A: main thread: %d objects in dynamic TLS intact through %d collections", first.slots,
          rounds);
-  pthread_t *ids = calloc((size_t)threads, sizeof *ids);
-  CHECK(ids != NULL);
-  CHECK(pthread_barrier_init(&together, NULL, (unsigned)threads + 1) == 0);
-  for (int i = 0; i < threads; i++)
-    CHECK(pthread_create(&ids[i], NULL, part_a_thread, (void *)(intptr_t)(i + 1)) == 0);
-  pthread_barrier_wait(&together);
-  for (int r = 0; r < rounds * 4; r++) {
-    make_garbage();
-    GC_gcollect();
-  }
-  pthread_barrier_wait(&together);
-  for (int i = 0; i < threads; i++) CHECK(pthread_join(ids[i], NULL) == 0);
+  t_collect_beside_threads(threads, part_a_thread, &together, rounds * 4, make_garbage);
   t_note("A: %d threads: objects in dynamic TLS intact beside %d collections", threads,
          rounds * 4);
 

@@ -87,18 +87,7 @@ int main(void) {
   t_note("main thread: %d thread-local objects intact through %d collections", TLS_SLOTS + 1,
          rounds);
 
-  pthread_t *ids = calloc((size_t)threads, sizeof *ids);
-  CHECK(ids != NULL);
-  CHECK(pthread_barrier_init(&together, NULL, (unsigned)threads + 1) == 0);
-  for (int i = 0; i < threads; i++)
-    CHECK(pthread_create(&ids[i], NULL, thread_main, (void *)(intptr_t)(i + 1)) == 0);
-  pthread_barrier_wait(&together);
-  for (int r = 0; r < rounds * 4; r++) {
-    make_garbage();
-    GC_gcollect();
-  }
-  pthread_barrier_wait(&together);
-  for (int i = 0; i < threads; i++) CHECK(pthread_join(ids[i], NULL) == 0);
+  t_collect_beside_threads(threads, thread_main, &together, rounds * 4, make_garbage);
   t_note("%d threads: thread-local objects intact beside %d collections", threads, rounds * 4);
   printf("tls_roots: ok\n");
   return 0;

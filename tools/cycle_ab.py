@@ -22,6 +22,7 @@ see the VM in the same phases: this VM's speed-ups move by 0.1 within
 minutes, and only paired figures compare.
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -30,7 +31,6 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 from runner.gcstats import markers_split, mark_rate  # noqa: E402
-import json  # noqa: E402
 
 
 def one_run(a, trace, env, extra_args):

@@ -57,10 +57,6 @@ def mark_rate(trace):
     return marked / mark_ns * 1e3 if mark_ns else None  # MB/s
 
 
-TWIN = ["twin"]  # NEIGHBOURS' marker for "the same program on CPU 1"
-SETTINGS = dict(NEIGHBOURS, twin=TWIN, threads=None)
-
-
 def program_command(a, cpus):
     return ["taskset", "-c", cpus, os.path.join(a.build, "bench", a.program)] + a.args
 
@@ -93,8 +89,7 @@ def run_once(a, trace, neighbour_args):
         time.sleep(0.7)  # stream builds its 128 MiB first
     try:
         env = dict(os.environ, SGC_TRACE=trace, SGC_MARKERS="1")
-        subprocess.run(["taskset", "-c", "0", os.path.join(a.build, "bench", a.program)] + a.args,
-                       env=env, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(program_command(a, "0"), env=env, stdout=subprocess.DEVNULL, check=True)
     finally:
         if neighbour:
             neighbour.kill()
@@ -111,18 +106,14 @@ def main():
     a = ap.parse_args()
     if len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0):
         sys.exit("mark_interference: needs CPUs 0 and 1")
-    rates = {name: [] for name in SETTINGS}
+    rates = {name: [] for name in [*NEIGHBOURS, "twin", "threads"]}
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace")
         for _ in range(a.runs):
-            for name, args in SETTINGS.items():
-                if name == "threads":
-                    rate = run_threads(a, trace)
-                elif args is TWIN:
-                    rate = run_twin(a, trace)
-                else:
-                    rate = run_once(a, trace, args)
-                rates[name].append(rate)
+            for name, args in NEIGHBOURS.items():
+                rates[name].append(run_once(a, trace, args))
+            rates["twin"].append(run_twin(a, trace))
+            rates["threads"].append(run_threads(a, trace))
     alone = rates["alone"]
     for name, rs in rates.items():
         ratios = [r / b for r, b in zip(rs, alone) if r and b]
