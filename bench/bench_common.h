@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +84,16 @@ static inline double bench_now(void) {
 
 /* ---- process memory -------------------------------------------------- */
 /* Peak resident set size (VmHWM) of this process in KiB, 0 if unknown. */
+/* The process's user + system CPU time so far, all its threads (GC
+ * threads included), setup included: what a GC thread spinning while the
+ * program runs costs shows here and not in wall_s. */
+static inline double bench_cpu_s(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
 static inline long bench_peak_rss_kb(void) {
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];
@@ -202,6 +213,7 @@ static inline int bench_result_end(void) {
   bench_kv("gc_count", "%lu", bench_gc_count());
   bench_kv("heap_bytes", "%zu", bench_heap_size());
   bench_kv("peak_rss_kb", "%ld", bench_peak_rss_kb());
+  bench_kv("cpu_s", "%.6f", bench_cpu_s());
   bench_kv("check", "%s", bench_check_failed ? "FAIL" : "ok");
   printf("RESULT%s\n", bench_result_buf);
   fflush(stdout);

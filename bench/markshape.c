@@ -23,6 +23,7 @@
  *
  * Flags: -s shape  -n objects  -c collections  -H MiB  -t (ignored: 1 thread)
  *        -w (tree only: rewrite a word of every node before each collection)
+ *        -g gaps (tree only: that many dead nodes after each live one)
  */
 #include "bench_common.h"
 
@@ -43,6 +44,8 @@ static cell **volatile array;
 static tree_node *volatile tree_root;
 static int tree_depth;     /* levels below the root */
 static uint64_t tree_salt; /* -w: what the last rewrite XORed into every check word */
+static long tree_gaps;     /* -g: dead nodes allocated after each live one */
+static tree_node *volatile tree_gap_sink;
 
 static uint64_t tree_check(uint64_t index) { return index * 0x9e3779b97f4a7c15u; }
 
@@ -50,6 +53,10 @@ static tree_node *tree_node_new(uint64_t index) {
   tree_node *t = (tree_node *)GC_MALLOC(sizeof *t);
   t->index = index;
   t->check = tree_check(index);
+  /* -g: garbage between the live nodes, so that the live tree is spread
+   * over (gaps + 1) times the pages, as a running program's survivors sit
+   * among its dead objects. */
+  for (long g = 0; g < tree_gaps; g++) tree_gap_sink = (tree_node *)GC_MALLOC(sizeof *t);
   return t;
 }
 
@@ -134,7 +141,7 @@ int main(int argc, char **argv) {
   long n = -1, collections = 20, grow_mib = 0;
   bool rewrite = false;
   int opt;
-  while ((opt = getopt(argc, argv, "s:n:c:H:t:w")) != -1) {
+  while ((opt = getopt(argc, argv, "s:n:c:H:t:wg:")) != -1) {
     switch (opt) {
     case 's': shape = optarg; break;
     case 'n': n = bench_arg_long("-n", optarg, 1, 100000000); break;
@@ -142,9 +149,10 @@ int main(int argc, char **argv) {
     case 'H': grow_mib = bench_arg_long("-H", optarg, 0, 1 << 20); break;
     case 't': break;
     case 'w': rewrite = true; break;
+    case 'g': tree_gaps = bench_arg_long("-g", optarg, 0, 64); break;
     default:
       fprintf(stderr, "usage: markshape [-s list|tiny|wide|tree] [-n objects] [-c collections] "
-                      "[-H MiB] [-w]\n");
+                      "[-H MiB] [-w] [-g gaps]\n");
       return 2;
     }
   }

@@ -19,6 +19,11 @@
  *                   kept ones';
  *   -s roots      : -n (100,000) GC_add_roots ranges of 32 bytes, a
  *                   collection, then each removed with GC_remove_roots;
+ *   -s large      : -n (3,000) pointer-free objects of 4 KiB plus a random
+ *                   size below -r MiB (16), each filled, the last 8 kept
+ *                   (the heap's free pages reused for ever other sizes,
+ *                   and every collection freeing large objects); each
+ *                   dropped one's first and last byte are checked;
  *   -s weak       : -n (1,000,000) objects each with a disappearing link
  *                   (in pointer-free memory), every other one kept; two
  *                   collections; the kept ones' links must stand and at
@@ -28,7 +33,7 @@
  * steps, allocations, finalizable objects, root ranges, links) a second.  Check: as each
  * shape says.  -t is the runner's thread count, ignored (the shapes run
  * one thread but for the threads shape's -T).
- * Flags: -s shape  -n count  -r rounds  -T threads
+ * Flags: -s shape  -n count  -r rounds (large: MiB)  -T threads
  */
 #include "bench_common.h"
 
@@ -168,6 +173,35 @@ static void finalizers_kept_shape(long n) {
   if (finalized < 2 * n * 9 / 10) bench_fail("only %ld of %ld finalizers ran", finalized, 2 * n);
 }
 
+/* ---- large ---- */
+enum { LARGE_KEPT = 8 };
+
+static void large_shape(long n, long max_mib) {
+  unsigned char *kept[LARGE_KEPT] = {0};
+  size_t kept_bytes[LARGE_KEPT] = {0};
+  uint64_t seed = 12345;
+  for (long i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005u + 1442695040888963407u;
+    size_t bytes = 4096 + (size_t)(seed >> 33) % ((size_t)max_mib << 20);
+    unsigned char *p = GC_MALLOC_ATOMIC(bytes);
+    if (!p) {
+      bench_fail("GC_malloc_atomic of %zu bytes failed", bytes);
+      return;
+    }
+    memset(p, (int)(i & 0xff), bytes);
+    unsigned char *old = kept[i % LARGE_KEPT];
+    size_t old_bytes = kept_bytes[i % LARGE_KEPT];
+    long old_i = i - LARGE_KEPT;
+    if (old && (old[0] != (unsigned char)old_i || old[old_bytes - 1] != (unsigned char)old_i)) {
+      bench_fail("object %ld lost its contents", old_i);
+      return;
+    }
+    kept[i % LARGE_KEPT] = p;
+    kept_bytes[i % LARGE_KEPT] = bytes;
+    operations++;
+  }
+}
+
 /* ---- roots ---- */
 static void roots_shape(long n) {
   char *area = malloc((size_t)n * 64);
@@ -215,7 +249,7 @@ static void weak_shape(long n) {
 
 int main(int argc, char **argv) {
   const char *shape = "grow";
-  long n = -1, rounds = 20;
+  long n = -1, rounds = -1; /* -r: each shape's own default */
   int threads = 2000, opt;
   while ((opt = getopt(argc, argv, "s:n:r:t:T:")) != -1) {
     switch (opt) {
@@ -225,7 +259,7 @@ int main(int argc, char **argv) {
     case 't': break;
     case 'T': threads = (int)bench_arg_long("-T", optarg, 1, 100000); break;
     default:
-      fprintf(stderr, "usage: shapes [-s grow|threads|finalizers|finalizers-kept|roots|weak] "
+      fprintf(stderr, "usage: shapes [-s grow|threads|finalizers|finalizers-kept|large|roots|weak] "
                       "[-n count] [-r rounds] "
                       "[-T threads]\n");
       return 2;
@@ -234,13 +268,15 @@ int main(int argc, char **argv) {
   GC_INIT();
   double start = bench_now();
   if (!strcmp(shape, "grow")) {
-    grow(n < 0 ? 32 : n, rounds);
+    grow(n < 0 ? 32 : n, rounds < 0 ? 20 : rounds);
   } else if (!strcmp(shape, "threads")) {
     threads_shape(threads, n < 0 ? 4000 : n);
   } else if (!strcmp(shape, "finalizers")) {
     finalizers_shape(n < 0 ? 1000000 : n);
   } else if (!strcmp(shape, "finalizers-kept")) {
     finalizers_kept_shape(n < 0 ? 1000000 : n);
+  } else if (!strcmp(shape, "large")) {
+    large_shape(n < 0 ? 3000 : n, rounds < 0 ? 16 : rounds);
   } else if (!strcmp(shape, "roots")) {
     roots_shape(n < 0 ? 100000 : n);
   } else if (!strcmp(shape, "weak")) {

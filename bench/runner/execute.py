@@ -158,7 +158,7 @@ def run_one(cfg, run_idx, profile, bin_dir, logs_dir, timeout, with_stats):
         row["mops_p10"] = to_float(res.get("mops_p10"))
         skip = {"prog", "impl", "threads", "wall_s", "check", "hash", "gc_count", "mops", mname,
                 "mops_p10",
-                "peak_rss_kb", "heap_bytes"}
+                "peak_rss_kb", "heap_bytes", "cpu_s"}
         row["extra"] = " ".join(f"{k}={v}" for k, v in res.items() if k not in skip)
         # The program's own VmHWM: rusage's ru_maxrss of the child also counts
         # the forked copy of this Python process before exec (~17 MB here).

@@ -178,6 +178,10 @@ PROGRAMS = {
         "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-s", "finalizers", "-n", "20000"], ["-s", "finalizers"]),
     },
+    "shape-large": {
+        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-s", "large", "-n", "200", "-r", "4"], ["-s", "large"]),
+    },
     "shape-weak": {
         "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-s", "weak", "-n", "20000"], ["-s", "weak"]),
@@ -330,9 +334,11 @@ EXPERIMENTS = {
     # thesis setting: as many GC threads as application threads, 1..CPUs
     "scaling": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": "pow2",
                 "gc_threads": "same", "variants": ["default"]},
-    # realloc growth, 2,000 threads, 1,000,000 finalizers or weak links
+    # realloc growth, 2,000 threads, 1,000,000 finalizers or weak links,
+    # large objects of random sizes
     # (bench/shapes.c)
-    "shapes": {"programs": ["shape-grow", "shape-threads", "shape-finalizers", "shape-weak"],
+    "shapes": {"programs": ["shape-grow", "shape-threads", "shape-finalizers", "shape-weak",
+                           "shape-large"],
                "impls": ["sgc", "bdwgc"], "threads": [1], "gc_threads": [None],
                "variants": ["default"]},
     # list-shaped and tiny heaps: more GC threads must never mark slower

@@ -231,6 +231,14 @@ static unsigned markers_for_next_mark(void) {
 static _Atomic uint32_t prewake_seq;       /* bumped per pre-wake */
 static _Atomic unsigned prewake_markers;   /* markers the coming mark uses; 0: none woken */
 static _Atomic unsigned prewake_answers;   /* helpers awake for the latest pre-wake */
+/* The phase epoch the latest pre-wake is for (the coming mark's).  A
+ * helper woken by the pre-wake but run only after that mark had begun
+ * meets the pre-wake first in its next wait, after the mark: taken as
+ * one, it yielded its CPU for the whole SGC_PREWAKE_US (2 ms) after every
+ * such collection, waiting for a mark that had come and gone.  A small
+ * program (3,000 large atomic objects, 243 collections) spent 0.35-0.45 s
+ * of the other CPU that way (perf: sched_yield under helper_main). */
+static _Atomic uint32_t prewake_epoch;
 
 void parallel_prewake(void) {
   unsigned want = markers_for_next_mark();
@@ -244,7 +252,12 @@ void parallel_prewake(void) {
   atomic_store_explicit(&prewake_answers, 0, memory_order_relaxed);
   atomic_store_explicit(&prewake_markers, want, memory_order_relaxed);
   atomic_store_explicit(&phase_collector_cpu, sched_getcpu(), memory_order_relaxed);
-  /* Release: a helper that sees the new sequence sees the count. */
+  /* Only collecting threads, holding the collector's locks, bump the
+   * epoch (parallel_run_phase), so this read is the current one. */
+  atomic_store_explicit(&prewake_epoch, atomic_load_explicit(&phase_epoch, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  /* Release: a helper that sees the new sequence sees the count and the
+   * epoch. */
   atomic_fetch_add_explicit(&prewake_seq, 1, memory_order_release);
   futex_wake_all(&phase_epoch);
 }
@@ -282,7 +295,9 @@ static uint32_t helper_wait_phase(struct marker *m, uint32_t seen, uint32_t *hin
     uint32_t h = atomic_load_explicit(&prewake_seq, memory_order_acquire);
     if (h != *hint) {
       *hint = h;
-      if (m->index < atomic_load_explicit(&prewake_markers, memory_order_relaxed)) {
+      /* For the phase after SEEN, or a stale one (above). */
+      if (m->index < atomic_load_explicit(&prewake_markers, memory_order_relaxed) &&
+          atomic_load_explicit(&prewake_epoch, memory_order_relaxed) == seen + 1) {
         awake_until = os_now_ns() + sgc_settings.prewake_ns;
         /* Off the collector's CPU first, then answer (parallel_prewake_settle). */
         os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
