@@ -140,18 +140,23 @@ static bool try_install(unsigned kind, unsigned cls, void *list) {
   return installed != 0;
 }
 
-void percpu_install(unsigned kind, unsigned cls, void *list, size_t bytes) {
+/* The counts are statistics: outside heap_lock (the page path) they
+ * are added atomically, relaxed. */
+void percpu_install(unsigned kind, unsigned cls, void *list, size_t bytes,
+                    struct sgc_thread *owner) {
   if (try_install(kind, cls, list)) {
-    percpu_stats.refills++;
+    __atomic_fetch_add(&percpu_stats.refills, 1, __ATOMIC_RELAXED);
     return;
   }
   /* Another thread refilled this CPU's slot (or we moved to a CPU whose
    * slot is full): the list is not dropped but sidelined for the next
-   * refiller of the class -- it joins the shared batches (alloc/batches.c),
-   * which every refill looks at first. */
-  percpu_stats.install_failures++;
-  percpu_stats.sidelined_bytes += bytes;
-  batch_push(kind, cls, list);
+   * refiller of the class -- it joins the batches (alloc/batches.c),
+   * which every refill looks at first: the shared ones under heap_lock,
+   * else the refilling thread's own, which other threads steal from. */
+  __atomic_fetch_add(&percpu_stats.install_failures, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&percpu_stats.sidelined_bytes, bytes, __ATOMIC_RELAXED);
+  if (owner) batch_push_own(owner, kind, cls, list);
+  else batch_push(kind, cls, list);
 }
 
 void percpu_for_each_free(void (*fn)(void *obj)) {

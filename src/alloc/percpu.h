@@ -97,10 +97,13 @@ void percpu_push(unsigned kind, unsigned cls, void *obj);
 /* This CPU's list of (KIND, CLS), detached (heap_lock held, so no
  * collection sees the list nowhere). */
 void *percpu_detach(unsigned kind, unsigned cls);
-/* Refill (heap_lock held): installs LIST (BYTES of objects, 0 when
- * unknown) on the current CPU if its slot is empty, or sidelines it into
- * the shared batches. */
-void percpu_install(unsigned kind, unsigned cls, void *list, size_t bytes);
+/* Refill: installs LIST (BYTES of objects, 0 when unknown) on the
+ * current CPU if its slot is empty, or sidelines it into the shared
+ * batches (OWNER NULL, heap_lock held) or into OWNER's own batches (the
+ * page path without heap_lock: alloc/page_path.h). */
+struct sgc_thread;
+void percpu_install(unsigned kind, unsigned cls, void *list, size_t bytes,
+                    struct sgc_thread *owner);
 /* Collector, world stopped: every object on the CPU lists. */
 void percpu_for_each_free(void (*fn)(void *obj));
 /* Flip mode (papers/001 §5.2), at a collection with the world stopped:

@@ -104,17 +104,23 @@ static void *tail_of(void *list) {
   return list;
 }
 
+/* Per-CPU caches: LIST's first object is the caller's, the rest goes to
+ * this CPU's slot (BYTES of them), sidelined into the shared batches
+ * under heap_lock (LOCKED) or into T's own on the page path. */
+static void *install_on_cpu(struct sgc_thread *t, unsigned kind, unsigned cls, void *list,
+                            size_t bytes, bool locked) {
+  void *rest = *(void **)list;
+  *(void **)list = NULL;
+  if (rest) percpu_install(kind, cls, rest, bytes, locked ? NULL : t);
+  return list;
+}
+
 /* Installs BATCH, a free list of (KIND, CLS) objects already counted
- * when first allocated, for T and returns its first object; heap_lock
- * held. */
-static void *install_batch(struct sgc_thread *t, unsigned kind, unsigned cls, void *batch) {
-  if (percpu_enabled) {
-    /* Per-CPU: the rest of the list goes to this CPU's slot. */
-    void *rest = *(void **)batch;
-    *(void **)batch = NULL;
-    if (rest) percpu_install(kind, cls, rest, 0);
-    return batch;
-  }
+ * when first allocated, for T and returns its first object; under
+ * heap_lock (LOCKED) or on the page path. */
+static void *install_batch(struct sgc_thread *t, unsigned kind, unsigned cls, void *batch,
+                           bool locked) {
+  if (percpu_enabled) return install_on_cpu(t, kind, cls, batch, 0, locked);
   /* The caller's list is empty (that is why it is here) unless a
    * finalizer refilled it; only then is the batch's tail needed. */
   if (t->free_lists[kind][cls]) *(void **)tail_of(batch) = t->free_lists[kind][cls];
@@ -179,18 +185,28 @@ static void count_unlocked_refill(struct sgc_thread *t, size_t bytes) {
  * store -- each under its own small lock -- inside the gate that keeps
  * collections out.  NULL when none of them has anything, or the gate is
  * closed: the caller takes the heap_lock path, which can also steal, take
- * fresh pages, grow the heap and collect.  Per-CPU caches always take
- * that path, and so do torture mode's collecting refills. */
+ * fresh pages, grow the heap and collect.  Torture mode's collecting
+ * refills always take that path.
+ *
+ * Per-CPU caches refill here too, into the CPU's slot.  They once always
+ * took heap_lock: with 2,000 threads on 2 CPUs (bench-shapes -s threads)
+ * nearly every refill then waited for it, behind holders the scheduler
+ * had preempted, and the run took 1.5 times as long as with per-thread
+ * caches (history.md, "Per-CPU refills without heap_lock"). */
 static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) {
   if (!t->page_store) return NULL;
   if (!page_path_enter(t)) return NULL;
-  if (percpu_enabled) { /* read inside: flip mode changes it in collections */
-    page_path_exit(t);
-    return NULL;
-  }
+  /* Read inside the gate: flip mode changes it in collections. */
+  bool on_cpu = percpu_enabled;
   void *batch = batch_pop_own(t, kind, cls);
+  if (!batch && on_cpu && t->free_lists[kind][cls]) {
+    /* Flip mode switched to per-CPU caches: this thread's own list moves
+     * into its CPU's cache (only its owner may detach it). */
+    batch = t->free_lists[kind][cls];
+    t->free_lists[kind][cls] = NULL;
+  }
   if (batch) {
-    void *first = install_batch(t, kind, cls, batch);
+    void *first = install_batch(t, kind, cls, batch, false);
     count_unlocked_refill(t, 0);
     page_path_exit(t);
     return first;
@@ -216,8 +232,10 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
     gather(&head, &tail, &have, list, ptail, n);
   }
   if (head) {
-    count_unlocked_refill(t, (size_t)have * size_class_bytes[cls]);
-    install_list(t, kind, cls, head, tail);
+    size_t bytes = size_class_bytes[cls];
+    count_unlocked_refill(t, (size_t)have * bytes);
+    if (on_cpu) install_on_cpu(t, kind, cls, head, (size_t)(have - 1) * bytes, false);
+    else install_list(t, kind, cls, head, tail);
     batch_lent_repaid(t, kind, cls, have);
   }
   page_path_exit(t);
@@ -291,7 +309,7 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
     t->free_lists[kind][cls] = NULL;
   }
   if (batch) {
-    void *first = install_batch(t, kind, cls, batch);
+    void *first = install_batch(t, kind, cls, batch, true);
     heap_accounting.page_refills++;
     pthread_mutex_unlock(&heap_lock);
     return first;
@@ -325,7 +343,7 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
          * batches"). */
         if (!batch_lent_outstanding(t, kind, cls) &&
             (batch = batch_steal(t, kind, cls)) != NULL) {
-          void *first = install_batch(t, kind, cls, batch);
+          void *first = install_batch(t, kind, cls, batch, true);
           heap_accounting.page_refills++;
           heap_accounting.stolen_batches++;
           pthread_mutex_unlock(&heap_lock);
@@ -369,13 +387,8 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
     /* Install under heap_lock, so no collection sees the new objects
      * outside every free list.  Objects already on the list (a finalizer
      * may have refilled it) go behind the new ones. */
-    if (percpu_enabled) {
-      void *rest = *(void **)head;
-      *(void **)head = NULL;
-      if (rest) percpu_install(kind, cls, rest, (size_t)(have - 1) * bytes);
-    } else {
-      install_list(t, kind, cls, head, tail);
-    }
+    if (percpu_enabled) install_on_cpu(t, kind, cls, head, (size_t)(have - 1) * bytes, true);
+    else install_list(t, kind, cls, head, tail);
   }
   pthread_mutex_unlock(&heap_lock);
   *finish = true;

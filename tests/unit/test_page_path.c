@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "alloc/page_path.h"
+#include "alloc/percpu.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "unit.h"
@@ -145,6 +146,31 @@ int main(void) {
   SGC_get_stats(&s);
   CHECK(s.stolen_pages > after.stolen_pages, "no page stolen (%lu)",
         (unsigned long)s.stolen_pages);
+
+  /* 5. Per-CPU caches (SGC_LAB=cpu) refill on the same path, into the
+   * CPU's slot: part 3 again, with nothing else running while the mode
+   * changes.  Before, every per-CPU refill took heap_lock. */
+  percpu_set_mode(2);
+  if (percpu_enabled) {
+    uint64_t installed = percpu_stats.refills;
+    SGC_get_stats(&before);
+    for (int i = 0; i < 2; i++)
+      CHECK(pthread_create(&workers[i], NULL, allocate, keep[i]) == 0, "worker");
+    for (int i = 0; i < 2; i++) pthread_join(workers[i], NULL);
+    GC_gcollect();
+    SGC_get_stats(&s);
+    uint64_t unlocked = s.unlocked_refills - before.unlocked_refills,
+             locked = s.page_refills - before.page_refills;
+    CHECK(unlocked >= 4 * locked, "per-CPU refills without heap_lock %lu, with %lu",
+          (unsigned long)unlocked, (unsigned long)locked);
+    CHECK(percpu_stats.refills > installed + 100, "lists installed on a CPU: %lu",
+          (unsigned long)(percpu_stats.refills - installed));
+    printf("per-CPU refills: %lu without heap_lock, %lu with\n", (unsigned long)unlocked,
+           (unsigned long)locked);
+    percpu_set_mode(1);
+  } else {
+    printf("per-CPU caches unavailable here (no rseq): part 5 skipped\n");
+  }
 
   return unit_finish();
 }
