@@ -254,8 +254,8 @@ void parallel_prewake(void) {
   atomic_store_explicit(&phase_collector_cpu, sched_getcpu(), memory_order_relaxed);
   /* Only collecting threads, holding the collector's locks, bump the
    * epoch (parallel_run_phase), so this read is the current one. */
-  atomic_store_explicit(&prewake_epoch, atomic_load_explicit(&phase_epoch, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
+  uint32_t coming = atomic_load_explicit(&phase_epoch, memory_order_relaxed) + 1;
+  atomic_store_explicit(&prewake_epoch, coming, memory_order_relaxed);
   /* Release: a helper that sees the new sequence sees the count and the
    * epoch. */
   atomic_fetch_add_explicit(&prewake_seq, 1, memory_order_release);

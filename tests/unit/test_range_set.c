@@ -82,5 +82,26 @@ int main(void) {
   range_set_add_or_extend(&set, 0x1000, 0x1040, "test ranges");
   CHECK(set.count == 1, "a second add of one start made %zu ranges", set.count);
   CHECK(range_set_holds(&set, 0x103f) && !range_set_holds(&set, 0x1040), "holds is wrong");
+
+  /* Short removals against many ranges look each address up as a start
+   * (range_set_remove): starts on odd bytes, 3 apart, each range 5 bytes
+   * long so neighbours overlap.  [lo, lo + 8) holds the range at lo and
+   * the one at lo + 3 (ends at lo + 8), not the one at lo + 6. */
+  range_set_clear(&set);
+  enum { MANY = 20000 };
+  for (uintptr_t i = 0; i < MANY; i++)
+    range_set_add_or_extend(&set, 0x20001 + 3 * i, 0x20006 + 3 * i, "test ranges");
+  CHECK(set.count == MANY, "%zu ranges added", set.count);
+  range_set_remove(&set, 0x20001 + 300, 0x20001 + 308);
+  CHECK(set.count == MANY - 2, "a short removal left %zu ranges", set.count);
+  range_set_add_or_extend(&set, 0x20001 + 306, 0x20001 + 400, "test ranges");
+  CHECK(set.count == MANY - 2, "the range at lo + 6 was removed or doubled: %zu", set.count);
+  /* One by one, as a program drops what it added. */
+  for (uintptr_t i = 0; i < MANY; i++) range_set_remove(&set, 0x20001 + 3 * i, 0x20006 + 3 * i);
+  CHECK(set.count == 1, "%zu ranges left after removing each (the extended one stays)", set.count);
+  CHECK(set.items[0].lo == 0x20001 + 306, "the range left starts at %#lx",
+        (unsigned long)set.items[0].lo);
+  range_set_remove(&set, 0x20001 + 306, 0x20001 + 400);
+  CHECK(set.count == 0, "%zu ranges left", set.count);
   return unit_finish();
 }
