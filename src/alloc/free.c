@@ -224,7 +224,9 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
 SGC_NOINLINE static void free_on_cpu(struct sgc_thread *self, void *p) {
   struct page_header *page = self->free_cache_header;
   unsigned slot = page->free_slot;
-  if (atomic_load_explicit(&page->state, memory_order_relaxed) != PAGE_SMALL ||
+  /* Flip mode back on per-thread caches leaves the mark on a cached
+   * address until free_slow caches the next one. */
+  if (!percpu_enabled || atomic_load_explicit(&page->state, memory_order_relaxed) != PAGE_SMALL ||
       slot >= KIND_THREAD_LOCAL_COUNT * SIZE_CLASS_COUNT ||
       !page_is_object_start(page, (uint32_t)((uintptr_t)p - page->start)) ||
       object_tagged_freed(p))

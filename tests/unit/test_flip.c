@@ -32,8 +32,8 @@ int main(void) {
    * never matches: frees then reach the CPU's list. */
   percpu_flip_decide(0, (uint64_t)FLIP_BUFFER_BYTES * 3 + 1, 3);
   CHECK(!percpu_enabled, "back to per-thread for the cache check");
-  void *objs[3];
-  for (int i = 0; i < 3; i++) objs[i] = GC_malloc(32);
+  void *objs[4];
+  for (int i = 0; i < 4; i++) objs[i] = GC_malloc(32);
   GC_free(objs[0]);
   GC_free(objs[1]);
   CHECK(sgc_self->free_cache_page != 0, "per-thread frees cache their page");
@@ -57,6 +57,19 @@ int main(void) {
   CHECK(sgc_self->free_lists[KIND_NORMAL][cls] == NULL, "the thread's own list drains");
   void *from_cpu = GC_malloc(32);
   CHECK(from_cpu != NULL, "per-CPU allocation after the drain");
+  /* Back on per-thread caches, the cached page still carries the mark:
+   * a free on that page goes to the thread's own list, not the CPU's. */
+  percpu_flip_decide(0, (uint64_t)FLIP_BUFFER_BYTES * 3 + 1, 3);
+  CHECK(!percpu_enabled, "back to per-thread");
+  if (((uintptr_t)objs[3] ^ (uintptr_t)objs[2]) < 4096) {
+    GC_free(objs[3]);
+    bool on_own = false;
+    for (void *q = sgc_self->free_lists[KIND_NORMAL][cls]; q; q = *(void **)q)
+      on_own |= q == objs[3];
+    CHECK(on_own, "a per-thread free on the marked page missed the thread's own list");
+  } else {
+    printf("objects 2 and 3 on different pages: the marked-page free not checked\n");
+  }
   /* Allocation keeps working in both modes across the switches. */
   for (int round = 0; round < 4; round++) {
     percpu_flip_decide(round & 1 ? 0 : limit_cpu + 1, round & 1 ? FLIP_BUFFER_BYTES * 9 : 0, 2);
