@@ -24,6 +24,10 @@
  *                   (the heap's free pages reused for ever other sizes,
  *                   and every collection freeing large objects); each
  *                   dropped one's first and last byte are checked;
+ *   -s ramp       : pointer-free objects of 1, 2, ... -n MiB (48), each
+ *                   filled and dropped, -r (3) times: each size is larger
+ *                   than any freed before it, so it fits only where free
+ *                   pages join up (heap chunks apart do not);
  *   -s weak       : -n (1,000,000) objects each with a disappearing link
  *                   (in pointer-free memory), every other one kept; two
  *                   collections; the kept ones' links must stand and at
@@ -202,6 +206,25 @@ static void large_shape(long n, long max_mib) {
   }
 }
 
+/* ---- ramp ---- */
+static void ramp_shape(long mib, long rounds) {
+  for (long r = 0; r < rounds; r++)
+    for (long m = 1; m <= mib; m++) {
+      size_t bytes = (size_t)m << 20;
+      unsigned char *p = GC_MALLOC_ATOMIC(bytes);
+      if (!p) {
+        bench_fail("GC_malloc_atomic of %ld MiB failed", m);
+        return;
+      }
+      memset(p, (int)(m & 0xff), bytes);
+      if (p[0] != (unsigned char)m || p[bytes - 1] != (unsigned char)m) {
+        bench_fail("the %ld MiB object lost its contents", m);
+        return;
+      }
+      operations++;
+    }
+}
+
 /* ---- roots ---- */
 static void roots_shape(long n) {
   char *area = malloc((size_t)n * 64);
@@ -259,7 +282,7 @@ int main(int argc, char **argv) {
     case 't': break;
     case 'T': threads = (int)bench_arg_long("-T", optarg, 1, 100000); break;
     default:
-      fprintf(stderr, "usage: shapes [-s grow|threads|finalizers|finalizers-kept|large|roots|weak] "
+      fprintf(stderr, "usage: shapes [-s grow|threads|finalizers|finalizers-kept|large|ramp|roots|weak] "
                       "[-n count] [-r rounds] "
                       "[-T threads]\n");
       return 2;
@@ -277,6 +300,8 @@ int main(int argc, char **argv) {
     finalizers_kept_shape(n < 0 ? 1000000 : n);
   } else if (!strcmp(shape, "large")) {
     large_shape(n < 0 ? 3000 : n, rounds < 0 ? 16 : rounds);
+  } else if (!strcmp(shape, "ramp")) {
+    ramp_shape(n < 0 ? 48 : n, rounds < 0 ? 3 : rounds);
   } else if (!strcmp(shape, "roots")) {
     roots_shape(n < 0 ? 100000 : n);
   } else if (!strcmp(shape, "weak")) {

@@ -182,6 +182,10 @@ PROGRAMS = {
         "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-s", "large", "-n", "200", "-r", "4"], ["-s", "large"]),
     },
+    "shape-ramp": {
+        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-s", "ramp", "-n", "8", "-r", "1"], ["-s", "ramp"]),
+    },
     "shape-weak": {
         "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-s", "weak", "-n", "20000"], ["-s", "weak"]),
@@ -335,10 +339,10 @@ EXPERIMENTS = {
     "scaling": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": "pow2",
                 "gc_threads": "same", "variants": ["default"]},
     # realloc growth, 2,000 threads, 1,000,000 finalizers or weak links,
-    # large objects of random sizes
+    # large objects of random and of steadily growing sizes
     # (bench/shapes.c)
     "shapes": {"programs": ["shape-grow", "shape-threads", "shape-finalizers", "shape-weak",
-                           "shape-large"],
+                           "shape-large", "shape-ramp"],
                "impls": ["sgc", "bdwgc"], "threads": [1], "gc_threads": [None],
                "variants": ["default"]},
     # list-shaped and tiny heaps: more GC threads must never mark slower
