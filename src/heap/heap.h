@@ -87,10 +87,14 @@ struct page_header {
   union page_marks marks;      /* last: the fields above share a line */
 };
 
+/* A chunk keeps address space after its pages, and for their headers,
+ * to grow in place (heap_grow): up to RESERVED_PAGES pages, of which
+ * PAGE_COUNT are in use.  Pages and headers beyond are reserved only. */
 struct chunk {
   uintptr_t base;
   size_t page_count;
-  size_t descriptor_bytes;
+  size_t reserved_pages;
+  size_t descriptor_bytes; /* committed: the chunk and its headers so far */
   struct chunk *next;
   size_t sweep_first_unit; /* scratch of the parallel sweep's plan (sweep.c) */
   struct page_header pages[];
@@ -313,6 +317,9 @@ struct page_header *page_pool_take_largest(size_t pages);
 struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor);
 void page_pool_put(struct page_header *first, size_t pages);
 void page_pool_add_chunk(struct chunk *c);
+/* Pages FROM.. of chunk C, just added by growing it in place: free and
+ * clean, joined with a free span that ends right before them. */
+void page_pool_add_grown(struct chunk *c, size_t from);
 size_t page_pool_free_pages(void);
 bool page_pool_is_span_head(const struct page_header *p);
 /* Calls VISIT for every free span (its first page and length). */

@@ -76,6 +76,27 @@ void page_pool_add_chunk(struct chunk *c) {
   span_link(&c->pages[0], c->page_count);
 }
 
+void page_pool_add_grown(struct chunk *c, size_t from) {
+  struct page_header *first = &c->pages[from];
+  size_t pages = c->page_count - from;
+  first->start = c->base + (from << PAGE_SHIFT);
+  /* A free span ending at the old end: one span now, as page_pool_put
+   * joins a freed run with the span before it. */
+  if (from) {
+    struct page_header *prev = first - 1;
+    if (atomic_load_explicit(&prev->state, memory_order_relaxed) == PAGE_FREE) {
+      struct page_header *head = prev - prev->head_offset;
+      if (page_pool_is_span_head(head) && head->span_pages == (size_t)(prev - head) + 1) {
+        pages += head->span_pages;
+        span_unlink(head);
+        first = head;
+      }
+    }
+  }
+  first->freed_at = pool_collections;
+  span_link(first, pages);
+}
+
 /* Takes the first PAGES pages of SPAN (a free span head of at least that
  * many), relinking the rest as a span of its own, unclaimed. */
 static struct page_header *span_take_head(struct page_header *span, size_t pages) {

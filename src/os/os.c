@@ -13,19 +13,21 @@
 #include <time.h>
 #include <unistd.h>
 
-void *os_reserve_aligned(size_t size, size_t align) {
-  /* Over-reserve, then trim both ends so the result is aligned. */
-  size_t span = size + align;
-  char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+void *os_reserve_room(size_t room, size_t align, bool charged) {
+  size_t span = room + align;
+  char *raw = mmap(NULL, span, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (charged ? 0 : MAP_NORESERVE), -1, 0);
   if (raw == MAP_FAILED) return NULL;
+  if (!align) return raw;
   uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
   size_t head = start - (uintptr_t)raw;
-  size_t tail = span - head - size;
+  size_t tail = span - head - room;
   if (head) munmap(raw, head);
-  if (tail) munmap((char *)start + size, tail);
+  if (tail) munmap((char *)start + room, tail);
   return (void *)start;
 }
+
+bool os_commit(void *p, size_t size) { return mprotect(p, size, PROT_READ | PROT_WRITE) == 0; }
 
 void *os_alloc(size_t size) {
   void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,

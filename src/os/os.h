@@ -7,8 +7,15 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-/* Reserve (and commit lazily) SIZE bytes aligned to ALIGN; NULL on failure. */
-void *os_reserve_aligned(size_t size, size_t align);
+/* Address space only: ROOM bytes aligned to ALIGN (0: a page), no access
+ * and no memory until os_commit; NULL on failure.  With CHARGED, what is
+ * committed counts against the kernel's overcommit limit (as sgc's own
+ * tables do), so an impossible commit fails there and then; the heap's
+ * pages are not charged, as before (MAP_NORESERVE). */
+void *os_reserve_room(size_t room, size_t align, bool charged);
+/* Makes SIZE bytes at P (inside a reservation) readable and writable,
+ * zero until written; false when the kernel refuses. */
+bool os_commit(void *p, size_t size);
 /* Anonymous zeroed memory for sgc's own tables; NULL on failure. */
 void *os_alloc(size_t size);
 void os_free(void *p, size_t size);
