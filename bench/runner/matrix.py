@@ -34,6 +34,13 @@ def sizes(smoke, headline, full=None):
     return {"smoke": smoke, "headline": headline, "full": headline if full is None else full}
 
 
+def shape_program(smoke, headline):
+    """One of bench/shapes.c's shapes: a collector program with no malloc
+    build and no hash, rated in mops."""
+    return {"bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
+            "args": sizes(smoke, headline)}
+
+
 # Programs: binary stem, arguments per size profile, the headline metric,
 # whether a malloc build exists, whether the program's `hash` must agree
 # across runs of the same arguments, and optionally the only "impls" that
@@ -166,30 +173,12 @@ PROGRAMS = {
                       ["-s", "tree", "-n", "500000", "-c", "100"]),
     },
     # shapes where sgc lost to bdwgc by a wide margin (bench/shapes.c)
-    "shape-grow": {
-        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
-        "args": sizes(["-s", "grow", "-n", "2", "-r", "2"], ["-s", "grow"]),
-    },
-    "shape-threads": {
-        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
-        "args": sizes(["-s", "threads", "-T", "50", "-n", "500"], ["-s", "threads"]),
-    },
-    "shape-finalizers": {
-        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
-        "args": sizes(["-s", "finalizers", "-n", "20000"], ["-s", "finalizers"]),
-    },
-    "shape-large": {
-        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
-        "args": sizes(["-s", "large", "-n", "200", "-r", "4"], ["-s", "large"]),
-    },
-    "shape-ramp": {
-        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
-        "args": sizes(["-s", "ramp", "-n", "8", "-r", "1"], ["-s", "ramp"]),
-    },
-    "shape-weak": {
-        "bin": "shapes", "metric": "mops", "malloc": False, "hash": False,
-        "args": sizes(["-s", "weak", "-n", "20000"], ["-s", "weak"]),
-    },
+    "shape-grow": shape_program(["-s", "grow", "-n", "2", "-r", "2"], ["-s", "grow"]),
+    "shape-threads": shape_program(["-s", "threads", "-T", "50", "-n", "500"], ["-s", "threads"]),
+    "shape-finalizers": shape_program(["-s", "finalizers", "-n", "20000"], ["-s", "finalizers"]),
+    "shape-large": shape_program(["-s", "large", "-n", "200", "-r", "4"], ["-s", "large"]),
+    "shape-ramp": shape_program(["-s", "ramp", "-n", "8", "-r", "1"], ["-s", "ramp"]),
+    "shape-weak": shape_program(["-s", "weak", "-n", "20000"], ["-s", "weak"]),
     "bursty": {
         "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-r", "5"], ["-r", "50"], full=[]),
