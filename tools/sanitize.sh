@@ -47,12 +47,12 @@ shift
 case $kind in
 undefined)
   flags="-fsanitize=undefined -fno-sanitize-recover=all"
-  skip='^(fastpath_no_atomics|unit_own_roots)$'
+  skip='^(fastpath_no_atomics|unit_own_roots|bb_oracle_stress_as_limited)$'
   export UBSAN_OPTIONS=print_stacktrace=1
   ;;
 address)
   flags="-fsanitize=address -fno-omit-frame-pointer"
-  skip='^(fastpath_no_atomics|unit_own_roots|bb_waiters_unsignalled|bb_coroutines.*|bb_crystal_preload|bb_nix_preload|bench_runner_smoke|bb_compat_api.*|unit_free_span_marks.*|bb_stale_kinds_torture)$'
+  skip='^(fastpath_no_atomics|unit_own_roots|bb_waiters_unsignalled|bb_coroutines.*|bb_crystal_preload|bb_nix_preload|bench_runner_smoke|bb_compat_api.*|unit_free_span_marks.*|bb_stale_kinds_torture|bb_oracle_stress_as_limited)$'
   # Leak checks would report the heap sgc never frees at exit; the
   # preload tests put libsgc.so, and with it libasan, behind the program.
   export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
