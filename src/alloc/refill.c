@@ -115,6 +115,15 @@ static void *install_on_cpu(struct sgc_thread *t, unsigned kind, unsigned cls, v
   return list;
 }
 
+/* Flip mode switched to per-CPU caches: T's own list of (KIND, CLS), if
+ * any, detached to move into its CPU's cache (only its owner may detach
+ * it). */
+static void *own_list_for_cpu(struct sgc_thread *t, unsigned kind, unsigned cls) {
+  void *list = t->free_lists[kind][cls];
+  t->free_lists[kind][cls] = NULL;
+  return list;
+}
+
 /* Installs BATCH, a free list of (KIND, CLS) objects already counted
  * when first allocated, for T and returns its first object; under
  * heap_lock (LOCKED) or on the page path. */
@@ -199,12 +208,7 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
   /* Read inside the gate: flip mode changes it in collections. */
   bool on_cpu = percpu_enabled;
   void *batch = batch_pop_own(t, kind, cls);
-  if (!batch && on_cpu && t->free_lists[kind][cls]) {
-    /* Flip mode switched to per-CPU caches: this thread's own list moves
-     * into its CPU's cache (only its owner may detach it). */
-    batch = t->free_lists[kind][cls];
-    t->free_lists[kind][cls] = NULL;
-  }
+  if (!batch && on_cpu) batch = own_list_for_cpu(t, kind, cls);
   if (batch) {
     void *first = install_batch(t, kind, cls, batch, false);
     count_unlocked_refill(t, 0);
@@ -302,12 +306,7 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
   unsigned have = 0, target = refill_target(cls);
   size_t bytes = size_class_bytes[cls];
   void *batch = batch_pop(t, kind, cls);
-  if (!batch && percpu_enabled && t->free_lists[kind][cls]) {
-    /* Flip mode switched to per-CPU caches: this thread's own list moves
-     * into its CPU's cache (only its owner may detach it). */
-    batch = t->free_lists[kind][cls];
-    t->free_lists[kind][cls] = NULL;
-  }
+  if (!batch && percpu_enabled) batch = own_list_for_cpu(t, kind, cls);
   if (batch) {
     void *first = install_batch(t, kind, cls, batch, true);
     heap_accounting.page_refills++;

@@ -121,6 +121,21 @@ static bool chunk_grow_in_place(size_t size) {
   return true;
 }
 
+/* Reserves a new chunk's ROOM bytes of pages (CHUNK_BYTES-aligned) in
+ * *BASE and their headers in *C, nothing committed; false, with errno
+ * and nothing kept, when either is refused. */
+static bool chunk_reserve(size_t room, void **base, struct chunk **c) {
+  *base = os_reserve_room(room, CHUNK_BYTES, false);
+  if (!*base) return false;
+  SGC_ASSERT(((uintptr_t)*base & (CHUNK_BYTES - 1)) == 0);
+  *c = os_reserve_room(descriptor_bytes_for(room >> PAGE_SHIFT), 0, true);
+  if (*c) return true;
+  int why = errno;
+  os_free(*base, room);
+  errno = why;
+  return false;
+}
+
 bool heap_grow(size_t bytes) {
   size_t size = (bytes + CHUNK_BYTES - 1) & ~(size_t)(CHUNK_BYTES - 1);
   if (size == 0) size = CHUNK_BYTES;
@@ -132,35 +147,23 @@ bool heap_grow(size_t bytes) {
   }
   if (chunk_grow_in_place(size)) return true;
   size_t room = size > CHUNK_ROOM_BYTES ? size : CHUNK_ROOM_BYTES;
-  void *base = os_reserve_room(room, CHUNK_BYTES, false);
-  if (!base) {
+  void *base;
+  struct chunk *c;
+  if (!chunk_reserve(room, &base, &c)) {
+    /* The address space is limited (RLIMIT_AS): the chunk alone. */
     room = size;
-    base = os_reserve_room(room, CHUNK_BYTES, false);
+    if (!chunk_reserve(room, &base, &c)) return grow_refused(errno);
   }
-  if (!base) return grow_refused(errno);
-  SGC_ASSERT(((uintptr_t)base & (CHUNK_BYTES - 1)) == 0);
-  size_t pages = size >> PAGE_SHIFT, room_pages = room >> PAGE_SHIFT;
-  size_t desc_bytes = descriptor_bytes_for(pages);
-  size_t desc_room = descriptor_bytes_for(room_pages);
-  struct chunk *c = os_reserve_room(desc_room, 0, true);
-  if (!c && room > size) {
-    os_free(base, room);
-    room = size;
-    room_pages = pages;
-    desc_room = desc_bytes;
-    base = os_reserve_room(room, CHUNK_BYTES, false);
-    if (!base) return grow_refused(errno);
-    c = os_reserve_room(desc_room, 0, true);
-  }
-  if (!c || !os_commit(base, size) || !os_commit(c, desc_bytes)) {
+  size_t pages = size >> PAGE_SHIFT, desc_bytes = descriptor_bytes_for(pages);
+  if (!os_commit(base, size) || !os_commit(c, desc_bytes)) {
     int why = errno;
     os_free(base, room);
-    if (c) os_free(c, desc_room);
+    os_free(c, descriptor_bytes_for(room >> PAGE_SHIFT));
     return grow_refused(why);
   }
   c->base = (uintptr_t)base;
   c->page_count = pages;
-  c->reserved_pages = room_pages;
+  c->reserved_pages = room >> PAGE_SHIFT;
   c->descriptor_bytes = desc_bytes;
   /* The descriptors are left as the OS gives them: all zero is a free,
    * clean page (PAGE_FREE, no PAGE_DIRTY), and the pool writes a header's

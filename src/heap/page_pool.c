@@ -76,25 +76,30 @@ void page_pool_add_chunk(struct chunk *c) {
   span_link(&c->pages[0], c->page_count);
 }
 
-void page_pool_add_grown(struct chunk *c, size_t from) {
-  struct page_header *first = &c->pages[from];
-  size_t pages = c->page_count - from;
-  first->start = c->base + (from << PAGE_SHIFT);
-  /* A free span ending at the old end: one span now, as page_pool_put
-   * joins a freed run with the span before it. */
-  if (from) {
-    struct page_header *prev = first - 1;
-    if (atomic_load_explicit(&prev->state, memory_order_relaxed) == PAGE_FREE) {
-      struct page_header *head = prev - prev->head_offset;
-      if (page_pool_is_span_head(head) && head->span_pages == (size_t)(prev - head) + 1) {
-        pages += head->span_pages;
-        span_unlink(head);
-        first = head;
-      }
+/* Links the free run FIRST..FIRST+PAGES-1 (FIRST's start written) as a
+ * span, joined with the free span that ends at PREV, the page before it
+ * in the same chunk (NULL: none), when there is one. */
+static void link_joined(struct page_header *first, size_t pages, struct page_header *prev) {
+  if (prev && atomic_load_explicit(&prev->state, memory_order_relaxed) == PAGE_FREE) {
+    struct page_header *head = prev - prev->head_offset;
+    if (page_pool_is_span_head(head) && head->span_pages == (size_t)(prev - head) + 1) {
+      size_t n = head->span_pages;
+      span_unlink(head);
+      first->span_pages = 0;
+      first = head;
+      pages += n;
     }
   }
   first->freed_at = pool_collections;
   span_link(first, pages);
+}
+
+/* The new pages join a free span ending at the old end, as page_pool_put
+ * joins a freed run with the span before it. */
+void page_pool_add_grown(struct chunk *c, size_t from) {
+  struct page_header *first = &c->pages[from];
+  first->start = c->base + (from << PAGE_SHIFT);
+  link_joined(first, c->page_count - from, from ? first - 1 : NULL);
 }
 
 /* Takes the first PAGES pages of SPAN (a free span head of at least that
@@ -253,22 +258,9 @@ void page_pool_put(struct page_header *first, size_t pages) {
     pages += n;
   }
   /* Merge with the span before. */
-  if (first->start >= PAGE_BYTES) {
-    struct page_header *prev = page_of_address(first->start - PAGE_BYTES);
-    if (prev && prev == first - 1 &&
-        atomic_load_explicit(&prev->state, memory_order_relaxed) == PAGE_FREE) {
-      struct page_header *head = prev - prev->head_offset;
-      if (page_pool_is_span_head(head) && head->span_pages == (size_t)(prev - head) + 1) {
-        size_t n = head->span_pages;
-        span_unlink(head);
-        first->span_pages = 0;
-        first = head;
-        pages += n;
-      }
-    }
-  }
-  first->freed_at = pool_collections;
-  span_link(first, pages);
+  struct page_header *prev = NULL;
+  if (first->start >= PAGE_BYTES) prev = page_of_address(first->start - PAGE_BYTES);
+  link_joined(first, pages, prev == first - 1 ? prev : NULL);
 }
 
 bool page_span_is_zeroed(struct page_header *first, size_t pages) {

@@ -235,9 +235,10 @@ static _Atomic unsigned prewake_answers;   /* helpers awake for the latest pre-w
  * helper woken by the pre-wake but run only after that mark had begun
  * meets the pre-wake first in its next wait, after the mark: taken as
  * one, it yielded its CPU for the whole SGC_PREWAKE_US (2 ms) after every
- * such collection, waiting for a mark that had come and gone.  A small
- * program (3,000 large atomic objects, 243 collections) spent 0.35-0.45 s
- * of the other CPU that way (perf: sched_yield under helper_main). */
+ * such collection, waiting for a mark that had come and gone: 2 ms of
+ * CPU a collection where it now takes 23-27 us (bb_gc_threads_idle),
+ * a fifth of bench-shapes -s large's CPU samples (history.md, "A
+ * pre-wake answered after its mark"). */
 static _Atomic uint32_t prewake_epoch;
 
 void parallel_prewake(void) {
