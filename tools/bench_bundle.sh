@@ -44,6 +44,9 @@ unpack)
   . "$dir/bundle.env"
   mkdir -p "$SGC_BENCH_BUILD"
   cp -a "$dir/build/." "$SGC_BENCH_BUILD/"
+  # tools/larger_machine.sh reads it there, so the reports name the
+  # bundle's commit, compiler and bdwgc rather than this machine's
+  cp "$dir/bundle.env" "$SGC_BENCH_BUILD/bundle.env"
   cp -a "$dir"/peers/* /usr/local/lib/
   ldconfig
   for soname in $peers; do

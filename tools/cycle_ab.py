@@ -11,11 +11,13 @@ by the same for the 1-thread ones), each side's median and the paired
 B/A median.  A change that only makes one GC thread faster shows in the
 1-thread rate, also printed.
 
-  tools/cycle_ab.py [-n RUNS] [-a VAR=V] [-b VAR=V] [-A ARG] [-B ARG] BUILD PROGRAM [ARGS...]
+  tools/cycle_ab.py [-n RUNS] [-a VAR=V] [-b VAR=V] [-A ARG] [-B ARG] [--build-b BUILD_B]
+                    BUILD PROGRAM [ARGS...]
   tools/cycle_ab.py -n 7 -B=-w build bench-markshape-sgc -s tree -n 500000 -c 100
   tools/cycle_ab.py -n 7 -a SGC_MARK_SET=store -b SGC_MARK_SET=exchange build bench-gcbench-sgc -t 2
 
--a/-b (repeatable) set a variable for one side, -A/-B (repeatable) add an
+--build-b runs side B from another build (a change against the code
+before it), -a/-b (repeatable) set a variable for one side, -A/-B (repeatable) add an
 argument to one side's command line (written -B=-w when it starts with a
 dash).  The runs take turns, so both sides
 see the VM in the same phases: this VM's speed-ups move by 0.1 within
@@ -33,9 +35,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from runner.gcstats import markers_split, mark_rate  # noqa: E402
 
 
-def one_run(a, trace, env, extra_args):
+def one_run(a, build, trace, env, extra_args):
     env = dict(os.environ, SGC_TRACE=trace, SGC_MARKERS="2", SGC_MARKERS_CYCLE="1,2", **env)
-    subprocess.run([os.path.join(a.build, "bench", a.program)] + a.args + extra_args, env=env,
+    subprocess.run([os.path.join(build, "bench", a.program)] + a.args + extra_args, env=env,
                    stdout=subprocess.DEVNULL, check=True)
     with open(trace) as f:
         recs = [json.loads(line) for line in f if line.strip()]
@@ -54,20 +56,24 @@ def main():
     ap.add_argument("-b", dest="env_b", action="append", default=[], metavar="VAR=V")
     ap.add_argument("-A", dest="args_a", action="append", default=[], metavar="ARG")
     ap.add_argument("-B", dest="args_b", action="append", default=[], metavar="ARG")
+    ap.add_argument("--build-b", metavar="BUILD_B",
+                    help="side B runs this build's program (default: BUILD's)")
     ap.add_argument("build")
     ap.add_argument("program")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     sides = [(dict(v.split("=", 1) for v in a.env_a), a.args_a),
              (dict(v.split("=", 1) for v in a.env_b), a.args_b)]
+    builds = [a.build, a.build_b or a.build]
     runs = [[], []]
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace")
         for _ in range(a.runs):
             for i, (env, extra) in enumerate(sides):
-                runs[i].append(one_run(a, trace, env, extra))
-    for name, (env, extra), rows in zip("AB", sides, runs):
-        label = " ".join([f"{k}={v}" for k, v in env.items()] + extra) or "(as given)"
+                runs[i].append(one_run(a, builds[i], trace, env, extra))
+    for name, (env, extra), build, rows in zip("AB", sides, builds, runs):
+        label = " ".join(([build] if a.build_b else []) + [f"{k}={v}" for k, v in env.items()]
+                         + extra) or "(as given)"
         print(f"{name} {label}: in-run speed-up median {statistics.median(s for s, _ in rows):.3f}"
               f" (runs: {' '.join(f'{s:.3f}' for s, _ in rows)}); 1-thread rate median "
               f"{statistics.median(r for _, r in rows):.2f} B/ns")

@@ -12,30 +12,64 @@
 #   tools/larger_machine.sh more OUT    # both issues' 2-thread targets again (mark-cycle,
 #                                       # headline, alloc-scaling) and threads against
 #                                       # processes (tools/threads_vs_procs.py)
+#   tools/larger_machine.sh pair OUT    # #4 in one lease: its 2-core targets on two CPUs of
+#                                       # distinct cores (taskset; mark-cycle, gcbench's
+#                                       # clients against bdwgc with 2 markers), then
+#                                       # 1..CPUs GC threads (mark-scaling, list/tiny heaps)
 #
 # With a bundle (tools/bench_bundle.sh) unpacked first; results in
 # OUT/<set>-<experiment>/, packed as OUT/<set>.tgz (results, reports,
 # figures) and OUT/<set>-logs.tgz (every run's output and trace).
 # LM_SCALE=P gives each experiment P% of its budget (a quick trial: 10).
 set -u
-set_name=${1:?usage: tools/larger_machine.sh mark|alloc OUT}
-out=${2:?usage: tools/larger_machine.sh mark|alloc OUT}
+set_name=${1:?usage: tools/larger_machine.sh mark|alloc|more|pair OUT}
+out=${2:?usage: tools/larger_machine.sh mark|alloc|more|pair OUT}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${SGC_BENCH_BUILD:-/tmp/wt-build}
+# An unpacked bundle's description (tools/bench_bundle.sh), exported for the
+# runner: without it a report names this machine's git, gcc and libgc
+# package, none of which built or ran the binaries.
+if [ -f "$build/bundle.env" ]; then
+  set -a
+  . "$build/bundle.env"
+  set +a
+fi
 py=${PYTHON:-python3}
 mkdir -p "$out"
 
 # run NAME BUDGET_S RUNS RUNNER-ARGS...: one runner invocation in OUT/SET-NAME
+# ($pin, when set, is a CPU list the runner and its programs are held to)
+pin=
 run() {
   name=$1 budget=$(($2 * ${LM_SCALE:-100} / 100)) runs=$3
   shift 3
-  echo "== $set_name-$name: up to $runs rounds in ${budget}s"
-  timeout -s INT -k 20 "$budget" "$py" "$repo/bench/run.py" --runs "$runs" \
+  echo "== $set_name-$name: up to $runs rounds in ${budget}s${pin:+ on CPUs $pin}"
+  ${pin:+taskset -c "$pin"} timeout -s INT -k 20 "$budget" "$py" "$repo/bench/run.py" --runs "$runs" \
     --build-dir "$build" --out "$out/$set_name-$name" "$@" >"$out/$set_name-$name.log" 2>&1
   grep -E "runs ok|^gcbench, 2 clients|interrupted" "$out/$set_name-$name.log"
 }
 
+# Two CPUs of distinct cores (not SMT siblings) in CPU 0's package: what
+# "2 cores" means in issue 4's targets.  Prints "A,B"; just "0" if none.
+distinct_core_pair() {
+  t=/sys/devices/system/cpu
+  key0="$(cat $t/cpu0/topology/physical_package_id 2>/dev/null):$(cat $t/cpu0/topology/core_id 2>/dev/null)"
+  for c in $t/cpu[0-9]*; do
+    n=${c##*/cpu}
+    [ "$n" = 0 ] && continue
+    [ "$(cat "$c/online" 2>/dev/null || echo 1)" = 1 ] || continue
+    pkg=$(cat "$c/topology/physical_package_id" 2>/dev/null)
+    [ "$pkg:$(cat "$c/topology/core_id" 2>/dev/null)" = "$key0" ] && continue
+    [ "$pkg" = "${key0%%:*}" ] || continue
+    echo "0,$n"
+    return
+  done
+  echo 0
+}
+
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+echo "topology: $(lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket)\(s\)|^NUMA node\(s\)' | tr -s ' ' | tr '\n' ';')" \
+  "cpu0's siblings: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null)"
 case $set_name in
 mark)
   run mark-scaling 200 8 --experiment mark-scaling
@@ -68,7 +102,19 @@ more)
   tvp gcbench-t2 -n 7 -t 2 -a "$build" bench-gcbench-sgc
   run alloc-2 120 10 --experiment alloc-scaling --experiment ceiling --threads 1,2
   ;;
-*) echo "usage: tools/larger_machine.sh mark|alloc|more OUT" >&2; exit 2 ;;
+pair)
+  # The 2-core targets first, each program and peer held to two CPUs of
+  # distinct cores: the in-run 2-GC-thread speed-up (SGC_MARKERS_CYCLE=1,2)
+  # and gcbench with 1 and 2 clients against bdwgc with 2 markers.
+  pin=$(distinct_core_pair)
+  echo "pair: CPUs $pin"
+  run mark-cycle 130 15 --experiment mark-cycle --experiment ceiling --threads 1,2
+  run headline 70 9 --headline --programs gcbench,bh-pt,cube --threads 1,2 --gc-threads 2
+  pin=
+  run mark-scaling 170 8 --experiment mark-scaling
+  run markshape 45 5 --experiment markshape-scaling
+  ;;
+*) echo "usage: tools/larger_machine.sh mark|alloc|more|pair OUT" >&2; exit 2 ;;
 esac
 dirs=$(cd "$out" && ls -d "$set_name"-*/)
 tar czf "$out/$set_name.tgz" -C "$out" --exclude=logs $dirs $(cd "$out" && ls "$set_name"-*.log)

@@ -251,5 +251,13 @@ def machine_info():
         info["git_dirty"] = os.environ["SGC_BENCH_COMMIT"].endswith("-dirty")
         info["gcc"] = os.environ.get("SGC_BENCH_GCC", "") + " (where the bundle was built)"
         info["libgc"] = os.environ.get("SGC_BENCH_LIBGC", "") + " (carried)"
+    # the libgc.so.1 the bdwgc builds load (no RUNPATH: ld.so's cache
+    # order), which a package's version alone does not say when a bundle
+    # carried another (tools/bench_bundle.sh puts it in /usr/local/lib)
+    for line in cmd(["/sbin/ldconfig", "-p"]).splitlines():
+        fields = line.split()
+        if fields and fields[0] == "libgc.so.1" and "x86-64" in line:
+            info["libgc_path"] = fields[-1]
+            break
     info["loadavg"] = cmd(["cat", "/proc/loadavg"])
     return info

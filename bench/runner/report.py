@@ -37,7 +37,9 @@ def section_header(meta):
         f"{m.get('numa_nodes', '?')}",
         f"- system: {m.get('os', '?')}, kernel {m.get('kernel', '?')}, {m.get('gcc', '')}",
         f"- load average at start: {m.get('loadavg', '?')}",
-        f"- peers: bdwgc (libgc1 {m.get('libgc', '?')}); malloc peers by LD_PRELOAD",
+        f"- peers: bdwgc (libgc1 {m.get('libgc', '?')}"
+        + (f", loaded from {m['libgc_path']}" if m.get("libgc_path") else "")
+        + "); malloc peers by LD_PRELOAD",
         f"- sgc commit: {m.get('git_commit', '?')}"
         + (" (with uncommitted changes)" if m.get("git_dirty") else ""),
         f"- command: `{meta.get('command', '?')}`",
@@ -200,7 +202,13 @@ def section_mark_rate(rows):
         "sgc does with the world running, and waking GC threads) instead (stop, "
         "mark, finalisation, restart and that: more than bdwgc's figure counts).  "
         "The two heaps differ (collection points, heap sizes), so this "
-        "compares rates, not work.  The last column is sgc/bdwgc paired: the "
+        "compares rates, not work.  Nor do the bytes weigh alike: bdwgc counts "
+        "its objects' sizes, which add a byte to every request (interior "
+        "pointers to one past the end), so a 16-byte object fills 32 bytes of "
+        "its heap and 16 of sgc's; where objects are that small (markshape's "
+        "list and tiny heaps mark 2.0x the bytes in bdwgc, its tree and wide "
+        "heaps 1.5x), compare the wall times of \"sgc vs bdwgc\", which collect "
+        "the same objects.  The last column is sgc/bdwgc paired: the "
         "median over rounds of the ratio within a round.\n",
         ["program", "thr", "GC thr", "sgc MB/s", "sgc MB/s over pauses", "bdwgc MB/s",
          "sgc/bdwgc", "sgc over pauses/bdwgc", "sgc/bdwgc paired"],
@@ -397,7 +405,8 @@ def write_report(out_dir, rows, meta):
              + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_pauses(rows))
     lines += ["## All configurations\n", all_configs_table(rows), "",
               "Raw data: `results.csv` (one row per run; columns in bench/README.md); "
-              "logs of every run in `logs/`.\n"]
+              "logs of every run in `logs/` (in copies kept under docs/benchmarks/results, "
+              "packed as `logs.tar.xz`: `tools/keep_report.sh`).\n"]
     with open(os.path.join(out_dir, "report.md"), "w") as f:
         f.write("\n".join(lines))
 
