@@ -20,6 +20,18 @@ enum {
    * heap 2%; 32 made cky mark slower. */
   PREFETCH_DEPTH = 16,
   DEFAULT_SPLIT_BYTES = 256, /* thesis §3.4.3 */
+  /* A marker alone halves a long range only down to this: SLO's pieces
+   * are there to be stolen, and each costs a push, a pop and a pass
+   * through the prefetch window.  A tiny heap's collection marks ~75 KB
+   * of root segments (libc's data among them) and a few KB of objects;
+   * its pauses were 0.87-0.89 of 256-byte pieces' with 4 KiB pieces or
+   * none (SGC_MARKERS=1 tools/trace_medians.py -n 21 -b SGC_SPLIT_BYTES=...
+   * bench-markshape-sgc -s tiny -c 200), and gcbench's and bh-pt's mark
+   * rates 1.021 and 0.992 (history.md, "Lone markers split at 4 KiB").
+   * Not unbounded: a 4 KiB piece pushes at most 512 referents, so a
+   * huge array never needs a stack of all its referents at once
+   * (unit_lone_split). */
+  LONE_SPLIT_BYTES = 4096,
 };
 
 struct mark_config mark_config;
@@ -146,6 +158,10 @@ void mark_configure_drain(bool single_marker) {
   else if (single_marker || mark_config.plain_mark_store) mark_config.set_rule = MARK_SET_READ_STORE;
   else mark_config.set_rule = MARK_SET_READ_EXCHANGE;
   mark_config.share = mark_config.balance && !single_marker;
+  size_t split = mark_config.split_bytes;
+  /* No-SLO and No-Opt (0) never split, alone or not. */
+  mark_config.drain_split_bytes =
+      single_marker && split && split < LONE_SPLIT_BYTES ? LONE_SPLIT_BYTES : split;
 }
 
 /* Sets the mark of the object at BASE; true when the caller is to scan
@@ -328,7 +344,7 @@ void mark_drain_own(struct marker *m) {
   uintptr_t window_lo[PREFETCH_DEPTH], window_hi[PREFETCH_DEPTH];
   unsigned first = 0, count = 0;
   uintptr_t prefetched_line = 0;
-  size_t split = mark_config.split_bytes;
+  size_t split = mark_config.drain_split_bytes;
   bool share = mark_config.share;
   bool interior = heap_interior_pointers;
   enum mark_set_rule rule = mark_config.set_rule;

@@ -102,6 +102,10 @@ struct mark_config {
    * on and another marker to steal.  A marker alone skips the test after
    * every object (and the shares, which only its own slow pop took back). */
   bool share;
+  /* The pieces the drain halves long ranges into: split_bytes when others
+   * may steal them, and at least LONE_SPLIT_BYTES for a marker alone
+   * (mark.c), which has no one to share them with. */
+  size_t drain_split_bytes;
   /* SGC_MARK_STACK_LIMIT: entries a watermark stack may hold before it
    * overflows (overflow.c); 0, the default, grows while the OS allows. */
   size_t stack_limit;
