@@ -158,10 +158,14 @@ void mark_configure_drain(bool single_marker) {
   else if (single_marker || mark_config.plain_mark_store) mark_config.set_rule = MARK_SET_READ_STORE;
   else mark_config.set_rule = MARK_SET_READ_EXCHANGE;
   mark_config.share = mark_config.balance && !single_marker;
-  size_t split = mark_config.split_bytes;
+  size_t split = mark_config.split_bytes, lone = LONE_SPLIT_BYTES;
+  /* Under SGC_MARK_STACK_LIMIT a lone piece's referents fill at most half
+   * the stack, so the larger pieces alone never make it overflow (and
+   * rescan the heap) where 256-byte ones would not. */
+  size_t limit = mark_config.stack_limit;
+  if (limit && limit * sizeof(uintptr_t) / 2 < lone) lone = limit * sizeof(uintptr_t) / 2;
   /* No-SLO and No-Opt (0) never split, alone or not. */
-  mark_config.drain_split_bytes =
-      single_marker && split && split < LONE_SPLIT_BYTES ? LONE_SPLIT_BYTES : split;
+  mark_config.drain_split_bytes = single_marker && split && split < lone ? lone : split;
 }
 
 /* Sets the mark of the object at BASE; true when the caller is to scan

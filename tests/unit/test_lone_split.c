@@ -1,11 +1,13 @@
 /* How long ranges are split (SLO, thesis §3.4.3) for a marker alone and
  * for several (mark.c, mark_configure_drain): 256-byte pieces where other
  * GC threads may steal them, 4 KiB ones for a lone marker, never for
- * No-SLO and No-Opt.  And what the lone rule must still bound: a lone
- * marker that scans an array of half a million pointers to fresh objects
- * keeps its mark stack at the size it started with (a piece pushes at
- * most 512 referents), where scanning the array whole would push every
- * referent at once and grow the stack to hold them. */
+ * No-SLO and No-Opt; under SGC_MARK_STACK_LIMIT, lone pieces whose
+ * referents fill at most half the stack.  And what the lone rule must
+ * still bound: a lone marker that scans an array of half a million
+ * pointers to fresh objects keeps its mark stack at the size it started
+ * with (a piece pushes at most 512 referents), where scanning the array
+ * whole would push every referent at once and grow the stack to hold
+ * them. */
 #include <stdlib.h>
 
 #include "common.h"
@@ -34,6 +36,13 @@ int main(void) {
   check_rule(4096, 4096, 4096);
   check_rule(1 << 20, 1 << 20, 1 << 20); /* a larger setting stands */
   check_rule(0, 0, 0);                   /* No-SLO, No-Opt */
+  /* Under a stack limit, pieces whose referents fill half the stack. */
+  size_t limit = mark_config.stack_limit;
+  mark_config.stack_limit = 256;
+  check_rule(256, 1024, 256);
+  mark_config.stack_limit = 64;
+  check_rule(256, 256, 256);
+  mark_config.stack_limit = limit;
   mark_config.split_bytes = configured;
 
   /* One marker, the default split: a 4 MiB array, every word pointing to
