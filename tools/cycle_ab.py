@@ -9,7 +9,8 @@ mark-cycle experiment computes it (bench/runner/gcstats.py markers_split:
 the marked bytes over the mark time of the 2-thread collections, divided
 by the same for the 1-thread ones), each side's median and the paired
 B/A median.  A change that only makes one GC thread faster shows in the
-1-thread rate, also printed.
+1-thread rate, also printed with the 2-thread one (marked bytes over mark
+time of those collections, the median over runs).
 
   tools/cycle_ab.py [-n RUNS] [-a VAR=V] [-b VAR=V] [-A ARG] [-B ARG] [--build-b BUILD_B]
                     BUILD PROGRAM [ARGS...]
@@ -46,7 +47,8 @@ def one_run(a, build, trace, env, extra_args):
     if not split:
         sys.exit("cycle_ab: a run made no collection with 1 or with 2 GC threads")
     one = mark_rate([r for r in recs if r.get("markers") == 1])
-    return split["cycle_speedup"], one
+    two = mark_rate([r for r in recs if r.get("markers") == 2])
+    return split["cycle_speedup"], one, two
 
 
 def main():
@@ -74,9 +76,10 @@ def main():
     for name, (env, extra), build, rows in zip("AB", sides, builds, runs):
         label = " ".join(([build] if a.build_b else []) + [f"{k}={v}" for k, v in env.items()]
                          + extra) or "(as given)"
-        print(f"{name} {label}: in-run speed-up median {statistics.median(s for s, _ in rows):.3f}"
-              f" (runs: {' '.join(f'{s:.3f}' for s, _ in rows)}); 1-thread rate median "
-              f"{statistics.median(r for _, r in rows):.2f} B/ns")
+        print(f"{name} {label}: in-run speed-up median {statistics.median(s for s, _, _ in rows):.3f}"
+              f" (runs: {' '.join(f'{s:.3f}' for s, _, _ in rows)}); rate medians "
+              f"{statistics.median(r for _, r, _ in rows):.2f} B/ns with 1 GC thread, "
+              f"{statistics.median(r for _, _, r in rows):.2f} with 2")
     paired = statistics.median(b[0] / x[0] for x, b in zip(*runs))
     print(f"B/A paired median of the speed-ups: {paired:.3f}")
 
