@@ -48,6 +48,9 @@
 #endif
 static inline size_t bench_heap_size(void) { return 0; }
 static inline unsigned long bench_gc_count(void) { return 0; }
+static const int bench_marked_enabled = 0;
+static const unsigned long long bench_marked_objects = 0, bench_marked_bytes = 0;
+static inline void bench_marked_init(void) {}
 #else
 /* ---- garbage-collected build (sgc or bdwgc, same source) ------------- */
 #ifndef GC_THREADS
@@ -73,6 +76,7 @@ static inline size_t bench_heap_size(void) {
 static inline unsigned long bench_gc_count(void) {
   return GC_get_gc_no ? (unsigned long)GC_get_gc_no() : 0;
 }
+#include "bench_marked.h"
 #endif
 
 /* ---- time ------------------------------------------------------------ */
@@ -214,6 +218,10 @@ static inline int bench_result_end(void) {
   bench_kv("heap_bytes", "%zu", bench_heap_size());
   bench_kv("peak_rss_kb", "%ld", bench_peak_rss_kb());
   bench_kv("cpu_s", "%.6f", bench_cpu_s());
+  if (bench_marked_enabled) {
+    bench_kv("marked_objects_enum", "%llu", bench_marked_objects);
+    bench_kv("marked_bytes_enum", "%llu", bench_marked_bytes);
+  }
   bench_kv("check", "%s", bench_check_failed ? "FAIL" : "ok");
   printf("RESULT%s\n", bench_result_buf);
   fflush(stdout);

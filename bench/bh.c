@@ -460,6 +460,7 @@ int main(int argc, char **argv) {
     }
   }
   GC_INIT();
+  bench_marked_init();
   pthread_barrier_init(&barrier, NULL, (unsigned)nthreads);
 
   /* initial conditions: uniform in the unit sphere, small random motion,

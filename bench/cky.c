@@ -353,6 +353,7 @@ int main(int argc, char **argv) {
   }
   if (maxlen < minlen) maxlen = minlen;
   GC_INIT();
+  bench_marked_init();
   make_grammar();
   ref_items = (long *)calloc((size_t)nsent, sizeof(long));
   ref_derivs = (long *)calloc((size_t)nsent, sizeof(long));

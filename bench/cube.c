@@ -304,6 +304,7 @@ int main(int argc, char **argv) {
     }
   }
   GC_INIT();
+  bench_marked_init();
   init_geometry();
   /* sanity of the move tables: a quarter turn four times is the identity */
   {

@@ -158,6 +158,7 @@ int main(int argc, char **argv) {
   }
   if (max_depth > stretch_depth) max_depth = stretch_depth;
   GC_INIT();
+  bench_marked_init();
 
   Client *clients = (Client *)bench_xmalloc(sizeof(Client) * (size_t)threads);
   memset(clients, 0, sizeof(Client) * (size_t)threads);

@@ -123,6 +123,30 @@ class Tables(unittest.TestCase):
         self.assertEqual(r[6], "1.20")
         self.assertEqual(r[8], "1.10")
 
+    def test_object_rate_paired_and_bytes_per_object(self):
+        # Round 2 is slow for both: per round 1.5, 2.0, 1.4 (paired 1.5);
+        # the medians, 28 and 20, give 1.40.  bdwgc counts 48 bytes for
+        # each 32-byte object: 1.50 as much per object.
+        rows = []
+        for run, s, b in ((1, 30.0, 20.0), (2, 10.0, 5.0), (3, 28.0, 20.0)):
+            rows.append(row("cky", "sgc", 2, 1, "default", run, mark_mobj_per_s=s,
+                            marked_objects_enum=1e6, marked_bytes_enum=32e6,
+                            gc_s=0.08, prestop_s=0.02))
+            rows.append(row("cky", "bdwgc", 2, 1, "default", run, mark_mobj_per_s=b,
+                            marked_objects_enum=1e6, marked_bytes_enum=48e6))
+        (r,) = tables.mark_object_rate_rows(rows)
+        self.assertEqual(r[3], "28.00")   # sgc's median
+        self.assertEqual(r[4], "10.00")   # 1e6 objects / (0.08 + 0.02) s
+        self.assertEqual(r[6], "1.40")    # ratio of medians, 28 / 20
+        self.assertEqual(r[7], "0.50")    # over pauses, 10 / 20
+        self.assertEqual(r[8], "1.50")    # paired
+        self.assertEqual(r[9:], ["32.0", "48.0", "1.50"])
+
+    def test_object_rate_needs_counted_runs(self):
+        rows = [row("cky", "sgc", 2, 1, "default", 1, mark_mb_per_s=1000.0),
+                row("cky", "bdwgc", 2, 1, "default", 1, mark_mb_per_s=900.0)]
+        self.assertEqual(tables.mark_object_rate_rows(rows), [])
+
     def test_trace_sums_the_time_before_the_stops(self):
         s = parse_trace([{"pause_ns": 10, "mark_ns": 5, "prestop_ns": p} for p in (1000, 3000)])
         self.assertAlmostEqual(s["prestop_s"], 4000 / 1e9)

@@ -14,7 +14,7 @@ import threading
 import time
 
 from .gcstats import parse_bdwgc_stats, parse_result_line, parse_sgc_trace
-from .matrix import IMPLS, PEER_PACKAGES, PROGRAMS, THREAD_FLAG, VARIANTS
+from .matrix import EXPERIMENTS, IMPLS, PEER_PACKAGES, PROGRAMS, THREAD_FLAG, VARIANTS
 from .results import CSV_COLUMNS
 from .util import REPO, show_path, to_float
 
@@ -88,6 +88,10 @@ def run_one(cfg, run_idx, profile, bin_dir, logs_dir, timeout, with_stats):
             env_extra["SGC_TRACE"] = prefix + ".trace.jsonl"
         else:
             env_extra["GC_PRINT_STATS"] = "1"
+    # Counts the objects each collection marked, alike under both
+    # collectors (bench/bench_marked.h): costs wall time, not mark time.
+    if with_stats and impl["kind"] == "gc" and EXPERIMENTS.get(cfg.experiment, {}).get("count_marked"):
+        env_extra["BENCH_COUNT_MARKED"] = "1"
     if impl["kind"] == "malloc" and impl.get("preload"):
         lib = find_library(impl["preload"])
         if not lib:
@@ -158,7 +162,9 @@ def run_one(cfg, run_idx, profile, bin_dir, logs_dir, timeout, with_stats):
         row["mops_p10"] = to_float(res.get("mops_p10"))
         skip = {"prog", "impl", "threads", "wall_s", "check", "hash", "gc_count", "mops", mname,
                 "mops_p10",
-                "peak_rss_kb", "heap_bytes", "cpu_s"}
+                "peak_rss_kb", "heap_bytes", "cpu_s", "marked_objects_enum", "marked_bytes_enum"}
+        for k in ("marked_objects_enum", "marked_bytes_enum"):
+            row[k] = to_float(res.get(k))
         row["extra"] = " ".join(f"{k}={v}" for k, v in res.items() if k not in skip)
         # The program's own VmHWM: rusage's ru_maxrss of the child also counts
         # the forked copy of this Python process before exec (~17 MB here).
@@ -192,6 +198,8 @@ def run_one(cfg, run_idx, profile, bin_dir, logs_dir, timeout, with_stats):
             if k == "heap_bytes" and not v:
                 continue
             row[k] = round(v, 9) if isinstance(v, float) else v
+    if row.get("marked_objects_enum") and row.get("mark_s"):
+        row["mark_mobj_per_s"] = round(row["marked_objects_enum"] / row["mark_s"] / 1e6, 6)
     return row
 
 

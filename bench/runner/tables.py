@@ -167,6 +167,43 @@ def mark_rate_rows(rows):
     return out
 
 
+def mark_object_rate_rows(rows):
+    """Rows (program, threads, GC threads, sgc's marked objects per mark
+    time and per its whole pauses and the time before each stop (as
+    mark_rate_rows), bdwgc's per mark time, in M/s, the two ratios of
+    medians, the first ratio paired within rounds,
+    and the bytes each collector counts per marked object, bdwgc's over
+    sgc's) from runs that counted their marked objects
+    (BENCH_COUNT_MARKED, the mark-objects experiment).  The objects are
+    counted the same way under both collectors, so the ratio is free of
+    bdwgc's extra byte per object that the byte rates carry."""
+    g = group(rows)
+    out = []
+    for (prog, impl, t, gct, var), rs in g.items():
+        if impl != "sgc" or var != "default" or gct is None:
+            continue
+        key, peer_key = (prog, impl, t, gct, var), (prog, "bdwgc", t, gct, var)
+        s_rate, b_rate = agg(rs, "mark_mobj_per_s"), agg(g.get(peer_key, []), "mark_mobj_per_s")
+        if not s_rate or not b_rate:
+            continue
+
+        def per_object(rs_):
+            return median([r["marked_bytes_enum"] / r["marked_objects_enum"] for r in ok_rows(rs_)
+                           if r.get("marked_objects_enum")])
+
+        s_size, b_size = per_object(rs), per_object(g.get(peer_key, []))
+        s_pause_rate = median([r["marked_objects_enum"] / (r["gc_s"] + (r.get("prestop_s") or 0)) / 1e6
+                               for r in ok_rows(rs) if r.get("marked_objects_enum") and r.get("gc_s")])
+        paired = paired_ratio(g, key, peer_key, "mark_mobj_per_s")
+        out.append([prog, t, gct, f"{s_rate:.2f}", f"{s_pause_rate:.2f}" if s_pause_rate else "-",
+                    f"{b_rate:.2f}", f"{s_rate / b_rate:.2f}",
+                    f"{s_pause_rate / b_rate:.2f}" if s_pause_rate else "-",
+                    f"{paired:.2f}" if paired else "-",
+                    f"{s_size:.1f}" if s_size else "-", f"{b_size:.1f}" if b_size else "-",
+                    f"{b_size / s_size:.2f}" if s_size and b_size else "-"])
+    return out
+
+
 def alloc_peer_ratios(rows, program, peer):
     """sgc label -> {threads: sgc's mops over PEER's (an implementation
     run with its default variant) in the same round, the median over
