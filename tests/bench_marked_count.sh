@@ -19,7 +19,7 @@ args="-t 2 -n 4"
 BENCH_COUNT_MARKED=1 SGC_MARKERS=1 SGC_TRACE="$work/trace.jsonl" \
   "$bin/bench-cky-sgc" $args > "$work/sgc.out"
 "$py" - "$work/sgc.out" "$work/trace.jsonl" <<'PY'
-import json, re, sys
+import json, sys
 res = dict(kv.split("=", 1) for kv in open(sys.argv[1]).read().split("RESULT", 1)[1].split())
 objects, nbytes = int(res["marked_objects_enum"]), int(res["marked_bytes_enum"])
 recs = [json.loads(l) for l in open(sys.argv[2])]

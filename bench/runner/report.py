@@ -14,8 +14,8 @@ from .matrix import ALLOC_PROGRAMS, CEILING, IMPLS
 from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
 from .results import agg, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
 from .tables import (all_configs_table, alloc_peer_ratios, alloc_series, comparison_rows,
-                     headline_table, mark_object_rate_rows, mark_rate_rows, md_table, paired_ratio, paired_speedup,
-                     speedup_data, thread_time_ratios)
+                     headline_table, mark_object_rate_rows, mark_rate_rows, md_table,
+                     paired_ratio, paired_speedup, speedup_data, thread_time_ratios)
 from .util import REPO, fmt_num, gct_label, log, median, to_float
 
 
@@ -230,7 +230,8 @@ def section_mark_objects(rows):
         "whole pauses and the time before each stop.  Paired: the median over "
         "rounds of sgc/bdwgc within a round.\n",
         ["program", "thr", "GC thr", "sgc Mobj/s", "sgc Mobj/s over pauses", "bdwgc Mobj/s",
-         "sgc/bdwgc", "sgc over pauses/bdwgc", "sgc/bdwgc paired", "sgc B/obj", "bdwgc B/obj", "B/obj bdwgc/sgc"],
+         "sgc/bdwgc", "sgc over pauses/bdwgc", "sgc/bdwgc paired", "sgc B/obj", "bdwgc B/obj",
+         "B/obj bdwgc/sgc"],
         mark_object_rate_rows(rows))
 
 
@@ -419,7 +420,8 @@ def write_report(out_dir, rows, meta):
     lines = (section_header(meta) + section_status(rows) + section_versus_bdwgc(rows)
              + section_figures(rows, out_dir, plt) + section_speedup(rows) + section_cycle(rows)
              + section_mark_scaling(rows, out_dir, plt)
-             + section_mark_rate(rows) + section_mark_objects(rows) + section_thread_time(rows) + section_ceiling(rows)
+             + section_mark_rate(rows) + section_mark_objects(rows) + section_thread_time(rows)
+             + section_ceiling(rows)
              + section_alloc(rows, out_dir, plt)
              + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_pauses(rows))
     lines += ["## All configurations\n", all_configs_table(rows), "",

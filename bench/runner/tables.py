@@ -136,71 +136,73 @@ def paired_speedup(g, key, gct, col="mark_mb_per_s"):
     return paired_ratio(g, (prog, impl, t, gct, var), (prog, impl, t, 1, var), col)
 
 
-def mark_rate_rows(rows):
-    """Rows (program, threads, GC threads, sgc MB/s, sgc MB/s over its whole
-    pauses, bdwgc MB/s, the two ratios of medians, and the first ratio
-    paired within rounds) where both implementations ran
-    the default variant with an explicit GC thread count.  bdwgc's mark
+def rates_against_bdwgc(rows, rate_col, amount_col):
+    """For each sgc configuration of the default variant with an explicit
+    GC thread count whose bdwgc peer ran too: (key, sgc's runs, bdwgc's
+    runs, sgc's median RATE_COL, sgc's AMOUNT_COL over its whole pauses
+    and the time before each stop in millions per second, bdwgc's median
+    RATE_COL, sgc/bdwgc of RATE_COL paired within rounds).  bdwgc's mark
     time ("World-stopped marking") includes stopping and restarting the
-    world; sgc's mark_ns does not, so the second rate divides sgc's marked
-    bytes by its whole pauses (stop, mark, finalisation, restart) plus the
-    time before each stop (clearing the marks, which sgc does with the
-    world running, and waking GC threads), which counts more than bdwgc's
-    figure does: the comparison that cannot flatter sgc."""
+    world; sgc's mark_ns does not, so the second rate divides by sgc's
+    whole pauses (stop, mark, finalisation, restart) plus the time before
+    each stop (clearing the marks, which sgc does with the world running,
+    and waking GC threads), which counts more than bdwgc's figure does:
+    the comparison that cannot flatter sgc."""
     g = group(rows)
-    out = []
-    for (prog, impl, t, gct, var), rs in g.items():
-        if impl != "sgc" or var != "default" or gct is None:
-            continue
-        peer = g.get((prog, "bdwgc", t, gct, var))
-        s_rate = agg(rs, "mark_mb_per_s")
-        s_pause_rate = median([r["marked_bytes"] / (r["gc_s"] + (r.get("prestop_s") or 0)) / 1e6
-                               for r in ok_rows(rs) if r.get("marked_bytes") and r.get("gc_s")])
-        b_rate = agg(peer, "mark_mb_per_s") if peer else None
-        if s_rate and b_rate:
-            paired = paired_ratio(g, (prog, impl, t, gct, var), (prog, "bdwgc", t, gct, var),
-                                  "mark_mb_per_s")
-            out.append([prog, t, gct, fmt_num(s_rate), fmt_num(s_pause_rate), fmt_num(b_rate),
-                        f"{s_rate / b_rate:.2f}",
-                        f"{s_pause_rate / b_rate:.2f}" if s_pause_rate else "-",
-                        f"{paired:.2f}" if paired else "-"])
-    return out
-
-
-def mark_object_rate_rows(rows):
-    """Rows (program, threads, GC threads, sgc's marked objects per mark
-    time and per its whole pauses and the time before each stop (as
-    mark_rate_rows), bdwgc's per mark time, in M/s, the two ratios of
-    medians, the first ratio paired within rounds,
-    and the bytes each collector counts per marked object, bdwgc's over
-    sgc's) from runs that counted their marked objects
-    (BENCH_COUNT_MARKED, the mark-objects experiment).  The objects are
-    counted the same way under both collectors, so the ratio is free of
-    bdwgc's extra byte per object that the byte rates carry."""
-    g = group(rows)
-    out = []
     for (prog, impl, t, gct, var), rs in g.items():
         if impl != "sgc" or var != "default" or gct is None:
             continue
         key, peer_key = (prog, impl, t, gct, var), (prog, "bdwgc", t, gct, var)
-        s_rate, b_rate = agg(rs, "mark_mobj_per_s"), agg(g.get(peer_key, []), "mark_mobj_per_s")
+        peer = g.get(peer_key, [])
+        s_rate, b_rate = agg(rs, rate_col), agg(peer, rate_col)
         if not s_rate or not b_rate:
             continue
+        s_pause_rate = median([r[amount_col] / (r["gc_s"] + (r.get("prestop_s") or 0)) / 1e6
+                               for r in ok_rows(rs) if r.get(amount_col) and r.get("gc_s")])
+        yield key, rs, peer, s_rate, s_pause_rate, b_rate, paired_ratio(g, key, peer_key, rate_col)
 
-        def per_object(rs_):
-            return median([r["marked_bytes_enum"] / r["marked_objects_enum"] for r in ok_rows(rs_)
-                           if r.get("marked_objects_enum")])
 
-        s_size, b_size = per_object(rs), per_object(g.get(peer_key, []))
-        s_pause_rate = median([r["marked_objects_enum"] / (r["gc_s"] + (r.get("prestop_s") or 0)) / 1e6
-                               for r in ok_rows(rs) if r.get("marked_objects_enum") and r.get("gc_s")])
-        paired = paired_ratio(g, key, peer_key, "mark_mobj_per_s")
+def ratio_cells(s_rate, s_pause_rate, b_rate, paired):
+    return [f"{s_rate / b_rate:.2f}", f"{s_pause_rate / b_rate:.2f}" if s_pause_rate else "-",
+            f"{paired:.2f}" if paired else "-"]
+
+
+def mark_rate_rows(rows):
+    """Rows (program, threads, GC threads, sgc MB/s, sgc MB/s over its whole
+    pauses, bdwgc MB/s, the two ratios of medians, and the first ratio
+    paired within rounds) where both implementations ran the default
+    variant with an explicit GC thread count (rates_against_bdwgc)."""
+    out = []
+    for key, _, _, s_rate, s_pause_rate, b_rate, paired in rates_against_bdwgc(
+            rows, "mark_mb_per_s", "marked_bytes"):
+        prog, _, t, gct, _ = key
+        out.append([prog, t, gct, fmt_num(s_rate), fmt_num(s_pause_rate), fmt_num(b_rate)]
+                   + ratio_cells(s_rate, s_pause_rate, b_rate, paired))
+    return out
+
+
+def bytes_per_object(rs):
+    """The median over RS's runs of the walked bytes per walked object."""
+    return median([r["marked_bytes_enum"] / r["marked_objects_enum"] for r in ok_rows(rs)
+                   if r.get("marked_objects_enum")])
+
+
+def mark_object_rate_rows(rows):
+    """As mark_rate_rows, in millions of objects per second, from runs that
+    counted their marked objects (BENCH_COUNT_MARKED, the mark-objects
+    experiment), then the bytes each collector counts per marked object
+    and bdwgc's over sgc's.  The objects are counted the same way under
+    both collectors, so the ratio is free of bdwgc's extra byte per object
+    that the byte rates carry."""
+    out = []
+    for key, rs, peer, s_rate, s_pause_rate, b_rate, paired in rates_against_bdwgc(
+            rows, "mark_mobj_per_s", "marked_objects_enum"):
+        prog, _, t, gct, _ = key
+        s_size, b_size = bytes_per_object(rs), bytes_per_object(peer)
         out.append([prog, t, gct, f"{s_rate:.2f}", f"{s_pause_rate:.2f}" if s_pause_rate else "-",
-                    f"{b_rate:.2f}", f"{s_rate / b_rate:.2f}",
-                    f"{s_pause_rate / b_rate:.2f}" if s_pause_rate else "-",
-                    f"{paired:.2f}" if paired else "-",
-                    f"{s_size:.1f}" if s_size else "-", f"{b_size:.1f}" if b_size else "-",
-                    f"{b_size / s_size:.2f}" if s_size and b_size else "-"])
+                    f"{b_rate:.2f}"] + ratio_cells(s_rate, s_pause_rate, b_rate, paired)
+                   + [f"{s_size:.1f}" if s_size else "-", f"{b_size:.1f}" if b_size else "-",
+                      f"{b_size / s_size:.2f}" if s_size and b_size else "-"])
     return out
 
 

@@ -250,10 +250,12 @@ static inline bool mark_bit_test_held(const struct page_header *p, uintptr_t bas
  * is clear the atomic exchange.  Returns true when this call set it: for
  * callers that must know exactly (allocation, bdwgc's GC_set_mark_bit);
  * GC threads set marks as mark.c's set_mark says. */
-__attribute__((always_inline)) static inline bool mark_bit_set(struct page_header *p, uintptr_t base) {
-  _Atomic uint8_t *m = mark_bit_of(p, base);
+__attribute__((always_inline)) static inline bool mark_byte_set(_Atomic uint8_t *m) {
   if (atomic_load_explicit(m, memory_order_relaxed)) return false;
   return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
+}
+__attribute__((always_inline)) static inline bool mark_bit_set(struct page_header *p, uintptr_t base) {
+  return mark_byte_set(mark_bit_of(p, base));
 }
 static inline void mark_bit_clear(struct page_header *p, uintptr_t base) {
   atomic_store_explicit(mark_bit_of(p, base), 0, memory_order_relaxed);

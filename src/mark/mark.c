@@ -190,9 +190,7 @@ __attribute__((always_inline)) static inline bool set_mark(_Atomic uint8_t *m,
     return true;
   }
   if (rule == MARK_SET_EXCHANGE) return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
-  /* MARK_SET_READ_EXCHANGE: mark_bit_set's rule, on the byte itself */
-  if (atomic_load_explicit(m, memory_order_relaxed)) return false;
-  return atomic_exchange_explicit(m, 1, memory_order_relaxed) == 0;
+  return mark_byte_set(m); /* MARK_SET_READ_EXCHANGE */
 }
 
 /* A one-entry cache of the last page looked up: the page-map walk is a
