@@ -47,7 +47,7 @@ struct sgc_settings {
 };
 extern struct sgc_settings sgc_settings SGC_INTERNAL;
 
-/* Messages (api/messages.c).  sgc_fatal prints "sgc: fatal: ..." and
+/* Messages (base/messages.c).  sgc_fatal prints "sgc: fatal: ..." and
  * aborts; sgc_warn goes through the GC_set_warn_proc hook. */
 void sgc_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))) SGC_INTERNAL;
 void sgc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))) SGC_INTERNAL;

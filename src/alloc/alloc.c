@@ -11,7 +11,8 @@
 
 #include "alloc/alloc.h"
 #include "alloc/percpu.h"
-#include "collect/collect.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 
 SGC_NOINLINE static void *allocate_slow(size_t bytes, unsigned kind) {

@@ -43,7 +43,8 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
-#include "collect/collect.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "os/spin_lock.h"
 

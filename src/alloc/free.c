@@ -10,7 +10,8 @@
 #include "alloc/alloc.h"
 #include "alloc/page_path.h"
 #include "alloc/percpu.h"
-#include "collect/collect.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 
 /* The object P starts, or a fatal error naming CALLER: freeing something

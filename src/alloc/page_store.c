@@ -6,7 +6,7 @@
 
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
-#include "api/env.h"
+#include "base/env.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "os/os.h"

@@ -13,7 +13,7 @@
 #include "alloc/page_path.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
-#include "api/env.h"
+#include "base/env.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/env.h"
+#include "base/env.h"
 #include "common.h"
 
 enum { LIST_BYTES = 360 };

@@ -31,12 +31,6 @@
 #include "sweep/sweep.h"
 #include "threads/thread.h"
 
-pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
-_Atomic uint32_t gc_epoch = 1;
-_Atomic unsigned page_ops_in_progress;
-struct heap_accounting heap_accounting;
-
 /* bdwgc's exported variables. */
 SGC_EXPORT GC_word GC_free_space_divisor = 3;
 SGC_EXPORT int GC_dont_gc;
@@ -82,14 +76,6 @@ static size_t collect_threshold(void) {
   size_t floor = sgc_settings.initial_heap_bytes / 2 > MIN_COLLECT_BYTES
                      ? sgc_settings.initial_heap_bytes / 2 : MIN_COLLECT_BYTES;
   return t > floor ? t : floor;
-}
-
-_Atomic size_t allocated_unlocked;
-_Atomic uint64_t refills_unlocked;
-
-size_t allocated_since_gc_bytes(void) {
-  return heap_accounting.allocated_since_gc +
-         atomic_load_explicit(&allocated_unlocked, memory_order_relaxed);
 }
 
 /* With the world stopped and the page-path gate closed: nobody adds to
@@ -407,7 +393,7 @@ void collector_locks_release(void) {
 }
 
 /* A collection the program asks for lets a waiter for the collector's
- * locks in first (threads/lock_wait.h), not only a starving one: it will
+ * locks in first (base/lock_wait.h), not only a starving one: it will
  * hold them for a whole collection.  Behind a 3.8 MB list collected in a
  * loop, starting and joining a thread that allocates took 3.4-7.6 s on
  * average on the Intel VM without this (bb_cancel_stop); bdwgc 3-57 ms.

@@ -27,6 +27,5 @@ void collection_event(enum collection_event event);
 void collection_start_callback(void);
 /* GC_set_push_other_roots's function, while roots are pushed. */
 void collection_push_other_roots(void);
-void heap_resized(size_t new_size);
 
 #endif

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "collect/events.h"
 #include "common.h"
 #include "os/os.h"
 

@@ -297,7 +297,7 @@ static inline void page_clear_marks(struct page_header *p) {
  * no, which heap_grow_refusal then tells.  Caller holds heap_lock. */
 bool heap_grow(size_t bytes);
 /* Why the latest heap_grow that failed did: HEAP_REFUSED_LIMIT, or the
- * OS's errno.  Read by the out-of-memory message (api/messages.c). */
+ * OS's errno.  Read by the out-of-memory message (base/messages.c). */
 enum { HEAP_REFUSED_LIMIT = -1 };
 int heap_grow_refusal(void);
 size_t heap_size_bytes(void);
@@ -349,5 +349,9 @@ void page_pool_count_collection(void);
 /* Releases the spans of at least MIN_PAGES that have stayed free. */
 size_t page_pool_release_old(size_t min_pages);
 size_t page_pool_released_bytes(void);
+
+/* The program's GC_set_on_heap_resize hook, called after the heap grew or
+ * shrank (api/compat_hooks.c defines it: an upcall, the heap's one). */
+void heap_resized(size_t new_size);
 
 #endif

@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-#include "collect/collect.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "gc/gc_mark.h"
 #include "heap/heap.h"

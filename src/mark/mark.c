@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/env.h"
-#include "collect/disclaim.h"
+#include "base/env.h"
+#include "mark/disclaim.h"
 #include "common.h"
 #include "mark/custom_kind.h"
 #include "os/os.h"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/disclaim.h"
+#include "mark/disclaim.h"
 #include "common.h"
 #include "mark/mark.h"
 #include "os/os.h"

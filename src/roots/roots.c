@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "alloc/percpu.h"
-#include "collect/collect.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "heap/heap.h"
 #include "mark/mark.h"

@@ -15,7 +15,8 @@
 
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
-#include "collect/collect.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "heap/heap.h"
 #include "mark/marker.h"

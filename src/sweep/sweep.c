@@ -7,8 +7,9 @@
 
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
-#include "collect/collect.h"
-#include "collect/disclaim.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
+#include "mark/disclaim.h"
 #include "common.h"
 #include "heap/heap.h"
 #include "mark/mark.h"

@@ -5,7 +5,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "collect/collect.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "threads/thread.h"
 
@@ -190,7 +191,7 @@ SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, 
 }
 
 /* A wait for LOCK, one of the collector's: heap_lock and registry_lock
- * are counted waits (threads/lock_wait.h), meta_lock a plain one. */
+ * are counted waits (base/lock_wait.h), meta_lock a plain one. */
 static void lock_wait(pthread_mutex_t *lock) {
   if (lock == &meta_lock) pthread_mutex_lock(lock);
   else lock_wait_counted(lock);

@@ -16,7 +16,8 @@
 #include "os/os.h"
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
-#include "collect/collect.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "roots/roots.h"
 #include "threads/thread.h"
 

@@ -18,7 +18,7 @@
 
 #include "common.h"
 #include "os/os.h"
-#include "threads/lock_wait.h"
+#include "base/lock_wait.h"
 #include "threads/thread.h"
 
 enum { SUSPEND_SIGNAL = SIGPWR, NOMINAL_RESTART_SIGNAL = SIGXCPU };
@@ -54,7 +54,7 @@ static void stop_for_epoch(struct sgc_thread *self, uint32_t epoch) {
  * ext_suspend.  Meanwhile collections do not signal the thread (SIGPWR is
  * blocked in this handler) but scan the context saved on entry. */
 static void park(struct sgc_thread *self) {
-  unsigned counted = lock_wait_park(self);
+  unsigned counted = lock_wait_park();
   atomic_store_explicit(&self->ext_parked, 1, memory_order_seq_cst);
   futex_wake_all(&self->ext_parked); /* the suspender waits for it */
   while (atomic_load_explicit(&self->ext_suspend, memory_order_acquire))

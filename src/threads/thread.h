@@ -13,7 +13,7 @@
 
 #include "heap/layout.h"
 #include "os/spin_lock.h"
-#include "threads/lock_wait.h"
+#include "base/lock_wait.h"
 
 /* A bit no page address has: a cached page address carrying it (a fresh
  * record's, and every record's while per-CPU caches are on) never matches
@@ -103,10 +103,6 @@ struct sgc_thread {
    * collection scans it without signalling it. */
   _Atomic uint32_t ext_suspend;
   _Atomic uint32_t ext_parked;
-  /* Which of lock_waiters and lock_starving count this thread now
-   * (threads/lock_wait.h), so that its park takes it out of them:
-   * written by the thread, read by its own signal handler. */
-  _Atomic uint8_t lock_counted_as;
   /* GC_register_altstack: a thread stopped on its alternate signal stack
    * is scanned there from its stack pointer up, and over the whole of its
    * normal stack, where the stack pointer it left is unknown. */

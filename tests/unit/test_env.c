@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api/env.h"
+#include "base/env.h"
 #include "common.h"
 #include "os/os.h"
 #include "unit.h"

@@ -1,6 +1,6 @@
 /* A thread that GC_suspend_thread parks while it waits for heap_lock
  * leaves the waiters' counts until it is resumed (lock_wait_park,
- * threads/lock_wait.c).  Before, it stayed counted: every GC_gcollect
+ * base/lock_wait.c).  Before, it stayed counted: every GC_gcollect
  * then yielded to it for up to 2 ms, and, once it had waited over 1 ms,
  * every taker of heap_lock did too, for as long as it stayed suspended.
  *
@@ -22,22 +22,23 @@
 
 #include "common.h"
 #include "gc/javaxfc.h"
-#include "threads/lock_wait.h"
+#include "base/lock_wait.h"
 #include "threads/thread.h"
 #include "unit.h"
 
 enum { SUSPENSIONS = 400, HELD_ROUNDS = 100, HELD_ROUNDS_MOST = 2000, LARGE = 64 << 10 };
 
 static atomic_int stop;
-static struct sgc_thread *_Atomic worker_record, *_Atomic suspender_record;
+static struct sgc_thread *_Atomic worker_record;
+static const _Atomic unsigned char *_Atomic worker_counted, *_Atomic suspender_counted;
 static atomic_int hold_round, held_round;
 
-static bool counted_waiting(struct sgc_thread *t) {
-  return atomic_load(&t->lock_counted_as) & LOCK_COUNTED_WAITER;
+static bool counted_waiting(const _Atomic unsigned char *t) {
+  return atomic_load(t) & LOCK_COUNTED_WAITER;
 }
 
 /* Waits up to a second for T to wait for one of the collector's locks. */
-static bool wait_until_waiting(struct sgc_thread *t) {
+static bool wait_until_waiting(const _Atomic unsigned char *t) {
   for (int i = 0; i < 100000 && !counted_waiting(t); i++) usleep(10);
   return counted_waiting(t);
 }
@@ -46,7 +47,7 @@ static bool wait_until_waiting(struct sgc_thread *t) {
  * waits for it. */
 static void *hold_until_suspender_waits(void *round) {
   atomic_store(&held_round, (int)(intptr_t)round);
-  wait_until_waiting(atomic_load(&suspender_record));
+  wait_until_waiting(atomic_load(&suspender_counted));
   return NULL;
 }
 
@@ -69,6 +70,7 @@ static void *allocate_large(void *arg) {
   (void)arg;
   void *volatile keep = NULL;
   keep = GC_malloc(16); /* registered */
+  atomic_store(&worker_counted, lock_wait_counted_view());
   atomic_store(&worker_record, sgc_self);
   while (!atomic_load(&stop)) keep = GC_malloc(LARGE);
   (void)keep;
@@ -82,7 +84,7 @@ struct tally {
 /* Suspends WORKER (record W) and reads the counts while it is parked. */
 static void suspend_and_check(pthread_t worker, struct sgc_thread *w, struct tally *tally) {
   GC_suspend_thread((GC_SUSPEND_THREAD_ID)worker);
-  unsigned as = atomic_load(&w->lock_counted_as);
+  unsigned as = atomic_load(atomic_load(&worker_counted));
   int waiters = atomic_load(&lock_waiters), starving = atomic_load(&lock_starving);
   tally->suspensions++;
   if (as & LOCK_COUNTED_WAITER) {
@@ -95,7 +97,7 @@ static void suspend_and_check(pthread_t worker, struct sgc_thread *w, struct tal
 
 int main(void) {
   GC_init();
-  atomic_store(&suspender_record, sgc_self);
+  atomic_store(&suspender_counted, lock_wait_counted_view());
   pthread_t worker, hold;
   CHECK(GC_pthread_create(&worker, NULL, allocate_large, NULL) == 0, "create");
   CHECK(GC_pthread_create(&hold, NULL, holder, NULL) == 0, "create");
@@ -112,7 +114,7 @@ int main(void) {
        round++) {
     atomic_store(&hold_round, round);
     while (atomic_load(&held_round) != round) usleep(10);
-    if (wait_until_waiting(w)) suspend_and_check(worker, w, &held);
+    if (wait_until_waiting(atomic_load(&worker_counted))) suspend_and_check(worker, w, &held);
   }
   atomic_store(&stop, 1);
   CHECK(GC_pthread_join(worker, NULL) == 0, "join");

@@ -1,12 +1,11 @@
 /* Counted waits for the collector's locks, and turns for starved threads
- * (threads/lock_wait.h). */
+ * (base/lock_wait.h). */
 #include <sched.h>
 #include <stdbool.h>
 #include <time.h>
 
 #include "os/os.h"
-#include "threads/lock_wait.h"
-#include "threads/thread.h"
+#include "base/lock_wait.h"
 
 _Atomic int lock_waiters;
 _Atomic unsigned lock_waits_ended;
@@ -27,16 +26,18 @@ static void lock_wait_ended(void) {
  * stayed counted as starving while parked: 1 of 380 parked waiters in
  * one ASan run of unit_suspend_waiters.  A signal fence suffices: the
  * handler runs on this thread. */
-static void counted_as(struct sgc_thread *self, uint8_t bits) {
-  if (!self) return;
+static __thread _Atomic unsigned char lock_counted_as __attribute__((tls_model("initial-exec")));
+
+const _Atomic unsigned char *lock_wait_counted_view(void) { return &lock_counted_as; }
+
+static void counted_as(unsigned char bits) {
   atomic_signal_fence(memory_order_seq_cst);
-  atomic_store_explicit(&self->lock_counted_as, bits, memory_order_relaxed);
+  atomic_store_explicit(&lock_counted_as, bits, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
 }
 
 void lock_wait_counted(pthread_mutex_t *lock) {
-  struct sgc_thread *self = sgc_self;
-  counted_as(self, LOCK_COUNTED_WAITER);
+  counted_as(LOCK_COUNTED_WAITER);
   atomic_fetch_add_explicit(&lock_waiters, 1, memory_order_relaxed);
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
@@ -47,18 +48,18 @@ void lock_wait_counted(pthread_mutex_t *lock) {
   }
   bool starving = pthread_mutex_timedlock(lock, &deadline) != 0;
   if (starving) {
-    counted_as(self, LOCK_COUNTED_WAITER | LOCK_COUNTED_STARVING);
+    counted_as(LOCK_COUNTED_WAITER | LOCK_COUNTED_STARVING);
     atomic_fetch_add_explicit(&lock_starving, 1, memory_order_relaxed);
     pthread_mutex_lock(lock);
     atomic_fetch_sub_explicit(&lock_starving, 1, memory_order_relaxed);
-    counted_as(self, LOCK_COUNTED_WAITER);
+    counted_as(LOCK_COUNTED_WAITER);
   }
   lock_wait_ended();
-  counted_as(self, 0);
+  counted_as(0);
 }
 
-unsigned lock_wait_park(struct sgc_thread *self) {
-  unsigned counted = atomic_load_explicit(&self->lock_counted_as, memory_order_relaxed);
+unsigned lock_wait_park(void) {
+  unsigned counted = atomic_load_explicit(&lock_counted_as, memory_order_relaxed);
   if (counted & LOCK_COUNTED_STARVING)
     atomic_fetch_sub_explicit(&lock_starving, 1, memory_order_relaxed);
   /* Release, as lock_wait_ended's: a collection yielding to waiters goes on. */

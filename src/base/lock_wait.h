@@ -23,10 +23,9 @@
 #include <stdatomic.h>
 
 enum { LOCK_STARVING_NS = 1000000, LOCK_TURN_NS = 2000000 };
-/* struct sgc_thread's lock_counted_as. */
+/* What the calling thread's wait is counted as (lock_wait.c). */
 enum { LOCK_COUNTED_WAITER = 1, LOCK_COUNTED_STARVING = 2 };
 
-struct sgc_thread;
 
 /* Threads waiting now, and of them those waiting over LOCK_STARVING_NS.
  * Signed, and read as "any" only above 0: a thread parked in the few
@@ -48,7 +47,10 @@ void lock_yield_while(const _Atomic int *count);
  * starving, every taker of heap_lock -- would yield it a turn meanwhile.
  * Returns what to give back to lock_wait_unpark.  Async-signal-safe:
  * lock-free atomics only. */
-unsigned lock_wait_park(struct sgc_thread *self);
+unsigned lock_wait_park(void);
+/* The calling thread's LOCK_COUNTED_* bits, for another thread to read
+ * (unit_suspend_waiters); the thread writes them, relaxed. */
+const _Atomic unsigned char *lock_wait_counted_view(void);
 void lock_wait_unpark(unsigned counted);
 
 static inline void lock_counted(pthread_mutex_t *lock) {

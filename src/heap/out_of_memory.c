@@ -1,18 +1,12 @@
-/* Errors and warnings: GC_set_warn_proc / GC_set_oom_fn hooks and the
- * fatal path for provable misuse. */
+/* Out of memory: bdwgc's GC_oom_fn hook, and the default message that
+ * says why (a size no heap holds, the program's limit, or the OS). */
 #include <errno.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 #include "heap/heap.h"
-
-static void default_warn(char *msg, GC_word arg) {
-  (void)arg;
-  fprintf(stderr, "sgc: warning: %s\n", msg);
-}
 
 /* Says which of the three it was: a size no heap could hold (SIZE_MAX
  * is what the callers pass for a size computation that overflowed, as
@@ -36,47 +30,15 @@ static void *default_oom(size_t bytes) {
   return NULL;
 }
 
-static _Atomic(GC_warn_proc) warn_proc = default_warn;
-static _Atomic(GC_abort_func) abort_func; /* NULL: print to stderr */
 /* bdwgc's variable, which older programs assign directly: plain, so the
  * program's stores are ordinary ones, and read here with relaxed atomic
  * builtins (a function installed is seen by the next failure). */
 SGC_EXPORT GC_oom_func GC_oom_fn = default_oom;
 
-GC_API void GC_set_warn_proc(GC_warn_proc p) { atomic_store(&warn_proc, p ? p : default_warn); }
-GC_API GC_warn_proc GC_get_warn_proc(void) { return atomic_load(&warn_proc); }
-GC_API void GC_ignore_warn_proc(char *msg, GC_word arg) { (void)msg; (void)arg; }
 GC_API void GC_set_oom_fn(GC_oom_func f) {
   __atomic_store_n(&GC_oom_fn, f ? f : default_oom, __ATOMIC_RELAXED);
 }
 GC_API GC_oom_func GC_get_oom_fn(void) { return __atomic_load_n(&GC_oom_fn, __ATOMIC_RELAXED); }
-GC_API void GC_abort_on_oom(void) { sgc_fatal("out of memory: insufficient memory for an allocation"); }
-GC_API void GC_set_abort_func(GC_abort_func f) { atomic_store(&abort_func, f); }
-GC_API GC_abort_func GC_get_abort_func(void) { return atomic_load(&abort_func); }
-
-void sgc_warn(const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  atomic_load(&warn_proc)(msg, 0);
-}
-
-void sgc_fatal(const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  /* bdwgc's rule: a client's abort function replaces the message, then
-   * the process aborts all the same. */
-  GC_abort_func f = atomic_load(&abort_func);
-  if (f) f(msg);
-  else fprintf(stderr, "sgc: fatal: %s\n", msg);
-  abort();
-}
-
 /* bdwgc calls the oom function and returns what it returns. */
 void *sgc_out_of_memory(size_t bytes) {
   GC_oom_func f = __atomic_load_n(&GC_oom_fn, __ATOMIC_RELAXED);

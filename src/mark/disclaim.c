@@ -2,16 +2,16 @@
  * objects a collection is about to reclaim, the "mark from all" marking
  * that keeps their referents until then, and GC_finalized_malloc, a
  * finalization built on them.  The collector's side of the hooks is
- * described in collect/disclaim.h; the semantics follow bdwgc 8.2's
+ * described in mark/disclaim.h; the semantics follow bdwgc 8.2's
  * header (/usr/include/gc/gc_disclaim.h) and, for what counts as an
  * object in use when marking from all, the rule bdwgc's marker states
  * (a first word with one of its two low bits set). */
-#include "collect/disclaim.h"
+#include "mark/disclaim.h"
 
 #include <string.h>
 
 #include "alloc/alloc.h"
-#include "collect/collect.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "gc/gc_disclaim.h"
 #include "gc/gc_mark.h"

@@ -1,5 +1,5 @@
 /* Checked reading of settings from the environment (env.h). */
-#include "api/env.h"
+#include "base/env.h"
 
 #include <errno.h>
 #include <stdint.h>

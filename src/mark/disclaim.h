@@ -1,5 +1,5 @@
 /* Disclaim procedures (bdwgc's gc_disclaim.h) inside sgc: where the
- * collector calls into collect/disclaim.c.
+ * collector calls into mark/disclaim.c.
  *
  * Two hooks, each a walk of its own over the pages that runs only when a
  * program registered a procedure, so a collection without one pays a

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Only the public API is visible: libsgc.so exports, and libsgc.a defines
+# globally, nothing but GC_ and SGC_ names, and a program linked
+# statically may define names sgc uses inside (heap_lock, mark_word, ...)
+# without a clash (src/CMakeLists.txt, libsgc.a's localized object).
+#   symbols_hidden.sh LIBSGC_SO LIBSGC_A INCLUDE_DIR
+TAG=symbols_hidden
+. "$(dirname "$0")/test_common.sh"
+SO=$1 A=$2 INC=$3
+for lib in "$SO" "$A"; do
+  case $lib in
+    *.so*) names=$(nm -D --defined-only "$lib" | awk 'NF==3 {print $3}') ;;
+    *) names=$(nm -g --defined-only "$lib" | awk 'NF==3 {print $3}') ;;
+  esac
+  [ -n "$names" ] || fail "$lib: no symbols read"
+  stray=$(printf '%s\n' "$names" | grep -v '^\(GC_\|SGC_\)' | head -20 | tr '\n' ' ')
+  [ -z "$stray" ] || fail "$lib makes internal names visible: $stray"
+done
+cat >"$TMP/clash.c" <<'PROG'
+#include <stdio.h>
+#include <gc.h>
+/* Names sgc uses inside; the program's own. */
+int heap_lock = 7, registry_lock = 8;
+long mark_word(long x) { return x + 1; }
+void *os_alloc(unsigned long n) { (void)n; return 0; }
+int main(void) {
+  GC_INIT();
+  void *volatile p = 0;
+  for (int i = 0; i < 200000; i++) p = GC_MALLOC(64);
+  GC_gcollect();
+  if (!p || heap_lock != 7 || registry_lock != 8 || mark_word(1) != 2 || os_alloc(1)) {
+    puts("FAIL [symbols_hidden] the program's own names changed");
+    return 1;
+  }
+  return 0;
+}
+PROG
+${CC:-cc} -O1 -I"$INC" "$TMP/clash.c" "$A" -lpthread -ldl -o "$TMP/clash" 2>"$TMP/link.log" ||
+  fail "a static link with the program's own heap_lock, mark_word, os_alloc failed: $(head -5 "$TMP/link.log")"
+"$TMP/clash" || fail "the statically linked program failed"
+echo "symbols_hidden: only GC_/SGC_ names visible; static link with clashing names runs"
