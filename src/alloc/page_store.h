@@ -95,6 +95,9 @@ void small_page_release(struct page_header *page);
 void small_page_adopt(struct sgc_thread *t, struct page_header *page);
 /* The number of small pages with survivors, counted after marking. */
 void page_policy_after_mark(long live_pages);
+/* After the collection, the bytes it found live: LPS's l is the smaller of
+ * the pages with survivors and the pages those bytes fill (page_store.c). */
+void page_policy_after_collection(size_t live_bytes);
 /* A thread leaves: its free pages go to the pool. */
 void page_store_retire(struct sgc_thread *t);
 /* After fork: the stores of threads that do not exist here retire. */

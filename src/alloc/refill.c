@@ -181,7 +181,8 @@ static void *claim_swept(struct sgc_thread *t, struct page_header *page, unsigne
  * by a refill outside heap_lock, added to the shared counts in steps. */
 static void count_unlocked_refill(struct sgc_thread *t, size_t bytes) {
   t->unlocked_refills++;
-  if ((t->unlocked_bytes += bytes) >= UNLOCKED_FLUSH_BYTES || t->unlocked_refills >= 64) {
+  size_t step = atomic_load_explicit(&unlocked_flush_step, memory_order_relaxed);
+  if ((t->unlocked_bytes += bytes) >= step || t->unlocked_refills >= 64) {
     atomic_fetch_add_explicit(&allocated_unlocked, t->unlocked_bytes, memory_order_relaxed);
     atomic_fetch_add_explicit(&refills_unlocked, t->unlocked_refills, memory_order_relaxed);
     t->unlocked_bytes = 0;

@@ -85,6 +85,15 @@ static size_t collect_threshold(void) {
 }
 
 _Atomic size_t allocated_unlocked;
+_Atomic size_t unlocked_flush_step = UNLOCKED_FLUSH_BYTES;
+
+static void unlocked_flush_step_update(void) {
+  int threads = thread_registry_count();
+  size_t step = collect_threshold() / 4 / (size_t)(threads > 0 ? threads : 1);
+  if (step > UNLOCKED_FLUSH_BYTES) step = UNLOCKED_FLUSH_BYTES;
+  if (step < PAGE_BYTES) step = PAGE_BYTES;
+  atomic_store_explicit(&unlocked_flush_step, step, memory_order_relaxed);
+}
 _Atomic uint64_t refills_unlocked;
 
 size_t allocated_since_gc_bytes(void) {
@@ -340,8 +349,10 @@ void collect_locked(enum SGC_gc_reason reason) {
   collection_event(EVENT_RECLAIM_END);
 
   heap_accounting.live_after_gc = c.after_finalize.bytes;
+  page_policy_after_collection(c.after_finalize.bytes);
   heap_accounting.live_atomic_after_gc = c.after_finalize.atomic_bytes;
   heap_accounting.allocated_since_gc = 0;
+  unlocked_flush_step_update();
   uint64_t gc_no = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) + 1;
   atomic_store_explicit(&heap_accounting.gc_count, gc_no, memory_order_relaxed);
   GC_gc_no = gc_no;
