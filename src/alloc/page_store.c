@@ -71,6 +71,8 @@ struct page_store *page_store_of(struct sgc_thread *t) {
   }
   atomic_store_explicit(&s->owner_tid, t->tid, memory_order_relaxed);
   atomic_store_explicit(&s->alive, true, memory_order_relaxed);
+  atomic_store_explicit(&s->active_epoch, atomic_load_explicit(&gc_epoch, memory_order_relaxed),
+                        memory_order_relaxed);
   t->page_store = s;
   return s;
 }
@@ -466,6 +468,15 @@ void page_store_retire(struct sgc_thread *t) {
 void page_stores_after_fork(struct page_store *keep) {
   FOR_EACH_STORE(s)
     if (s != keep && store_alive(s)) retire(s);
+}
+
+void page_stores_drain_idle(void) {
+  uint32_t epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+  FOR_EACH_STORE(s) {
+    if (!store_alive(s) || !page_store_idle(s, epoch)) continue;
+    struct page_header *p;
+    while ((p = store_pop(s)) != NULL || (p = reserve_pop(s)) != NULL) page_pool_put(p, 1);
+  }
 }
 
 bool page_stores_drain(void) {

@@ -85,14 +85,14 @@ static size_t collect_threshold(void) {
 }
 
 _Atomic size_t allocated_unlocked;
-_Atomic size_t unlocked_flush_step = UNLOCKED_FLUSH_BYTES;
+_Atomic size_t unlocked_flush_budget = MIN_COLLECT_BYTES / 4;
 
-static void unlocked_flush_step_update(void) {
+size_t unlocked_flush_step(void) {
   int threads = thread_registry_count();
-  size_t step = collect_threshold() / 4 / (size_t)(threads > 0 ? threads : 1);
+  size_t step = atomic_load_explicit(&unlocked_flush_budget, memory_order_relaxed) /
+                (size_t)(threads > 0 ? threads : 1);
   if (step > UNLOCKED_FLUSH_BYTES) step = UNLOCKED_FLUSH_BYTES;
-  if (step < PAGE_BYTES) step = PAGE_BYTES;
-  atomic_store_explicit(&unlocked_flush_step, step, memory_order_relaxed);
+  return step < PAGE_BYTES ? PAGE_BYTES : step;
 }
 _Atomic uint64_t refills_unlocked;
 
@@ -340,6 +340,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
   custom_kinds_after_mark();
+  page_stores_drain_idle(); /* a sleeping thread's free pages serve others */
   /* More than a quarter of the heap lying in free spans: give the long
    * ones (64 pages and more) that have stayed free a while back to the
    * OS (heap/page_pool.c). */
@@ -352,7 +353,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   page_policy_after_collection(c.after_finalize.bytes);
   heap_accounting.live_atomic_after_gc = c.after_finalize.atomic_bytes;
   heap_accounting.allocated_since_gc = 0;
-  unlocked_flush_step_update();
+  atomic_store_explicit(&unlocked_flush_budget, collect_threshold() / 4, memory_order_relaxed);
   uint64_t gc_no = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) + 1;
   atomic_store_explicit(&heap_accounting.gc_count, gc_no, memory_order_relaxed);
   GC_gc_no = gc_no;

@@ -111,11 +111,14 @@ static inline void account_allocation(size_t bytes) {
  * the collection trigger sees them without a shared write per refill.
  * Collections fold both into heap_accounting. */
 enum { UNLOCKED_FLUSH_BYTES = 64 << 10 };
-/* The step in use: at most a quarter of the collection threshold over all
- * registered threads, so what threads hold back never delays a collection
- * much (500 threads at 64 KiB held 32 MB back from an 8 MB threshold).
- * Set by each collection; read by refills, relaxed (a hint). */
-extern _Atomic size_t unlocked_flush_step;
+/* What all threads together may hold back: a quarter of the collection
+ * threshold, so that the trigger is never late by much (500 threads at
+ * 64 KiB held 32 MB back from an 8 MB threshold).  Set by each
+ * collection; read by refills, relaxed (a hint). */
+extern _Atomic size_t unlocked_flush_budget;
+/* The step for one thread: the budget over the registered threads, at
+ * least a page and at most UNLOCKED_FLUSH_BYTES. */
+size_t unlocked_flush_step(void);
 extern _Atomic size_t allocated_unlocked;
 extern _Atomic uint64_t refills_unlocked;
 /* Bytes allocated since the last collection, all paths together. */
