@@ -183,6 +183,11 @@ PROGRAMS = {
         "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-r", "5"], ["-r", "50"], full=[]),
     },
+    # independent sleepers, each with a small live set of its own (issue 53)
+    "sleepers": {
+        "bin": "sleepers", "metric": "bursts_per_s", "malloc": False, "hash": False,
+        "args": sizes(["-d", "0.5"], ["-d", "3"], full=[]),
+    },
     # The machine's own ceiling (bench/ceiling.c): loops that share nothing,
     # built without a collector, so run with glibc only ("impls").
     "ceiling-compute": {
@@ -327,6 +332,9 @@ EXPERIMENTS = {
     # papers/001: per-CPU vs per-thread buffers with hundreds of threads
     "bursty": {"programs": ["bursty"], "impls": ["sgc", "bdwgc"], "threads": [200, 500, 1000],
                "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
+    # heap against thread count when most threads sleep (issue 53)
+    "sleepers": {"programs": ["sleepers"], "impls": ["sgc", "bdwgc"], "threads": [50, 500, 2000],
+                 "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
     # flip mode must also pick per-thread caches where they are better
     "lab-gcbench": {"programs": ["gcbench"], "impls": ["sgc"], "threads": [1, 2],
                     "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
@@ -392,7 +400,7 @@ EXPERIMENTS = {
 }
 
 
-FULL = ["apps", "mark", "alloc", "alloc-typed", "unfair", "bursty", "lab-gcbench", "sweep", "markshape",
+FULL = ["apps", "mark", "alloc", "alloc-typed", "unfair", "bursty", "sleepers", "lab-gcbench", "sweep", "markshape",
         "policies", "deque", "mark-cycle", "ceiling"]  # "scaling", "*-scaling*": bigger machines
 
 

@@ -390,6 +390,21 @@ def section_bursty(rows):
                       "status"], body), ""]
 
 
+def section_sleepers(rows):
+    body = []
+    for (prog, impl, t, gct, var), rs in group(rows).items():
+        if prog != "sleepers":
+            continue
+        body.append([impl, var, t, fmt_num(agg(rs, "bursts_per_s")), fmt_num(agg(rs, "collections")),
+                     fmt_num(agg(rs, "peak_heap_mb")), fmt_num(agg(rs, "kept_mb_approx")),
+                     fmt_num(agg(rs, "worst_burst_ms")), status_of(rs)])
+    if not body:
+        return []
+    return ["## Sleeping threads with their own live sets (issue 53)\n",
+            md_table(["impl", "variant", "threads", "bursts/s", "collections", "peak heap MB",
+                      "kept MB", "worst burst ms", "status"], body), ""]
+
+
 def section_pauses(rows):
     """Table 5.1-like: pauses and the time to stop the world."""
     pause_rows = []
@@ -423,7 +438,7 @@ def write_report(out_dir, rows, meta):
              + section_mark_rate(rows) + section_mark_objects(rows) + section_thread_time(rows)
              + section_ceiling(rows)
              + section_alloc(rows, out_dir, plt)
-             + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_pauses(rows))
+             + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_sleepers(rows) + section_pauses(rows))
     lines += ["## All configurations\n", all_configs_table(rows), "",
               "Raw data: `results.csv` (one row per run; columns in bench/README.md); "
               "logs of every run in `logs/` (in copies kept under docs/benchmarks/results, "

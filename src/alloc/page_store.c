@@ -71,6 +71,8 @@ struct page_store *page_store_of(struct sgc_thread *t) {
   }
   atomic_store_explicit(&s->owner_tid, t->tid, memory_order_relaxed);
   atomic_store_explicit(&s->alive, true, memory_order_relaxed);
+  atomic_store_explicit(&s->active_epoch, atomic_load_explicit(&gc_epoch, memory_order_relaxed),
+                        memory_order_relaxed);
   t->page_store = s;
   return s;
 }
@@ -387,7 +389,19 @@ void page_policy_after_mark(long live_pages) {
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
       atomic_store_explicit(&unswept_look_from[k][c], NULL, memory_order_relaxed);
   live_pages_last = live_pages;
-  if (live_pages > live_pages_max) live_pages_max = live_pages;
+}
+
+/* LPS's l (thesis §2.2.4) counts pages holding survivors; but survivors
+ * sprinkled over many threads' pages make every page count as live, and
+ * the bound a < k·max(l) then lets the heap grow with that spread, which
+ * spreads the survivors further: 500 sleeping threads, each keeping one
+ * object in eight, drove the heap to 152 MiB around 12 MB live (PS: 28).
+ * So l is what the survivors fill, never more than the pages they are on.
+ * A smaller l only steals sooner: a_lps <= k·a_ps still holds. */
+void page_policy_after_collection(size_t live_bytes) {
+  long filled = (long)((live_bytes + PAGE_BYTES - 1) >> PAGE_SHIFT);
+  if (filled < live_pages_last) live_pages_last = filled;
+  if (live_pages_last > live_pages_max) live_pages_max = live_pages_last;
 }
 
 struct page_store *page_stores_all(void) {
@@ -454,6 +468,15 @@ void page_store_retire(struct sgc_thread *t) {
 void page_stores_after_fork(struct page_store *keep) {
   FOR_EACH_STORE(s)
     if (s != keep && store_alive(s)) retire(s);
+}
+
+void page_stores_drain_idle(void) {
+  uint32_t epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+  FOR_EACH_STORE(s) {
+    if (!store_alive(s) || !page_store_idle(s, epoch)) continue;
+    struct page_header *p;
+    while ((p = store_pop(s)) != NULL || (p = reserve_pop(s)) != NULL) page_pool_put(p, 1);
+  }
 }
 
 bool page_stores_drain(void) {

@@ -11,6 +11,7 @@
 #define SGC_PAGE_STORE_H
 
 #include "alloc/page_policy.h"
+#include "heap/heap_lock.h"
 #include "heap/heap.h"
 #include "os/spin_lock.h"
 #include "threads/thread.h"
@@ -38,6 +39,9 @@ struct page_store {
   _Atomic long remote;       /* ... of which another thread consumed first */
   _Atomic long stolen;       /* ... of which taken from another thread's store */
   _Atomic bool alive;        /* its thread runs (a retired store is reused) */
+  /* gc_epoch at its thread's latest refill: a store whose thread took
+   * nothing through a whole mutator interval is idle (store_idle). */
+  _Atomic uint32_t active_epoch;
   _Atomic int owner_tid;     /* gettid() of the latest owner */
   /* Stores are never freed, so the list of all of them can be walked
    * without a lock (stealing inside the page-path gate); a thread's store
@@ -95,6 +99,24 @@ void small_page_release(struct page_header *page);
 void small_page_adopt(struct sgc_thread *t, struct page_header *page);
 /* The number of small pages with survivors, counted after marking. */
 void page_policy_after_mark(long live_pages);
+/* After the collection, the bytes it found live: LPS's l is the smaller of
+ * the pages with survivors and the pages those bytes fill (page_store.c). */
+void page_policy_after_collection(size_t live_bytes);
+/* T refills (alloc/refill.c): its store is active in this epoch. */
+static inline void page_store_note_active(struct sgc_thread *t) {
+  struct page_store *s = t->page_store;
+  uint32_t e = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+  if (s && atomic_load_explicit(&s->active_epoch, memory_order_relaxed) != e)
+    atomic_store_explicit(&s->active_epoch, e, memory_order_relaxed);
+}
+/* With the marks of the collection of epoch EPOCH: whether S's thread
+ * refilled nothing in the interval before it (thesis ch. 2 lets a page go
+ * back to the thread that used it; a thread asleep uses none of them). */
+static inline bool page_store_idle(const struct page_store *s, uint32_t epoch) {
+  return atomic_load_explicit(&s->active_epoch, memory_order_relaxed) + 1 < epoch;
+}
+/* After a collection: the free pages of idle stores go to the pool. */
+void page_stores_drain_idle(void);
 /* A thread leaves: its free pages go to the pool. */
 void page_store_retire(struct sgc_thread *t);
 /* After fork: the stores of threads that do not exist here retire. */

@@ -181,7 +181,7 @@ static void *claim_swept(struct sgc_thread *t, struct page_header *page, unsigne
  * by a refill outside heap_lock, added to the shared counts in steps. */
 static void count_unlocked_refill(struct sgc_thread *t, size_t bytes) {
   t->unlocked_refills++;
-  if ((t->unlocked_bytes += bytes) >= UNLOCKED_FLUSH_BYTES || t->unlocked_refills >= 64) {
+  if ((t->unlocked_bytes += bytes) >= unlocked_flush_step() || t->unlocked_refills >= 64) {
     atomic_fetch_add_explicit(&allocated_unlocked, t->unlocked_bytes, memory_order_relaxed);
     atomic_fetch_add_explicit(&refills_unlocked, t->unlocked_refills, memory_order_relaxed);
     t->unlocked_bytes = 0;
@@ -272,6 +272,7 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
   t->slow_path_sp = sp;
   atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
   bool finish = false;
+  page_store_note_active(t);
   void *first = refill_and_allocate_inner(t, kind, cls, &finish);
   /* Every object this path hands out, from a page, a batch or a CPU's
    * list, may carry GC_free's tag (alloc.h); the link is cleared. */

@@ -78,6 +78,16 @@ static size_t collect_threshold(void) {
   return t > floor ? t : floor;
 }
 
+_Atomic size_t unlocked_flush_budget = MIN_COLLECT_BYTES / 4;
+
+size_t unlocked_flush_step(void) {
+  int threads = thread_registry_count();
+  size_t step = atomic_load_explicit(&unlocked_flush_budget, memory_order_relaxed) /
+                (size_t)(threads > 0 ? threads : 1);
+  if (step > UNLOCKED_FLUSH_BYTES) step = UNLOCKED_FLUSH_BYTES;
+  return step < PAGE_BYTES ? PAGE_BYTES : step;
+}
+
 /* With the world stopped and the page-path gate closed: nobody adds to
  * the unlocked counts meanwhile. */
 static void fold_unlocked_allocation(void) {
@@ -317,6 +327,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
   custom_kinds_after_mark();
+  page_stores_drain_idle(); /* a sleeping thread's free pages serve others */
   /* More than a quarter of the heap lying in free spans: give the long
    * ones (64 pages and more) that have stayed free a while back to the
    * OS (heap/page_pool.c). */
@@ -326,8 +337,10 @@ void collect_locked(enum SGC_gc_reason reason) {
   collection_event(EVENT_RECLAIM_END);
 
   heap_accounting.live_after_gc = c.after_finalize.bytes;
+  page_policy_after_collection(c.after_finalize.bytes);
   heap_accounting.live_atomic_after_gc = c.after_finalize.atomic_bytes;
   heap_accounting.allocated_since_gc = 0;
+  atomic_store_explicit(&unlocked_flush_budget, collect_threshold() / 4, memory_order_relaxed);
   uint64_t gc_no = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) + 1;
   atomic_store_explicit(&heap_accounting.gc_count, gc_no, memory_order_relaxed);
   GC_gc_no = gc_no;

@@ -37,4 +37,13 @@ void collect_locked(enum SGC_gc_reason reason);
 size_t collect_growth_bytes(size_t needed);
 /* Called after heap_lock is released: runs queued finalizers or notifies. */
 void collect_after_unlock(void);
+/* What all threads together may hold back of their unlocked refills
+ * bytes (heap/accounting.h): a quarter of the collection threshold, so
+ * the trigger is never late by much (500 threads at 64 KiB held 32 MB
+ * back from an 8 MB threshold).  Set by each collection; read by
+ * refills, relaxed (a hint). */
+extern _Atomic size_t unlocked_flush_budget;
+/* The step for one thread: the budget over the registered threads, at
+ * least a page and at most UNLOCKED_FLUSH_BYTES. */
+size_t unlocked_flush_step(void);
 #endif

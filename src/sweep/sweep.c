@@ -256,7 +256,8 @@ void sweep_after_mark(void) {
   sweep_lists_reset();
   static struct page_header *shared_tail[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
   memset(shared_tail, 0, sizeof shared_tail);
-  bool ascending = atomic_load_explicit(&gc_epoch, memory_order_relaxed) & 1;
+  uint32_t epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
+  bool ascending = epoch & 1;
   bool to_owner = page_policy_returns_to_owner(page_policy);
   long live_pages = 0, store_pages = 0;
   /* Disclaim procedures (gc_disclaim.h) first, in a walk of their own
@@ -275,7 +276,9 @@ void sweep_after_mark(void) {
         p->free_count = 0;
         unsigned k = p->kind, cl = p->size_class;
         struct page_store *owner = p->owner_store;
-        if (to_owner && owner && atomic_load_explicit(&owner->alive, memory_order_relaxed)) {
+        /* A sleeping thread's pages are anyone's to sweep (issue 53). */
+        if (to_owner && owner && atomic_load_explicit(&owner->alive, memory_order_relaxed) &&
+            !page_store_idle(owner, epoch)) {
           queue_unswept(&owner->unswept.head[k][cl], &owner->unswept.tail[k][cl], p, ascending);
           atomic_store_explicit(&owner->unswept.pages,
                                 atomic_load_explicit(&owner->unswept.pages, memory_order_relaxed) + 1,

@@ -69,6 +69,10 @@ static void *second_thread(void *arg) {
 
 static void run(double k) {
   page_policy_k = k;
+  /* A refill first (another size class than the second thread's): the
+   * main thread allocates in this interval, so its
+   * store is not idle and keeps the pages it emptied (page_store_idle). */
+  for (long i = 0; i < 2L * PER_PAGE; i++) CHECK(GC_malloc(3 * OBJECT_BYTES), "allocation");
   GC_gcollect(); /* sweeps everything: emptied pages go to their owner */
   int main_tid = sgc_self->tid;
   struct store_sums main_before = store_of(main_tid);
