@@ -80,6 +80,12 @@ typedef struct SGC_gc_record {
    * heap_lock meanwhile waits for it through this, the pause and the
    * sweep. */
   uint64_t prestop_ns;
+  /* Where the rest of the heap is after the collection (with live_bytes
+   * and cache_bytes): free pages kept in threads' page stores (AL, LPS)
+   * and free pages in the shared pool.  What heap_bytes holds beyond the
+   * four is pages left to the lazy sweep and free space in partly used
+   * pages. */
+  uint64_t store_free_bytes, pool_free_bytes;
 } SGC_gc_record_t;
 
 /* Totals since start. */
@@ -121,6 +127,12 @@ typedef struct SGC_stats {
    * refusing): entries dropped, and rescans of the marked heap that found
    * their objects again (mark/overflow.c). */
   uint64_t mark_overflow_dropped, mark_overflow_rescans;
+  /* Where the heap was at the last collection (SGC_gc_record_t): live
+   * bytes, free bytes in allocation caches, in threads' page stores, in
+   * the shared pool; heap_bytes at that collection holds the four, the
+   * pages left to the lazy sweep and the free space in partly used pages. */
+  uint64_t last_heap_bytes, last_live_bytes, last_cache_bytes, last_store_free_bytes,
+      last_pool_free_bytes;
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);

@@ -199,6 +199,7 @@ void page_counters_read(struct page_counters *out) {
     out->taken += atomic_load_explicit(&s->taken, memory_order_relaxed);
     out->remote += atomic_load_explicit(&s->remote, memory_order_relaxed);
     out->stolen += atomic_load_explicit(&s->stolen, memory_order_relaxed);
+    out->store_free += free_pages(s) + reserve_pages(s);
   }
 }
 

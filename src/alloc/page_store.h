@@ -62,6 +62,7 @@ struct page_counters {
   long taken;      /* pages handed to threads */
   long remote;     /* ... of which another thread consumed first */
   long stolen;     /* ... of which taken from another thread's store */
+  long store_free; /* free pages kept in the stores (emptied and reserved) */
 };
 /* The counters now, heap_lock held. */
 void page_counters_read(struct page_counters *out);

@@ -371,6 +371,8 @@ void collect_locked(enum SGC_gc_reason reason) {
   c.rec.pages_live = (uint64_t)pages.l;
   c.rec.pages_taken = (uint64_t)pages.taken;
   c.rec.remote_pages = (uint64_t)pages.remote;
+  c.rec.store_free_bytes = (uint64_t)pages.store_free << PAGE_SHIFT;
+  c.rec.pool_free_bytes = (uint64_t)page_pool_free_pages() << PAGE_SHIFT;
   struct marker_record shares[TRACE_MAX_MARKERS];
   unsigned share_count = c.totals.markers < TRACE_MAX_MARKERS ? c.totals.markers : TRACE_MAX_MARKERS;
   for (unsigned i = 0; i < share_count; i++) {

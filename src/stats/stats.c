@@ -76,6 +76,18 @@ void stats_print_summary(void) {
           s.pages_used, s.pages_live, s.max_pages_live, s.sum_max_used, s.pages_taken,
           s.remote_pages, s.pages_taken ? (double)s.remote_pages / (double)s.pages_taken : 0.0,
           s.stolen_pages);
+  if (s.collections) {
+    uint64_t known = s.last_live_bytes + s.last_cache_bytes + s.last_store_free_bytes +
+                     s.last_pool_free_bytes;
+    fprintf(stderr,
+            "sgc: heap at the last collection %.1f MiB: live %.1f, free in allocation caches "
+            "%.1f, free pages in thread stores %.1f, free pages in the pool %.1f, the rest "
+            "(pages to sweep lazily, free space in partly used pages) %.1f\n",
+            s.last_heap_bytes / 1048576.0, s.last_live_bytes / 1048576.0,
+            s.last_cache_bytes / 1048576.0, s.last_store_free_bytes / 1048576.0,
+            s.last_pool_free_bytes / 1048576.0,
+            (s.last_heap_bytes > known ? s.last_heap_bytes - known : 0) / 1048576.0);
+  }
   if (sgc_settings.print_stats >= 2) {
     heap_lock_acquire();
     page_stores_visit(print_store, NULL);
@@ -129,6 +141,11 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
   totals.total_mark_ns += rec->mark_ns;
   if (rec->pause_ns > totals.max_pause_ns) totals.max_pause_ns = rec->pause_ns;
   if (rec->heap_bytes > totals.peak_heap_bytes) totals.peak_heap_bytes = rec->heap_bytes;
+  totals.last_heap_bytes = rec->heap_bytes;
+  totals.last_live_bytes = rec->live_bytes;
+  totals.last_cache_bytes = rec->cache_bytes;
+  totals.last_store_free_bytes = rec->store_free_bytes;
+  totals.last_pool_free_bytes = rec->pool_free_bytes;
   pthread_mutex_unlock(&stats_lock);
 }
 
@@ -146,13 +163,16 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    ",\"mark_busy_min_ns\":%" PRIu64 ",\"pages_consumed\":%" PRIu64
                    ",\"pages_used\":%" PRIu64 ",\"pages_live\":%" PRIu64
                    ",\"pages_taken\":%" PRIu64 ",\"remote_pages\":%" PRIu64
-                   ",\"cache_bytes\":%" PRIu64 ",\"prestop_ns\":%" PRIu64 ",\"mark_threads\":[",
+                   ",\"cache_bytes\":%" PRIu64 ",\"prestop_ns\":%" PRIu64
+                   ",\"store_free_bytes\":%" PRIu64 ",\"pool_free_bytes\":%" PRIu64
+                   ",\"mark_threads\":[",
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
                    r->steal_attempts, r->steal_successes, r->mark_idle_ns, r->mark_busy_max_ns,
                    r->mark_busy_min_ns, r->pages_consumed, r->pages_used, r->pages_live,
-                   r->pages_taken, r->remote_pages, r->cache_bytes, r->prestop_ns);
+                   r->pages_taken, r->remote_pages, r->cache_bytes, r->prestop_ns,
+                   r->store_free_bytes, r->pool_free_bytes);
   /* Each GC thread's share: its marked bytes and objects, steals tried and
    * won, busy and idle (stealing, terminating) time, and the CPU time it
    * got meanwhile. */
