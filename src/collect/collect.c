@@ -183,8 +183,11 @@ static void push_thread_roots(struct sgc_thread *self) {
   }
   for (struct sgc_thread *t = thread_pending_first(); t; t = t->next)
     mark_word((uintptr_t)t->start_arg);
-  for (struct sgc_thread *t = thread_zombie_first(); t; t = t->next)
+  for (struct sgc_thread *t = thread_zombie_first(); t; t = t->next) {
     mark_word((uintptr_t)t->exit_result);
+    uintptr_t d = (uintptr_t)t->exit_descriptor; /* holds the result (threads/registry.c) */
+    if (d) mark_push_range(d, d + t->exit_descriptor_bytes);
+  }
 }
 
 /* Bytes sitting unused in allocation caches at this collection (thread

@@ -64,7 +64,7 @@ struct join_call {
 
 static void *join_call_run(void *arg) {
   struct join_call *c = arg;
-  c->status = pthread_join(c->thread, c->result);
+  c->status = thread_join_next(c->thread, c->result);
   return NULL;
 }
 
@@ -75,17 +75,14 @@ static void *join_call_run(void *arg) {
  * every parallel benchmark waits here).  The joined thread's result stays
  * a root in its zombie record until thread_forget_zombie. */
 GC_API int GC_pthread_join(pthread_t thread, void **result) {
+  int tid = thread_tid_of(thread);
   struct join_call call = {thread, result, 0};
   GC_do_blocking(join_call_run, &call);
-  if (call.status == 0) thread_forget_zombie(thread);
+  if (call.status == 0) thread_forget_zombie(thread, tid);
   return call.status;
 }
 
-GC_API int GC_pthread_detach(pthread_t thread) {
-  int r = pthread_detach(thread);
-  if (r == 0) thread_mark_detached(thread);
-  return r;
-}
+GC_API int GC_pthread_detach(pthread_t thread) { return thread_detach(thread, thread_detach_next); }
 
 GC_API int GC_pthread_cancel(pthread_t thread) { return pthread_cancel(thread); }
 
