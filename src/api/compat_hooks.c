@@ -20,6 +20,7 @@
 #include "mark/custom_kind.h"
 #include "mark/mark.h"
 #include "stats/stats.h"
+#include "threads/thread.h"
 
 /* The collector loads these relaxed: a callback installed while a
  * collection runs is seen by that collection or the next. */
@@ -176,16 +177,10 @@ GC_API void GC_alloc_unlock(void) { pthread_mutex_unlock(&heap_lock); }
 GC_API void GC_start_incremental_collection(void) {}
 GC_API void GC_set_manual_vdb_allowed(int on) { (void)on; }
 GC_API int GC_get_manual_vdb_allowed(void) { return 0; }
-/* sgc stops threads with SIGPWR from start-up, before main: a program
- * that needs that signal for itself cannot have sgc move. */
-GC_API void GC_set_suspend_signal(int sig) {
-  if (sig != GC_get_suspend_signal())
-    sgc_warn("GC_set_suspend_signal(%d): sgc always suspends threads with SIGPWR (%d)", sig,
-             GC_get_suspend_signal());
-}
-GC_API void GC_set_thr_restart_signal(int sig) {
-  (void)sig; /* threads resume through a futex; no restart signal is sent */
-}
+/* sgc stops threads with SIGPWR from start-up, before main; a program
+ * that needs that signal moves sgc to another before GC_INIT
+ * (threads/stop_world.c).  GC_set_thr_restart_signal is there too. */
+GC_API void GC_set_suspend_signal(int sig) { stop_world_move_signal(sig); }
 
 static void print_to(FILE *out, const char *format, va_list ap) {
   vfprintf(out, format, ap);

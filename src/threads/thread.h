@@ -262,6 +262,9 @@ void start_world(void);
 void stop_world_park(struct sgc_thread *t);
 /* Lets a parked (or asked-to-park) thread go; no lock needed. */
 void stop_world_unpark(struct sgc_thread *t);
+/* GC_set_suspend_signal: threads are stopped with SIG from now on, if it
+ * is usable and no other thread is registered yet (else a warning). */
+bool stop_world_move_signal(int sig);
 
 /* ---- suspend.c ---- */
 void suspend_after_fork_child(void);
