@@ -48,7 +48,7 @@ SGC_EXPORT unsigned long GC_time_limit = GC_TIME_UNLIMITED;
 GC_API void *GC_call_with_alloc_lock(GC_fn_type fn, void *cd) {
   sgc_ensure_init();
   heap_lock_acquire();
-  void *result = fn(cd);
+  void *result = call_with_lock_held(fn, cd); /* named, should FN wait for heap_lock */
   pthread_mutex_unlock(&heap_lock);
   return result;
 }

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "collect/collect.h"
+#include "common.h"
 #include "os/os.h"
 #include "threads/lock_wait.h"
 #include "threads/thread.h"
@@ -34,7 +36,35 @@ static void counted_as(struct sgc_thread *self, uint8_t bits) {
   atomic_signal_fence(memory_order_seq_cst);
 }
 
+__thread const char *lock_holding_callback __attribute__((tls_model("initial-exec")));
+
+static const char *lock_name(const pthread_mutex_t *lock) {
+  if (lock == &heap_lock) return "allocation lock";
+  if (lock == &registry_lock) return "thread registry lock";
+  if (lock == &meta_lock) return "finalization lock";
+  return "lock";
+}
+
+void lock_wait_check_not_held(pthread_mutex_t *lock) {
+  /* glibc records the kernel thread id of the owner in every mutex it
+   * locks, whatever its type, and clears it on unlock: only this thread
+   * writes its own id there, so reading it racily is exact for the one
+   * question asked. */
+  if (__atomic_load_n(&lock->__data.__owner, __ATOMIC_RELAXED) != os_gettid()) return;
+  const char *callback = lock_holding_callback;
+  if (callback)
+    sgc_fatal("%s allocated, collected or registered a finalizer: it runs with sgc's %s "
+              "held, which that call waits for, so the thread would wait for ever; as with "
+              "bdwgc, it must not (allocate before or after it)",
+              callback, lock_name(lock));
+  sgc_fatal("a thread waits for sgc's %s, which it holds itself: a function sgc called with "
+            "the lock held (a callback, a mark procedure, a warn procedure) called back into "
+            "sgc, which it must not",
+            lock_name(lock));
+}
+
 void lock_wait_counted(pthread_mutex_t *lock) {
+  lock_wait_check_not_held(lock);
   struct sgc_thread *self = sgc_self;
   counted_as(self, LOCK_COUNTED_WAITER);
   atomic_fetch_add_explicit(&lock_waiters, 1, memory_order_relaxed);

@@ -189,8 +189,12 @@ SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, 
 /* A wait for LOCK, one of the collector's: heap_lock and registry_lock
  * are counted waits (threads/lock_wait.h), meta_lock a plain one. */
 static void lock_wait(pthread_mutex_t *lock) {
-  if (lock == &meta_lock) pthread_mutex_lock(lock);
-  else lock_wait_counted(lock);
+  if (lock == &meta_lock) {
+    lock_wait_check_not_held(lock);
+    pthread_mutex_lock(lock);
+  } else {
+    lock_wait_counted(lock);
+  }
 }
 
 /* A wait for LOCK inside a blocking section of its own, entered without
