@@ -42,16 +42,8 @@ static void on_resize(GC_word size) {
   allocate_inside();
 }
 
-static void on_alarm(int sig) {
-  (void)sig;
-  static const char msg[] = "FAIL [callback_alloc] deadlocked: still running after 20 s\n";
-  if (write(2, msg, sizeof msg - 1) < 0) _exit(3);
-  _exit(3);
-}
-
 static int run_case(const char *mode) {
-  signal(SIGALRM, on_alarm);
-  alarm(20);
+  spawn_case_alarm(20);
   GC_INIT();
   if (!strcmp(mode, "alloc_lock")) {
     GC_call_with_alloc_lock(alloc_lock_fn, NULL);

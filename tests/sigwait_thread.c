@@ -9,7 +9,7 @@
  * collection waited 20-40 s (for ever here, as the worker waits again).
  * Argument: "pthread_sigmask" (sigwait), "sigprocmask" (sigwaitinfo) or
  * "sigtimedwait" (sigprocmask, a 1 s timeout).  What could fail: the
- * collections taking over 10 s, or an alarm after 30 s; the worker
+ * collections taking over 10 s, or still running after 30 s; the worker
  * receiving the suspend signal; the worker's object freed. */
 #define _GNU_SOURCE
 #include "gc.h"
@@ -21,16 +21,10 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "spawn_case.h"
 
 static const char *mode = "pthread_sigmask";
 static atomic_int ready, stolen_signal;
-
-static void on_alarm(int sig) {
-  (void)sig;
-  static const char msg[] = "FAIL [sigwait_thread] collections still not done after 30 s\n";
-  if (write(2, msg, sizeof msg - 1) < 0) _exit(2);
-  _exit(1);
-}
 
 static void *worker(void *arg) {
   (void)arg;
@@ -55,7 +49,7 @@ static void *worker(void *arg) {
       CHECK(sig > 0 || errno == EAGAIN || errno == EINTR, "sigtimedwait: %s", strerror(errno));
     }
     if (sig == SIGUSR1) break;
-    if (sig == SIGALRM) on_alarm(sig);
+    if (sig == SIGALRM) spawn_case_on_alarm(sig);
     if (sig == GC_get_suspend_signal()) atomic_fetch_add(&stolen_signal, 1);
   }
   for (int i = 0; i < 64; i++) CHECK(mine[i] == i * 7, "the worker's object was overwritten");
@@ -66,8 +60,7 @@ int main(int argc, char **argv) {
   t_test_name = "sigwait_thread";
   if (argc > 1) mode = argv[1];
   GC_INIT();
-  signal(SIGALRM, on_alarm);
-  alarm(30);
+  spawn_case_alarm(30);
   pthread_t t;
   CHECK(pthread_create(&t, NULL, worker, NULL) == 0);
   while (!atomic_load(&ready)) usleep(1000);

@@ -49,16 +49,8 @@ static void *reader(void *arg) {
   return NULL;
 }
 
-static void on_alarm(int sig) {
-  (void)sig;
-  static const char msg[] = "FAIL [suspend_signal_owned] child still running after 20 s\n";
-  if (write(2, msg, sizeof msg - 1) < 0) _exit(3);
-  _exit(3);
-}
-
 static int run_case(const char *mode) {
-  signal(SIGALRM, on_alarm);
-  alarm(20);
+  spawn_case_alarm(20);
   if (!strcmp(mode, "moved")) GC_set_suspend_signal(SIGUSR2);
   GC_INIT();
   int expected = !strcmp(mode, "moved") ? SIGUSR2 : !strcmp(mode, "env") ? SIGRTMIN + 3 : SIGPWR;
