@@ -23,6 +23,9 @@
 #include "common.h"
 #include "spawn_case.h"
 
+/* bdwgc's gc.h declares it only under GC_THREADS, not defined here. */
+int GC_get_suspend_signal(void);
+
 static const char *mode = "pthread_sigmask";
 static atomic_int ready, stolen_signal;
 
