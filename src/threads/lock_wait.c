@@ -50,7 +50,9 @@ void lock_wait_check_not_held(pthread_mutex_t *lock) {
    * locks, whatever its type, and clears it on unlock: only this thread
    * writes its own id there, so reading it racily is exact for the one
    * question asked. */
-  if (__atomic_load_n(&lock->__data.__owner, __ATOMIC_RELAXED) != os_gettid()) return;
+  struct sgc_thread *self = sgc_self;
+  int tid = self ? self->tid : os_gettid();
+  if (__atomic_load_n(&lock->__data.__owner, __ATOMIC_RELAXED) != tid) return;
   const char *callback = lock_holding_callback;
   if (callback)
     sgc_fatal("%s allocated, collected or registered a finalizer: it runs with sgc's %s "
