@@ -40,7 +40,9 @@ struct worker {
   int detach;      /* detaches itself: its result is nobody's */
 };
 
-static long pattern(long index, int word) { return (index * 0x9E3779B1L) ^ (word * 0x1000193L) ^ 0x5A5A; }
+static long pattern(long index, int word) {
+  return (index * 0x9E3779B1L) ^ (word * 0x1000193L) ^ 0x5A5A;
+}
 
 static T_NOINLINE void *make_result(long index) {
   long *obj = GC_MALLOC(WORDS * sizeof(long));

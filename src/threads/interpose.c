@@ -74,7 +74,9 @@ static void *join_run(void *arg) {
   struct join_call *c = arg;
   switch (c->kind) {
   case JOIN: c->status = next_pthread_join()(c->thread, c->result); break;
-  case JOIN_TIMED: c->status = next_pthread_timedjoin_np()(c->thread, c->result, c->deadline); break;
+  case JOIN_TIMED:
+    c->status = next_pthread_timedjoin_np()(c->thread, c->result, c->deadline);
+    break;
   case JOIN_CLOCK:
     c->status = next_pthread_clockjoin_np()(c->thread, c->result, c->clock, c->deadline);
     break;
@@ -97,7 +99,8 @@ SGC_EXPORT int pthread_join(pthread_t thread, void **result) {
 }
 SGC_EXPORT int pthread_timedjoin_np(pthread_t thread, void **result,
                                     const struct timespec *deadline) {
-  struct join_call c = {.kind = JOIN_TIMED, .thread = thread, .result = result, .deadline = deadline};
+  struct join_call c = {
+      .kind = JOIN_TIMED, .thread = thread, .result = result, .deadline = deadline};
   return join(&c);
 }
 SGC_EXPORT int pthread_clockjoin_np(pthread_t thread, void **result, clockid_t clock,

@@ -139,7 +139,8 @@ static struct signal_name signal_name(int sig) {
   struct signal_name n;
   const char *abbrev = sigabbrev_np(sig);
   if (abbrev) snprintf(n.text, sizeof n.text, "SIG%s (%d)", abbrev, sig);
-  else if (sig >= SIGRTMIN && sig <= SIGRTMAX) snprintf(n.text, sizeof n.text, "SIGRTMIN+%d (%d)", sig - SIGRTMIN, sig);
+  else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+    snprintf(n.text, sizeof n.text, "SIGRTMIN+%d (%d)", sig - SIGRTMIN, sig);
   else snprintf(n.text, sizeof n.text, "signal %d", sig);
   return n;
 }
@@ -448,7 +449,8 @@ void stop_world_park(struct sgc_thread *t) {
   while (!atomic_load_explicit(&t->ext_parked, memory_order_seq_cst)) {
     futex_wait_timeout(&t->ext_parked, 0, 1000000);
     waited_ns += 1000000;
-    if (!atomic_load_explicit(&t->ext_parked, memory_order_seq_cst)) check_handler_still_ours(t, false);
+    if (!atomic_load_explicit(&t->ext_parked, memory_order_seq_cst))
+      check_handler_still_ours(t, false);
     if (waited_ns == 10000000000ull)
       sgc_warn("GC_suspend_thread has waited 10 s for thread %d to stop: is %s blocked?", t->tid,
                signal_name(SUSPEND_SIGNAL).text);
