@@ -46,6 +46,16 @@ for v in SGC_MARKERS=0 SGC_MARKERS=3 GC_MARKERS=2 SGC_SPLIT_BYTES=0 SGC_SPLIT_BY
          SGC_MARK_STACK_LIMIT=100000; do
   good "$v"
 done
+# The suspend signal: a number or name of a signal a handler can catch
+# and that no fault and not glibc uses (threads/stop_world.c).
+for v in SGC_SUSPEND_SIGNAL=SIGKILL SGC_SUSPEND_SIGNAL=abc SGC_SUSPEND_SIGNAL=99 \
+         SGC_SUSPEND_SIGNAL=32 SGC_SUSPEND_SIGNAL=SIGSEGV; do
+  bad "$v"
+done
+for v in SGC_SUSPEND_SIGNAL=SIGUSR2 SGC_SUSPEND_SIGNAL=USR1 SGC_SUSPEND_SIGNAL=SIGRTMIN+4 \
+         SGC_SUSPEND_SIGNAL=40; do
+  good "$v"
+done
 
 # The ignored SGC_MARKERS leaves the default: no more GC threads mark than
 # this process may use CPUs (the old code let a run mark with 112).

@@ -48,4 +48,23 @@ static T_UNUSED int spawn_case(const char *mode, char *buf, size_t cap)
     return st;
 }
 
+static T_UNUSED void spawn_case_on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "] still running past its alarm: a hang\n";
+    if (write(2, "FAIL [", 6) < 0 ||
+        write(2, t_test_name, strlen(t_test_name)) < 0 ||
+        write(2, msg, sizeof msg - 1) < 0)
+        _exit(3);
+    _exit(3);
+}
+
+/* In a case that could hang: after SECONDS it ends with status 3 and a
+ * FAIL line, so a hang fails the case, not the test's time limit. */
+static T_UNUSED void spawn_case_alarm(unsigned seconds)
+{
+    signal(SIGALRM, spawn_case_on_alarm);
+    alarm(seconds);
+}
+
 #endif

@@ -20,6 +20,7 @@
 #include "mark/custom_kind.h"
 #include "mark/mark.h"
 #include "stats/stats.h"
+#include "threads/thread.h"
 
 /* The collector loads these relaxed: a callback installed while a
  * collection runs is seen by that collection or the next. */
@@ -40,21 +41,37 @@ static _Atomic int rate = 10, max_prior_attempts = 1;
 static _Atomic size_t min_bytes_allocd = 1;
 static _Atomic GC_word allocd_bytes_per_finalizer = 10000;
 
+/* Runs CALL, a program's function sgc calls with heap_lock held, named
+ * NAME for the fatal error should it wait for that lock, which it would
+ * do for ever (threads/lock_wait.h). */
+#define CALLED_WITH_LOCK_HELD(name, call)            \
+  do {                                               \
+    const char *outer = lock_holding_callback;       \
+    lock_holding_callback = name;                    \
+    call;                                            \
+    lock_holding_callback = outer;                   \
+  } while (0)
+
 void collection_event(enum collection_event event) {
   GC_on_collection_event_proc f = atomic_load_explicit(&on_event, memory_order_relaxed);
-  if (f) f((GC_EventType)event);
+  if (f) CALLED_WITH_LOCK_HELD("the GC_set_on_collection_event callback", f((GC_EventType)event));
 }
 void collection_start_callback(void) {
   GC_start_callback_proc f = atomic_load_explicit(&on_start, memory_order_relaxed);
-  if (f) f();
+  if (f) CALLED_WITH_LOCK_HELD("the GC_set_start_callback callback", f());
 }
 void collection_push_other_roots(void) {
   GC_push_other_roots_proc f = GC_push_other_roots;
-  if (f) f();
+  if (f) CALLED_WITH_LOCK_HELD("the GC_set_push_other_roots callback", f());
 }
 void heap_resized(size_t new_size) {
   GC_on_heap_resize_proc f = __atomic_load_n(&GC_on_heap_resize, __ATOMIC_RELAXED);
-  if (f) f((GC_word)new_size);
+  if (f) CALLED_WITH_LOCK_HELD("the GC_set_on_heap_resize callback", f((GC_word)new_size));
+}
+void *call_with_lock_held(GC_fn_type fn, void *cd) {
+  void *result;
+  CALLED_WITH_LOCK_HELD("the function given to GC_call_with_alloc_lock", result = fn(cd));
+  return result;
 }
 bool collect_automatic_disabled(void) {
   return atomic_load_explicit(&automatic_collection_disabled, memory_order_relaxed);
@@ -170,22 +187,22 @@ GC_API void GC_atfork_prepare(void) {}
 GC_API void GC_atfork_parent(void) {}
 GC_API void GC_atfork_child(void) {}
 /* The allocator's lock (bdwgc's GC_alloc_lock): heap_lock. */
-GC_API void GC_alloc_lock(void) { heap_lock_acquire(); }
-GC_API void GC_alloc_unlock(void) { pthread_mutex_unlock(&heap_lock); }
+GC_API void GC_alloc_lock(void) {
+  heap_lock_acquire();
+  lock_holding_callback = "code between GC_alloc_lock and GC_alloc_unlock";
+}
+GC_API void GC_alloc_unlock(void) {
+  lock_holding_callback = NULL;
+  pthread_mutex_unlock(&heap_lock);
+}
 /* sgc has no incremental mode: nothing to start, no dirty bits to keep. */
 GC_API void GC_start_incremental_collection(void) {}
 GC_API void GC_set_manual_vdb_allowed(int on) { (void)on; }
 GC_API int GC_get_manual_vdb_allowed(void) { return 0; }
-/* sgc stops threads with SIGPWR from start-up, before main: a program
- * that needs that signal for itself cannot have sgc move. */
-GC_API void GC_set_suspend_signal(int sig) {
-  if (sig != GC_get_suspend_signal())
-    sgc_warn("GC_set_suspend_signal(%d): sgc always suspends threads with SIGPWR (%d)", sig,
-             GC_get_suspend_signal());
-}
-GC_API void GC_set_thr_restart_signal(int sig) {
-  (void)sig; /* threads resume through a futex; no restart signal is sent */
-}
+/* sgc stops threads with SIGPWR from start-up, before main; a program
+ * that needs that signal moves sgc to another before GC_INIT
+ * (threads/stop_world.c).  GC_set_thr_restart_signal is there too. */
+GC_API void GC_set_suspend_signal(int sig) { stop_world_move_signal(sig); }
 
 static void print_to(FILE *out, const char *format, va_list ap) {
   vfprintf(out, format, ap);

@@ -128,6 +128,9 @@ void sgc_ensure_init(void) {
   pthread_mutex_lock(&init_lock);
   if (!atomic_load_explicit(&sgc_initialised, memory_order_relaxed)) {
     read_settings();
+    lock_wait_name(&heap_lock, "allocation lock");
+    lock_wait_name(&registry_lock, "thread registry lock");
+    lock_wait_name(&meta_lock, "finalization lock");
     size_classes_init();
     page_policy_init();
     percpu_init();

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "common.h"
 #include "os/os.h"
 #include "base/lock_wait.h"
 
@@ -36,7 +37,51 @@ static void counted_as(unsigned char bits) {
   atomic_signal_fence(memory_order_seq_cst);
 }
 
+__thread const char *lock_holding_callback __attribute__((tls_model("initial-exec")));
+
+/* The collector's locks by name, for the message (set once at start-up
+ * by their owners' layer: api/init.c). */
+static struct {
+  const pthread_mutex_t *lock;
+  const char *name;
+} lock_names[4];
+
+void lock_wait_name(const pthread_mutex_t *lock, const char *name) {
+  for (unsigned i = 0; i < sizeof lock_names / sizeof *lock_names; i++)
+    if (!lock_names[i].lock || lock_names[i].lock == lock) {
+      lock_names[i].lock = lock;
+      lock_names[i].name = name;
+      return;
+    }
+}
+
+static const char *lock_name(const pthread_mutex_t *lock) {
+  for (unsigned i = 0; i < sizeof lock_names / sizeof *lock_names; i++)
+    if (lock_names[i].lock == lock) return lock_names[i].name;
+  return "lock";
+}
+
+void lock_wait_check_not_held(pthread_mutex_t *lock) {
+  /* glibc records the kernel thread id of the owner in every mutex it
+   * locks, whatever its type, and clears it on unlock: only this thread
+   * writes its own id there, so reading it racily is exact for the one
+   * question asked. */
+  int tid = os_gettid(); /* a system call, on the waiting path only */
+  if (__atomic_load_n(&lock->__data.__owner, __ATOMIC_RELAXED) != tid) return;
+  const char *callback = lock_holding_callback;
+  if (callback)
+    sgc_fatal("%s allocated, collected or registered a finalizer: it runs with sgc's %s "
+              "held, which that call waits for, so the thread would wait for ever; as with "
+              "bdwgc, it must not (allocate before or after it)",
+              callback, lock_name(lock));
+  sgc_fatal("a thread waits for sgc's %s, which it holds itself: a function sgc called with "
+            "the lock held (a callback, a mark procedure, a warn procedure) called back into "
+            "sgc, which it must not",
+            lock_name(lock));
+}
+
 void lock_wait_counted(pthread_mutex_t *lock) {
+  lock_wait_check_not_held(lock);
   counted_as(LOCK_COUNTED_WAITER);
   atomic_fetch_add_explicit(&lock_waiters, 1, memory_order_relaxed);
   struct timespec deadline;

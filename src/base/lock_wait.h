@@ -37,6 +37,16 @@ extern _Atomic int lock_waiters;
 extern _Atomic int lock_starving;
 extern _Atomic unsigned lock_waits_ended; /* waits that have ended */
 
+/* The program's function this thread runs with one of the collector's
+ * locks held, as the message names it ("the GC_set_start_callback
+ * callback"), or NULL: set around each (api/compat_hooks.c). */
+extern __thread const char *lock_holding_callback __attribute__((tls_model("initial-exec")));
+/* Before a wait for LOCK: a thread that holds it already would wait for
+ * ever, so that is a fatal error naming lock_holding_callback. */
+void lock_wait_check_not_held(pthread_mutex_t *lock);
+/* Names LOCK in that message ("allocation lock"). */
+void lock_wait_name(const pthread_mutex_t *lock, const char *name);
+
 /* Waits for LOCK, counted; after LOCK_STARVING_NS counted as starving. */
 void lock_wait_counted(pthread_mutex_t *lock);
 /* Yields while *COUNT is above 0 until a wait has ended, at most LOCK_TURN_NS. */

@@ -42,7 +42,7 @@ SGC_EXPORT unsigned long GC_time_limit = GC_TIME_UNLIMITED;
 GC_API void *GC_call_with_alloc_lock(GC_fn_type fn, void *cd) {
   sgc_ensure_init();
   heap_lock_acquire();
-  void *result = fn(cd);
+  void *result = call_with_lock_held(fn, cd); /* named, should FN wait for heap_lock */
   pthread_mutex_unlock(&heap_lock);
   return result;
 }
@@ -179,8 +179,11 @@ static void push_thread_roots(struct sgc_thread *self) {
   }
   for (struct sgc_thread *t = thread_pending_first(); t; t = t->next)
     mark_word((uintptr_t)t->start_arg);
-  for (struct sgc_thread *t = thread_zombie_first(); t; t = t->next)
+  for (struct sgc_thread *t = thread_zombie_first(); t; t = t->next) {
     mark_word((uintptr_t)t->exit_result);
+    uintptr_t d = (uintptr_t)t->exit_descriptor; /* holds the result (threads/registry.c) */
+    if (d) mark_push_range(d, d + t->exit_descriptor_bytes);
+  }
 }
 
 /* Bytes sitting unused in allocation caches at this collection (thread

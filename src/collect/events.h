@@ -27,5 +27,7 @@ void collection_event(enum collection_event event);
 void collection_start_callback(void);
 /* GC_set_push_other_roots's function, while roots are pushed. */
 void collection_push_other_roots(void);
+/* GC_call_with_alloc_lock's FN(CD), heap_lock held. */
+void *call_with_lock_held(void *(*fn)(void *), void *cd);
 
 #endif

@@ -65,7 +65,7 @@ struct join_call {
 
 static void *join_call_run(void *arg) {
   struct join_call *c = arg;
-  c->status = pthread_join(c->thread, c->result);
+  c->status = thread_join_next(c->thread, c->result);
   return NULL;
 }
 
@@ -76,17 +76,14 @@ static void *join_call_run(void *arg) {
  * every parallel benchmark waits here).  The joined thread's result stays
  * a root in its zombie record until thread_forget_zombie. */
 GC_API int GC_pthread_join(pthread_t thread, void **result) {
+  int tid = thread_tid_of(thread);
   struct join_call call = {thread, result, 0};
   GC_do_blocking(join_call_run, &call);
-  if (call.status == 0) thread_forget_zombie(thread);
+  if (call.status == 0) thread_forget_zombie(thread, tid);
   return call.status;
 }
 
-GC_API int GC_pthread_detach(pthread_t thread) {
-  int r = pthread_detach(thread);
-  if (r == 0) thread_mark_detached(thread);
-  return r;
-}
+GC_API int GC_pthread_detach(pthread_t thread) { return thread_detach(thread, thread_detach_next); }
 
 GC_API int GC_pthread_cancel(pthread_t thread) { return pthread_cancel(thread); }
 
@@ -193,8 +190,12 @@ SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, 
 /* A wait for LOCK, one of the collector's: heap_lock and registry_lock
  * are counted waits (base/lock_wait.h), meta_lock a plain one. */
 static void lock_wait(pthread_mutex_t *lock) {
-  if (lock == &meta_lock) pthread_mutex_lock(lock);
-  else lock_wait_counted(lock);
+  if (lock == &meta_lock) {
+    lock_wait_check_not_held(lock);
+    pthread_mutex_lock(lock);
+  } else {
+    lock_wait_counted(lock);
+  }
 }
 
 /* A wait for LOCK inside a blocking section of its own, entered without

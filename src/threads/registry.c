@@ -35,19 +35,48 @@ static struct sgc_thread *zombies; /* exited, joinable, not joined yet */
 
 struct sgc_thread *thread_zombie_first(void) { return zombies; }
 
-void thread_forget_zombie(pthread_t thread) {
-  registry_lock_take();
-  for (struct sgc_thread **link = &zombies; *link; link = &(*link)->next) {
-    if (pthread_equal((*link)->pthread, thread)) {
-      struct sgc_thread *z = *link;
+/* registry_lock held: takes every zombie of THREAD (of kernel thread TID,
+ * or any when TID is 0; never one of kernel thread SPARE) off the list
+ * and returns them, linked. */
+static struct sgc_thread *zombies_take(pthread_t thread, int tid, int spare) {
+  struct sgc_thread *taken = NULL;
+  for (struct sgc_thread **link = &zombies; *link;) {
+    struct sgc_thread *z = *link;
+    if (pthread_equal(z->pthread, thread) && (!tid || z->tid == tid) && z->tid != spare) {
       *link = z->next;
-      suspend_forget_ended(thread);
-      pthread_mutex_unlock(&registry_lock);
-      free(z);
-      return;
+      z->next = taken;
+      taken = z;
+    } else {
+      link = &z->next;
     }
   }
+  if (taken) suspend_forget_ended(thread);
+  return taken;
+}
+
+static void zombies_free(struct sgc_thread *list) {
+  while (list) {
+    struct sgc_thread *next = list->next;
+    free(list->exit_descriptor);
+    free(list);
+    list = next;
+  }
+}
+
+void thread_forget_zombie(pthread_t thread, int tid) {
+  registry_lock_take();
+  struct sgc_thread *taken = zombies_take(thread, tid, 0);
   pthread_mutex_unlock(&registry_lock);
+  zombies_free(taken);
+}
+
+int thread_tid_of(pthread_t thread) {
+  registry_lock_take();
+  struct sgc_thread *t = thread_with_id(registry, thread);
+  if (!t) t = thread_with_id(zombies, thread);
+  int tid = t ? t->tid : 0;
+  pthread_mutex_unlock(&registry_lock);
+  return tid;
 }
 
 struct sgc_thread *thread_with_id(struct sgc_thread *first, pthread_t id) {
@@ -56,18 +85,27 @@ struct sgc_thread *thread_with_id(struct sgc_thread *first, pthread_t id) {
   return NULL;
 }
 
-void thread_mark_detached(pthread_t thread) {
+int thread_detach(pthread_t thread, int (*detach)(pthread_t)) {
+  /* DETACH runs under registry_lock: the thread cannot become a zombie
+   * between the two, nor a new thread take its id (it would register
+   * under the lock) before the record is found. */
   registry_lock_take();
-  /* Running, or not yet: GC_pthread_create gave a pending record its id
-   * before returning it (thread_pending_set_id).  Looking at running
-   * threads only, a thread detached before it ran was kept as a zombie
-   * at exit, its result a root for good (bb_threads part I: 25-40 of 40
-   * results kept). */
-  struct sgc_thread *t = thread_with_id(registry, thread);
-  if (!t) t = thread_with_id(pending, thread);
-  if (t) t->detached = true;
+  int r = detach(thread);
+  struct sgc_thread *taken = NULL;
+  if (r == 0) {
+    /* Running, or not yet: GC_pthread_create gave a pending record its id
+     * before returning it (thread_pending_set_id).  Looking at running
+     * threads only, a thread detached before it ran was kept as a zombie
+     * at exit, its result a root for good (bb_threads part I: 25-40 of 40
+     * results kept). */
+    struct sgc_thread *t = thread_with_id(registry, thread);
+    if (!t) t = thread_with_id(pending, thread);
+    if (t) t->detached = true;
+    taken = zombies_take(thread, 0, 0);
+  }
   pthread_mutex_unlock(&registry_lock);
-  thread_forget_zombie(thread);
+  zombies_free(taken);
+  return r;
 }
 
 /* Records are cache-line aligned and padded: two threads' hot fields
@@ -150,6 +188,8 @@ enum { EXIT_KEY_ROUNDS = PTHREAD_DESTRUCTOR_ITERATIONS };
  * their first rounds with the thread still registered.  Unless the stop
  * signal is blocked (bb_exit_signals_blocked): a collection would wait
  * for a thread that cannot take it. */
+static void unregister(struct sgc_thread *rec, bool exiting);
+
 static void exit_key_destructor(void *value) {
   struct sgc_thread *rec = value;
   if (!rec || sgc_self != rec) return;
@@ -160,7 +200,7 @@ static void exit_key_destructor(void *value) {
   if (stoppable && ++rec->exit_rounds < EXIT_KEY_ROUNDS &&
       pthread_setspecific(exit_key, rec) == 0)
     return;
-  thread_unregister_self();
+  unregister(rec, true);
 }
 
 void threads_init(void) {
@@ -200,7 +240,13 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   registry = rec;
   atomic_fetch_add_explicit(&registry_count, 1, memory_order_relaxed);
   sgc_self = rec;
+  /* An earlier thread with this id ended, and was joined or detached,
+   * though perhaps not through a call sgc saw: its zombie goes.  Not
+   * this thread's own, had it unregistered itself: start_wrapper still
+   * stores its result there. */
+  struct sgc_thread *stale = zombies_take(rec->pthread, 0, rec->tid);
   pthread_mutex_unlock(&registry_lock);
+  zombies_free(stale);
   pthread_setspecific(exit_key, rec);
   /* An earlier thread with this id ended, not joined: not this one. */
   suspend_forget_ended(rec->pthread);
@@ -211,15 +257,60 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   return rec;
 }
 
-void thread_unregister_self(void) {
-  struct sgc_thread *rec = sgc_self;
-  if (!rec) return;
+/* The most of a leaving thread's descriptor kept (keep_result): glibc
+ * 2.36's struct pthread takes about 2.3 KiB on x86-64. */
+enum { DESCRIPTOR_KEPT_MAX = 16384 };
+
+/* Whether REC's thread, leaving, is joinable, and if so its result kept
+ * in REC.  glibc stores the result (the start routine's return value or
+ * pthread_exit's argument) in the thread's descriptor, struct pthread,
+ * before it runs key destructors; the descriptor is pthread_self() and
+ * lies at the top of the thread's stack mapping, whose end
+ * pthread_getattr_np gives.  The offset of the result in it is not
+ * published, so a copy of [descriptor, stack end) stays a root until the
+ * thread is joined or detached (threads/interpose.c): a copy, because
+ * once joined, glibc may unmap or reuse the stack before the joiner has
+ * returned to say so.  GC_pthread_create's threads keep exit_result too;
+ * the copy also covers their plain pthread_exit. */
+static bool keep_result(struct sgc_thread *rec) {
+  if (rec->is_main || rec->detached) return false;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return rec->created_by_sgc;
+  int state = PTHREAD_CREATE_DETACHED;
+  void *addr = NULL;
+  size_t size = 0;
+  pthread_attr_getdetachstate(&attr, &state);
+  pthread_attr_getstack(&attr, &addr, &size);
+  pthread_attr_destroy(&attr);
+  if (state != PTHREAD_CREATE_JOINABLE) return false;
+  uintptr_t self = (uintptr_t)pthread_self(), end = (uintptr_t)addr + size;
+  if (self < (uintptr_t)addr || self >= end || end - self > DESCRIPTOR_KEPT_MAX) {
+    sgc_warn("thread %d exits joinable, but its descriptor is not at its stack's top: "
+             "its result is not kept as a root until it is joined", rec->tid);
+    return true;
+  }
+  rec->exit_descriptor = malloc(end - self);
+  if (!rec->exit_descriptor)
+    sgc_fatal("out of memory keeping the result of thread %d until it is joined", rec->tid);
+  memcpy(rec->exit_descriptor, (void *)self, end - self);
+  rec->exit_descriptor_bytes = end - self;
+  return true;
+}
+
+/* REC, the caller's record, leaves the registry; EXITING: in the thread's
+ * last key destructor, its result set, so a joinable thread's record
+ * stays as a zombie keeping the result.  A thread unregistering itself
+ * (GC_unregister_my_thread) is still running: only GC_pthread_create's
+ * records are kept then, for the exit_result start_wrapper stores. */
+static void unregister(struct sgc_thread *rec, bool exiting) {
   /* An exiting thread may have signals blocked (cancellation): count it
    * as blocked so a collection never waits for its acknowledgement while
    * it waits here for registry_lock.  What its stack still holds is
    * scanned from this frame up. */
   rec->blocked_sp = (uintptr_t)__builtin_frame_address(0);
   atomic_store_explicit(&rec->blocked, 1, memory_order_release);
+  /* Before the locks: pthread_getattr_np and the copy call malloc. */
+  bool joinable = exiting ? keep_result(rec) : rec->created_by_sgc && !rec->detached;
   heap_lock_acquire();
   batches_retire(rec); /* its freed objects become anyone's */
   custom_cache_retire(rec);
@@ -236,7 +327,8 @@ void thread_unregister_self(void) {
    * record is gone.  The objects left in its free lists are unmarked and
    * unreferenced, so the next collection reclaims them. */
   sgc_self = NULL;
-  bool keep = rec->created_by_sgc && !rec->detached;
+  /* Detached meanwhile (thread_detach, under this lock): not kept. */
+  bool keep = joinable && !rec->detached;
   if (keep) {
     /* pthread_join hands out the result later; until then it is a root. */
     rec->next = zombies;
@@ -245,7 +337,15 @@ void thread_unregister_self(void) {
   }
   pthread_mutex_unlock(&registry_lock);
   pthread_setspecific(exit_key, NULL);
-  if (!keep) free(rec);
+  if (!keep) {
+    free(rec->exit_descriptor);
+    free(rec);
+  }
+}
+
+void thread_unregister_self(void) {
+  struct sgc_thread *rec = sgc_self;
+  if (rec) unregister(rec, false);
 }
 
 struct sgc_thread *thread_self_or_register(void) {

@@ -12,16 +12,28 @@
  * async-signal-safe (atomics and the futex system call). */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "common.h"
 #include "os/os.h"
 #include "base/lock_wait.h"
 #include "threads/thread.h"
 
-enum { SUSPEND_SIGNAL = SIGPWR, NOMINAL_RESTART_SIGNAL = SIGXCPU };
+/* The signal threads are stopped with: SIGPWR unless SGC_SUSPEND_SIGNAL
+ * or GC_set_suspend_signal says otherwise (stop_world_move_signal).
+ * Written under registry_lock, which every stop holds; relaxed: readers
+ * outside a stop (the exit destructor, GC_pthread_sigmask, sigwait) run
+ * after the single-threaded start-up that sets it. */
+static _Atomic int suspend_signal = SIGPWR;
+/* No restart signal is sent (threads resume through a futex); what
+ * GC_set_thr_restart_signal set is only reported back. */
+static _Atomic int nominal_restart_signal = SIGXCPU;
+#define SUSPEND_SIGNAL atomic_load_explicit(&suspend_signal, memory_order_relaxed)
 
 static _Atomic uint32_t world_epoch; /* odd while the world is stopped */
 static _Atomic uint32_t stop_acks;
@@ -31,7 +43,12 @@ static _Atomic uint32_t stop_acks;
 static _Atomic uint32_t stop_target;
 
 GC_API int GC_get_suspend_signal(void) { return SUSPEND_SIGNAL; }
-GC_API int GC_get_thr_restart_signal(void) { return NOMINAL_RESTART_SIGNAL; }
+GC_API int GC_get_thr_restart_signal(void) {
+  return atomic_load_explicit(&nominal_restart_signal, memory_order_relaxed);
+}
+GC_API void GC_set_thr_restart_signal(int sig) {
+  atomic_store_explicit(&nominal_restart_signal, sig, memory_order_relaxed);
+}
 
 static void save_context(struct sgc_thread *self, const ucontext_t *uc) {
   for (int i = 0; i < NGREG; i++) self->stopped_regs[i] = uc->uc_mcontext.gregs[i];
@@ -114,16 +131,41 @@ struct kernel_sigaction {
   uint64_t mask; /* bit N-1 for signal N */
 };
 
+/* "SIGPWR (30)": a signal named for a message. */
+struct signal_name {
+  char text[32];
+};
+static struct signal_name signal_name(int sig) {
+  struct signal_name n;
+  const char *abbrev = sigabbrev_np(sig);
+  if (abbrev) snprintf(n.text, sizeof n.text, "SIG%s (%d)", abbrev, sig);
+  else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+    snprintf(n.text, sizeof n.text, "SIGRTMIN+%d (%d)", sig - SIGRTMIN, sig);
+  else snprintf(n.text, sizeof n.text, "signal %d", sig);
+  return n;
+}
+
 static void block_libc_signals_in_handler(int sig) {
   struct kernel_sigaction ks;
   if (syscall(SYS_rt_sigaction, sig, NULL, &ks, sizeof ks.mask) != 0)
-    sgc_fatal("cannot read the SIGPWR handler back: %s", strerror(errno));
+    sgc_fatal("cannot read the %s handler back: %s", signal_name(sig).text, strerror(errno));
   for (int s = 32; s < SIGRTMIN; s++) ks.mask |= 1ull << (s - 1);
   if (syscall(SYS_rt_sigaction, sig, &ks, NULL, sizeof ks.mask) != 0)
-    sgc_fatal("cannot block glibc's signals in the SIGPWR handler: %s", strerror(errno));
+    sgc_fatal("cannot block glibc's signals in the %s handler: %s", signal_name(sig).text,
+              strerror(errno));
 }
 
-void stop_world_init(void) {
+/* What the suspend signal's disposition was before sgc took it: given
+ * back when sgc moves to another signal. */
+static struct sigaction displaced_action;
+
+static bool handler_is_ours(int sig) {
+  struct sigaction now;
+  return sigaction(sig, NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
+         now.sa_sigaction == suspend_handler;
+}
+
+static void install_handler(int sig) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = suspend_handler;
@@ -136,8 +178,88 @@ void stop_world_init(void) {
   sigdelset(&sa.sa_mask, SIGBUS);
   sigdelset(&sa.sa_mask, SIGILL);
   sigdelset(&sa.sa_mask, SIGFPE);
-  if (sigaction(SUSPEND_SIGNAL, &sa, NULL) != 0) sgc_fatal("cannot install the SIGPWR handler");
-  block_libc_signals_in_handler(SUSPEND_SIGNAL);
+  if (sigaction(sig, &sa, &displaced_action) != 0)
+    sgc_fatal("cannot install the %s handler: %s", signal_name(sig).text, strerror(errno));
+  block_libc_signals_in_handler(sig);
+}
+
+/* Whether SIG can stop threads: one a handler can catch, that no fault
+ * or glibc itself uses. */
+static bool signal_usable(int sig) {
+  if (sig < 1 || sig > SIGRTMAX || (sig > SIGSYS && sig < SIGRTMIN)) return false;
+  switch (sig) {
+  case SIGKILL: case SIGSTOP: case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE:
+  case SIGABRT: case SIGTRAP: case SIGSYS: case SIGCHLD: case SIGCONT:
+    return false;
+  default:
+    return true;
+  }
+}
+
+/* SGC_SUSPEND_SIGNAL: a number, a name (SIGUSR2 or USR2), or
+ * SIGRTMIN+N; 0 when unset or not usable (with a warning). */
+static int signal_from_env(void) {
+  const char *v = env_value("SGC_SUSPEND_SIGNAL");
+  if (!v) return 0;
+  const char *name = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
+  char *end;
+  long sig = strtol(v, &end, 10);
+  if (end == v || *end) {
+    sig = -1;
+    if (strncmp(name, "RTMIN+", 6) == 0) {
+      long n = strtol(name + 6, &end, 10);
+      if (end != name + 6 && !*end && n >= 0) sig = SIGRTMIN + n;
+    }
+    for (int s = 1; sig < 0 && s < SIGRTMIN; s++) {
+      const char *abbrev = sigabbrev_np(s);
+      if (abbrev && strcmp(abbrev, name) == 0) sig = s;
+    }
+  }
+  if (sig < 0 || sig > SIGRTMAX || !signal_usable((int)sig)) {
+    sgc_warn("ignoring SGC_SUSPEND_SIGNAL=%s: want a signal number or name a handler can "
+             "catch and that no fault uses, e.g. SIGUSR2 or SIGRTMIN+5", v);
+    return 0;
+  }
+  return (int)sig;
+}
+
+void stop_world_init(void) {
+  int sig = signal_from_env();
+  if (sig) atomic_store_explicit(&suspend_signal, sig, memory_order_relaxed);
+  install_handler(SUSPEND_SIGNAL);
+}
+
+/* GC_set_suspend_signal: sgc took its signal at start-up, from a library
+ * constructor, so a program's call before GC_INIT moves it, while no other
+ * thread is registered (one could be stopped by neither signal, or have
+ * the new one blocked).  The old signal's disposition is given back, when
+ * the program has not replaced sgc's handler already. */
+bool stop_world_move_signal(int sig) {
+  if (!signal_usable(sig)) {
+    sgc_warn("GC_set_suspend_signal(%d): not a signal sgc can stop threads with (a handler "
+             "must catch it, and no fault or glibc use it); keeping %s",
+             sig, signal_name(SUSPEND_SIGNAL).text);
+    return false;
+  }
+  registry_lock_take(); /* no stop runs meanwhile */
+  int old = SUSPEND_SIGNAL;
+  bool moved = sig == old;
+  if (!moved && thread_registry_count() > 1) {
+    pthread_mutex_unlock(&registry_lock);
+    sgc_warn("GC_set_suspend_signal(%d) after other threads registered: keeping %s (call it "
+             "before GC_INIT and before creating threads, or set SGC_SUSPEND_SIGNAL)",
+             sig, signal_name(old).text);
+    return false;
+  }
+  if (!moved) {
+    struct sigaction old_displaced = displaced_action;
+    bool ours = handler_is_ours(old);
+    install_handler(sig);
+    if (ours) sigaction(old, &old_displaced, NULL);
+    atomic_store_explicit(&suspend_signal, sig, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return true;
 }
 
 /* Whether signalled thread T is stopped for stop EPOCH: it acknowledged,
@@ -218,19 +340,38 @@ static void spin_for_acks(uint32_t signalled) {
 static const uint64_t STOP_DIAGNOSE_NS = 2000000000ull, STOP_WARN_NS = 10000000000ull;
 
 static void diagnose_slow_stop(struct sgc_thread *self, uint32_t epoch, bool warn_any) {
+  int sig = SUSPEND_SIGNAL;
   FOR_EACH_THREAD(t) {
     if (t == self || !t->scan_regs || thread_stopped(t, epoch)) continue;
-    if (os_thread_blocks_signal(t->tid, SUSPEND_SIGNAL)) {
+    if (os_thread_blocks_signal(t->tid, sig)) {
       if (!warn_any)
-        sgc_warn("a collection waits for thread %d, which blocks SIGPWR, the signal sgc "
+        sgc_warn("a collection waits for thread %d, which blocks %s, the signal sgc "
                  "stops threads with: it stops only once its allocation needs a refill or "
-                 "it unblocks SIGPWR (GC_pthread_sigmask keeps it unblocked; GC_do_blocking "
+                 "it unblocks it (GC_pthread_sigmask keeps it unblocked; GC_do_blocking "
                  "covers a long wait)",
-                 t->tid);
+                 t->tid, signal_name(sig).text);
     } else if (warn_any) {
       sgc_warn("a collection has waited 10 s for thread %d to stop", t->tid);
     }
   }
+}
+
+/* A stop is late: if the program has put its own handler on the suspend
+ * signal (or ignores it), no signalled thread will ever stop, and a
+ * collection would wait for ever.  Stopping a thread some other way, or
+ * scanning it running, is not safe: a fatal error that says what to
+ * change.  A system call per millisecond of a late stop only. */
+static void check_handler_still_ours(struct sgc_thread *late, bool stopping) {
+  int sig = SUSPEND_SIGNAL;
+  if (handler_is_ours(sig)) return;
+  /* The threads stopped so far go on: one may hold the lock stderr's
+   * stream takes. */
+  if (stopping) start_world();
+  sgc_fatal("thread %d cannot be stopped for a collection: the program has replaced sgc's "
+            "handler for %s (or ignores it), the signal sgc stops threads with; give sgc a "
+            "signal the program does not use: SGC_SUSPEND_SIGNAL=SIGUSR2 (for instance) in the "
+            "environment, or GC_set_suspend_signal before GC_INIT",
+            late->tid, signal_name(sig).text);
 }
 
 int stop_world(void) {
@@ -278,6 +419,12 @@ int stop_world(void) {
     if (all) break;
     futex_wait_timeout(&stop_acks, acks, 1000000);
     waited_ns += 1000000;
+    FOR_EACH_THREAD(t) {
+      if (t != self && t->scan_regs && !thread_stopped(t, epoch)) {
+        check_handler_still_ours(t, true);
+        break;
+      }
+    }
     if (waited_ns == STOP_DIAGNOSE_NS || waited_ns == STOP_WARN_NS)
       diagnose_slow_stop(self, epoch, waited_ns == STOP_WARN_NS);
   }
@@ -302,8 +449,11 @@ void stop_world_park(struct sgc_thread *t) {
   while (!atomic_load_explicit(&t->ext_parked, memory_order_seq_cst)) {
     futex_wait_timeout(&t->ext_parked, 0, 1000000);
     waited_ns += 1000000;
+    if (!atomic_load_explicit(&t->ext_parked, memory_order_seq_cst))
+      check_handler_still_ours(t, false);
     if (waited_ns == 10000000000ull)
-      sgc_warn("GC_suspend_thread has waited 10 s for thread %d to stop: is SIGPWR blocked?", t->tid);
+      sgc_warn("GC_suspend_thread has waited 10 s for thread %d to stop: is %s blocked?", t->tid,
+               signal_name(SUSPEND_SIGNAL).text);
   }
 }
 

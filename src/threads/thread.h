@@ -95,6 +95,10 @@ struct sgc_thread {
    * (alloc/refill.c); else 0. */
   uintptr_t slow_path_sp;
   void *exit_result;      /* kept as a root until GC_pthread_join */
+  /* A joinable thread's descriptor as it exited, holding its result: a
+   * root while the record is a zombie (registry.c, keep_result). */
+  void *exit_descriptor;
+  size_t exit_descriptor_bytes;
   struct page_store *page_store; /* page policies (alloc/page_store.c) */
   struct rseq *rseq;      /* glibc's rseq area of this thread (SGC_LAB=cpu) */
   /* GC_suspend_thread (threads/suspend.c): ext_suspend asks the thread
@@ -195,9 +199,20 @@ struct sgc_thread *thread_zombie_first(void);
  * held.  A pending record has id 0, no thread's, until
  * thread_pending_set_id. */
 struct sgc_thread *thread_with_id(struct sgc_thread *first, pthread_t id);
-/* GC_pthread_join / GC_pthread_detach bookkeeping. */
-void thread_forget_zombie(pthread_t thread);
-void thread_mark_detached(pthread_t thread);
+/* THREAD was joined: its zombies (of kernel thread TID, or all when
+ * TID is 0) go, with the results they kept. */
+void thread_forget_zombie(pthread_t thread, int tid);
+/* The kernel thread id of THREAD's record, running or a zombie; 0 when
+ * it has none. */
+int thread_tid_of(pthread_t thread);
+/* Detaches THREAD with DETACH (glibc's pthread_detach) and, when that
+ * succeeds, forgets its zombie or marks its record detached. */
+int thread_detach(pthread_t thread, int (*detach)(pthread_t));
+
+/* ---- interpose.c ---- */
+/* glibc's pthread_join and pthread_detach, behind sgc's own. */
+int thread_join_next(pthread_t thread, void **result);
+int thread_detach_next(pthread_t thread);
 int thread_registry_count(void);
 /* Registers the calling thread with its stack base (0: ask pthreads). */
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec);
@@ -243,6 +258,9 @@ void start_world(void);
 void stop_world_park(struct sgc_thread *t);
 /* Lets a parked (or asked-to-park) thread go; no lock needed. */
 void stop_world_unpark(struct sgc_thread *t);
+/* GC_set_suspend_signal: threads are stopped with SIG from now on, if it
+ * is usable and no other thread is registered yet (else a warning). */
+bool stop_world_move_signal(int sig);
 
 /* ---- suspend.c ---- */
 void suspend_after_fork_child(void);
