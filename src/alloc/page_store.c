@@ -18,7 +18,7 @@
 static _Atomic long consumed_pages, sum_max_used;
 static long live_pages_last, live_pages_max;
 enum page_policy page_policy = PAGE_POLICY_LPS;
-double page_policy_k = 1.5; /* chosen by measurement: see README (page policies) */
+double page_policy_k = 1.5; /* chosen by measurement: see docs/benchmarks/targets.md */
 /* Append-only: the head is published with release, read with acquire. */
 static _Atomic(struct page_store *) all_stores;
 

@@ -336,7 +336,7 @@ static void *helper_main(void *arg) {
       /* phase_start_ns was written before the epoch's release store. */
       /* The mark's join only: a parallel sweep's phase follows it in the
        * same collection, and its join would overwrite what the trace
-       * reports as the mark's (README, SGC_TRACE). */
+       * reports as the mark's (docs/settings.md, SGC_TRACE). */
       if (phase_work == mark_phase) {
         m->join_ns = os_now_ns() - phase_start_ns;
         m->prewoken = awake;
