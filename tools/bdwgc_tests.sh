@@ -25,8 +25,13 @@
 # and its debug-header checks, which sgc does not have (it says so and
 # runs them as plain programs): they count for not crashing only.
 #
-# bdwgc's source is downloaded from deb.debian.org (a package registry,
-# reachable where apt is); set SGC_BDWGC_TARBALL to a local copy instead.
+# bdwgc's source comes through apt-get source (tools/apt_fetch.sh: from
+# the archive this machine's apt sources name, deb-src derived from them;
+# no root needed); set SGC_BDWGC_TARBALL to a local copy instead.
+#
+# Each program's time limit below is for a quiet 2-core machine; it is
+# multiplied by tools/speed_factor.sh's factor, measured again before
+# each mode, so a slow or busy machine gets longer limits.
 # Exit status: 0 all passed, 1 a program failed, 2 a usage or build
 # error, 77 the source could not be fetched (ctest counts it skipped).
 set -euo pipefail
@@ -40,7 +45,6 @@ lib=$build/src/libsgc.so
 
 version=8.2.2
 sha256=f30107bcb062e0920a790ffffa56d9512348546859364c23a14be264b38836a0
-url=http://deb.debian.org/debian/pool/main/libg/libgc/libgc_$version.orig.tar.gz
 work=$build/bdwgc-tests
 src=$work/gc-$version
 mkdir -p "$work"
@@ -48,14 +52,14 @@ mkdir -p "$work"
 if [ ! -f "$src/.libs/gctest" ]; then
   tarball=${SGC_BDWGC_TARBALL:-$work/libgc_$version.orig.tar.gz}
   if [ ! -f "$tarball" ]; then
-    echo "$0: fetching $url" >&2
-    python3 - "$url" "$tarball.part" <<'EOF' ||
-import sys, urllib.request
-with urllib.request.urlopen(sys.argv[1], timeout=120) as r, open(sys.argv[2], "wb") as f:
-    f.write(r.read())
-EOF
-      { echo "$0: cannot fetch $url: skipped (set SGC_BDWGC_TARBALL)" >&2; exit 77; }
-    mv "$tarball.part" "$tarball"
+    echo "$0: fetching libgc's source with apt-get source" >&2
+    rm -rf "$work/apt" && mkdir -p "$work/apt"
+    "$here/tools/apt_fetch.sh" source libgc "$work/apt" ||
+      { echo "$0: cannot fetch libgc's source: skipped (set SGC_BDWGC_TARBALL)" >&2; exit 77; }
+    [ -f "$work/apt/libgc_$version.orig.tar.gz" ] ||
+      { echo "$0: the archive's libgc is not $version: skipped (set SGC_BDWGC_TARBALL)" >&2; exit 77; }
+    mv "$work/apt/libgc_$version.orig.tar.gz" "$tarball"
+    rm -rf "$work/apt"
   fi
   echo "$sha256  $tarball" | sha256sum -c --quiet - ||
     { echo "$0: $tarball is not bdwgc $version's tarball" >&2; exit 2; }
@@ -90,8 +94,11 @@ failed=0 passed=0
 logs=$work/logs
 mkdir -p "$logs"
 for mode in "${modes[@]}"; do
+  factor=$("$here/tools/speed_factor.sh")
+  tenths=$(echo "$factor" | awk '{ t = int($1 * 10 + 0.5); print t < 10 ? 10 : t }')
+  echo "mode $mode: time limits x$factor (tools/speed_factor.sh)"
   for entry in "${programs[@]}"; do
-    name=${entry%%:*} limit=${entry##*:}
+    name=${entry%%:*} limit=$(((${entry##*:} * tenths + 9) / 10))
     read -r -a envs <<<"$(mode_env "$mode")"
     [ "$mode" = torture ] && [ "$name" = gctest ] && envs=(SGC_TORTURE=16)
     log=$logs/$name.$mode.log
@@ -107,7 +114,7 @@ for mode in "${modes[@]}"; do
       printf 'PASS  %-26s %-9s %6d ms\n' "$name" "$mode" "$ms"
     else
       failed=$((failed + 1))
-      printf 'FAIL  %-26s %-9s status %d\n' "$name" "$mode" "$status"
+      printf 'FAIL  %-26s %-9s status %d (limit %d s)\n' "$name" "$mode" "$status" "$limit"
       tail -n 8 "$log" | sed 's/^/      /'
     fi
   done

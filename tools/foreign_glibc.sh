@@ -1,8 +1,13 @@
 #!/bin/sh
 # Runs a program under another distribution's glibc, without installing it:
-# the libc6 package is fetched from a package registry, unpacked into a
-# cache folder, and its own loader starts the program with its libraries
-# first on the search path (the program's RUNPATH still finds libsgc).
+# the libc6 package is fetched with apt-get download (tools/apt_fetch.sh,
+# from the archive this machine's apt sources name, with the other
+# release's suite), unpacked into a cache folder, and its own loader
+# starts the program with its libraries first on the search path (the
+# program's RUNPATH still finds libsgc).  Another distribution's package
+# (ubuntu-2.39 on Debian) cannot come from this machine's archive: give
+# its .deb in SGC_GLIBC_DEB (e.g. `apt-get download libc6` on that
+# distribution).
 #
 #   tools/foreign_glibc.sh [-c CACHE] NAME PROGRAM [ARGS...]
 #
@@ -23,20 +28,25 @@ shift
 [ $# -ge 1 ] || { echo "usage: tools/foreign_glibc.sh [-c CACHE] NAME PROGRAM [ARGS...]" >&2; exit 2; }
 
 case $name in
-ubuntu-2.39) url=http://archive.ubuntu.com/ubuntu/pool/main/g/glibc/libc6_2.39-0ubuntu8.12_amd64.deb ;;
-debian-2.41) url=http://deb.debian.org/debian/pool/main/g/glibc/libc6_2.41-12+deb13u4_amd64.deb ;;
+ubuntu-2.39) distro=ubuntu suite=noble ;;
+debian-2.41) distro=debian suite=trixie ;;
 *) echo "foreign_glibc: unknown glibc '$name' (ubuntu-2.39, debian-2.41)" >&2; exit 2 ;;
 esac
 
 root=$cache/$name
 lib=$root/usr/lib/x86_64-linux-gnu
 if [ ! -x "$lib/ld-linux-x86-64.so.2" ]; then
-  mkdir -p "$cache"
-  deb=$cache/${url##*/}
-  # A registry that has moved the package on answers 404: say which.
-  curl -sSf -o "$deb.part" "$url" ||
-    { rm -f "$deb.part"; echo "foreign_glibc: cannot fetch $url (a newer revision may have replaced it)" >&2; exit 1; }
-  mv "$deb.part" "$deb"
+  mkdir -p "$cache/$name-deb"
+  deb=${SGC_GLIBC_DEB:-}
+  if [ -z "$deb" ]; then
+    id=$(. /etc/os-release 2>/dev/null && echo "${ID:-}")
+    [ "$id" = "$distro" ] ||
+      { echo "foreign_glibc: $name's libc6 is not in this machine's ($id) archive: set SGC_GLIBC_DEB to its .deb" >&2; exit 1; }
+    rm -f "$cache/$name-deb"/libc6_*.deb
+    "$(dirname "$0")/apt_fetch.sh" binary "$suite" libc6 "$cache/$name-deb" ||
+      { echo "foreign_glibc: cannot fetch $suite's libc6 with apt-get" >&2; exit 1; }
+    deb=$(ls "$cache/$name-deb"/libc6_*.deb)
+  fi
   rm -rf "$root" && mkdir -p "$root"
   dpkg-deb -x "$deb" "$root"
 fi

@@ -60,9 +60,7 @@ address)
 thread) flags="-fsanitize=thread" ;;
 *) echo "$0: unknown sanitizer '$kind' (undefined, address or thread)" >&2; exit 2 ;;
 esac
-GEN=""
-command -v ninja >/dev/null 2>&1 && GEN="-G Ninja"
-cmake -S . -B "build-$kind" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSGC_TEST_TIMEOUT_SCALE=3 \
+tools/configure.sh "build-$kind" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSGC_TEST_TIMEOUT_SCALE=3 \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
 cmake --build "build-$kind" -j2

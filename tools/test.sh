@@ -3,8 +3,6 @@
 # Usage: tools/test.sh [extra ctest arguments]
 set -e
 cd "$(dirname "$0")/.."
-GEN=""
-command -v ninja >/dev/null 2>&1 && GEN="-G Ninja"
-cmake -S . -B build $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+tools/configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j2
 ctest --test-dir build --output-on-failure -j2 "$@"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The test suite with its test programs run under another distribution's
-# glibc (tools/foreign_glibc.sh fetches it): ctest starts every test that
+# glibc (tools/foreign_glibc.sh fetches it with apt-get): ctest starts every test that
 # is a built executable through that glibc's loader (CMake's
 # CROSSCOMPILING_EMULATOR); the shell-script tests and the programs they
 # start use this machine's glibc.  sgc reads glibc's frames, signal
@@ -16,11 +16,9 @@ cd "$(dirname "$0")/.."
 name=${1:?usage: tools/test_foreign_glibc.sh NAME [CTEST ARGS...]}
 shift
 build=/tmp/build-glibc-$name
-# Fetch first, so a registry problem reads as one and not as 90 failures.
+# Fetch first, so a fetching problem reads as one and not as 90 failures.
 tools/foreign_glibc.sh "$name" /bin/true
-GEN=
-command -v ninja >/dev/null 2>&1 && GEN="-G Ninja"
-cmake -S . -B "$build" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+tools/configure.sh "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CROSSCOMPILING_EMULATOR=$(pwd)/tools/foreign_glibc.sh;$name" >/dev/null
 cmake --build "$build" -j2
 ctest --test-dir "$build" --output-on-failure -j2 -E '^bb_bad_free$' "$@"
