@@ -10,17 +10,26 @@
 #
 # The patches apply to the commit history.md names with them; the build
 # stays in /tmp/sgc-experiment-NAME for A/B runs (tools/ab.sh).  Without a
-# COMMAND it only builds.
+# COMMAND it only builds.  A patch removed from tools/experiments/ because
+# it no longer applied to the tree (history.md, "Experiment patches
+# removed") is taken from the commit before the one that removed it.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 NAME COMMIT [COMMAND...]" >&2; exit 2; }
 name=$1 commit=$2
 shift 2
 repo=$(cd "$(dirname "$0")/.." && pwd)
 patch=$repo/tools/experiments/$name.diff
-[ -f "$patch" ] || { echo "$0: no $patch" >&2; exit 2; }
+kept=
+if [ ! -f "$patch" ]; then
+  removed=$(git -C "$repo" log -1 --format=%H --diff-filter=D -- "tools/experiments/$name.diff")
+  [ -n "$removed" ] || { echo "$0: no $patch, in the tree or its history" >&2; exit 2; }
+  kept=$(mktemp /tmp/sgc-experiment-$name.XXXXXX.diff)
+  git -C "$repo" show "$removed^:tools/experiments/$name.diff" >"$kept"
+  patch=$kept
+fi
 tree=$(mktemp -d /tmp/sgc-experiment-src.XXXXXX)
 build=/tmp/sgc-experiment-$name
-trap 'git -C "$repo" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
+trap 'git -C "$repo" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"; rm -f "${kept:-}"' EXIT
 git -C "$repo" worktree add -q --detach "$tree" "$commit"
 git -C "$tree" apply "$patch"
 cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
