@@ -39,7 +39,7 @@ else
 fi
 
 # ---- build --------------------------------------------------------------------
-tools/configure.sh "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+tools/ci/configure.sh "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
 if ! cmake --build "$BUILD_DIR" -j"$JOBS"; then
   echo "headline: the build failed; building the benchmark targets that do not need sgc" >&2
   for t in $(cmake --build "$BUILD_DIR" --target help 2>/dev/null |

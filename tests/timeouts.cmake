@@ -1,6 +1,6 @@
 # Included by ctest before it reads the tests (the top-level
 # CMakeLists.txt adds it to TEST_INCLUDE_FILES): every test's TIMEOUT is
-# multiplied by tools/speed_factor.sh's factor, measured once as ctest
+# multiplied by tools/ci/speed_factor.sh's factor, measured once as ctest
 # starts, so that a slow or busy machine gets longer limits rather than
 # failures (a busy 2-core machine ran bdwgc's staticrootstest in 69-108 s
 # against a fixed 60).  SGC_SPEED_FACTOR=N in the environment sets it.
@@ -8,7 +8,7 @@ if(NOT COMMAND _sgc_timeouts_scaled)
   function(_sgc_timeouts_scaled)
   endfunction()
   get_filename_component(_sgc_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
-  execute_process(COMMAND sh "${_sgc_root}/tools/speed_factor.sh"
+  execute_process(COMMAND sh "${_sgc_root}/tools/ci/speed_factor.sh"
     OUTPUT_VARIABLE _sgc_factor OUTPUT_STRIP_TRAILING_WHITESPACE)
   # Tenths, for CMake's integer arithmetic: "2.6" -> 26, at least 10.
   set(_sgc_tenths 10)
@@ -20,7 +20,7 @@ if(NOT COMMAND _sgc_timeouts_scaled)
   if(_sgc_tenths LESS 10)
     set(_sgc_tenths 10)
   endif()
-  message(STATUS "sgc: time limits x${_sgc_factor} (tools/speed_factor.sh)")
+  message(STATUS "sgc: time limits x${_sgc_factor} (tools/ci/speed_factor.sh)")
   set(SGC_TIMEOUT_TENTHS ${_sgc_tenths})
 
   # set_tests_properties with each TIMEOUT value scaled; every argument

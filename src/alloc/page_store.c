@@ -299,7 +299,7 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
        * quarter more heap each time it lost the race: under SGC_LPS_K=1,
        * one run in about 15 grew to 5.5 GiB, another to 1.1 TiB
        * (reserved; 1.4 GB resident) around 23 MB live
-       * (tools/heap_bound_threads.sh). */
+       * (tools/ci/heap_bound_threads.sh). */
       p = steal(own);
       if (!p) p = fresh_page(own);
       break;

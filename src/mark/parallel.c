@@ -267,7 +267,7 @@ void parallel_prewake(void) {
  * may be queued behind this thread on its CPU, where it would wait out
  * the collector's whole time slice (up to 3 ms: gcbench -t 2 had 13 of
  * 153 helpers that missed their pre-wake join 0.1-3.3 ms into the mark,
- * tools/helper_cpu.py).  One yield lets such a helper run and move itself
+ * tools/analysis/helper_cpu.py).  One yield lets such a helper run and move itself
  * off this CPU; when none is queued here it costs a system call. */
 void parallel_prewake_settle(void) {
   unsigned woken = atomic_load_explicit(&prewake_markers, memory_order_relaxed);
