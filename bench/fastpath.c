@@ -17,7 +17,7 @@
  *
  *   bench-fastpath-sgc [-t threads] [-n objects] [-r rounds] [-s size]
  *   bench/run.py --experiment fastpath (sgc against the malloc peers)
- *   tools/ab.sh -f free_ns -a LD_LIBRARY_PATH=OLD/src BUILD BUILD bench-fastpath-sgc
+ *   tools/dev/ab.sh -f free_ns -a LD_LIBRARY_PATH=OLD/src BUILD BUILD bench-fastpath-sgc
  *   LD_PRELOAD=/lib/x86_64-linux-gnu/libmimalloc.so.2 bench-fastpath-malloc
  *
  * Collections are disabled in the collector builds, so a round's objects

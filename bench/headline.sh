@@ -16,7 +16,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
 # ---- peers and tools --------------------------------------------------------
-PKGS="cmake gcc pkg-config libgc-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 python3-matplotlib"
+PKGS="cmake gcc g++ make pkg-config libgc-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 python3-matplotlib"
 if command -v dpkg-query >/dev/null 2>&1; then
   missing=""
   for p in $PKGS; do
@@ -39,7 +39,7 @@ else
 fi
 
 # ---- build --------------------------------------------------------------------
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+tools/ci/configure.sh "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
 if ! cmake --build "$BUILD_DIR" -j"$JOBS"; then
   echo "headline: the build failed; building the benchmark targets that do not need sgc" >&2
   for t in $(cmake --build "$BUILD_DIR" --target help 2>/dev/null |

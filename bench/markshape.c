@@ -10,7 +10,7 @@
  *             children allocated together before either is filled in
  *             (gcbench's top-down construction; nodes of 2 pointers and 2
  *             words).  It parallelises too, with the marking order of a
- *             tree; tools/mark_interference.py compares it with two
+ *             tree; tools/dev/mark_interference.py compares it with two
  *             processes.
  * -H MiB first grows the heap by that much (GC_expand_hp), so that a small
  * shape sits in a large, mostly free heap: what a collection costs then

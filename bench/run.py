@@ -197,7 +197,7 @@ def main(argv=None):
                     write_csv(csv_path, rows)
     except KeyboardInterrupt:
         log("interrupted: writing what was measured")
-    # what follows writes the files: an interrupt now (tools/larger_machine.sh's
+    # what follows writes the files: an interrupt now (tools/dev/larger_machine.sh's
     # budget running out just as the last round ended) must not cut them
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     write_csv(csv_path, rows)

@@ -159,7 +159,7 @@ GC_API void GC_disable(void);
 GC_API void GC_enable(void);
 GC_API int GC_is_disabled(void);
 
-/* Interior pointers are recognised by default; see the README about the
+/* Interior pointers are recognised by default; see docs/behaviour.md about the
  * one-past-the-end rule (SGC_EXTRA_BYTES). */
 GC_API int GC_all_interior_pointers;
 GC_API void GC_set_all_interior_pointers(int);

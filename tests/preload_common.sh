@@ -19,7 +19,8 @@ find_program() {
 
 # watched LABEL OUT ERR COMMAND...: runs COMMAND (environment assignments
 # first, through env) with its output in OUT and ERR, and returns its
-# status; past PRELOAD_WATCH_S seconds (default 120) it prints what each
+# status; past PRELOAD_WATCH_S seconds (default 120, times the speed
+# factor: wait_for.sh) it prints what each
 # of its threads is doing (gdb's backtraces where gdb is installed, else
 # the kernel's wait channels), kills it and returns 124.  A hang then
 # fails the test with a diagnosis, well inside ctest's timeout.
@@ -36,7 +37,7 @@ watched() {
 
 # print_threads PID: what each thread of PID is doing (for watched).
 print_threads() {
-  echo "[$TAG] $label: still running after ${PRELOAD_WATCH_S:-120} s; its threads:"
+  echo "[$TAG] $label: still running after ${PRELOAD_WATCH_S:-120} s x$wf_factor; its threads:"
   if command -v gdb >/dev/null 2>&1; then
     gdb -p "$1" -batch -ex "thread apply all bt 12" 2>/dev/null | grep -E "^(Thread|#)"
   else

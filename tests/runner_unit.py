@@ -16,7 +16,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from runner import gcstats, mark_scaling, matrix, report, results, tables  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+for sub in ("analysis", "dev"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", sub))
 import callgrind_function  # noqa: E402
 import threads_vs_procs  # noqa: E402
 

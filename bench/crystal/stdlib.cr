@@ -1,5 +1,5 @@
 # A program that pulls in much of Crystal's standard library, for timing
-# the Crystal compiler on bdwgc and on sgc (tools/preload_bench.py --crystal).
+# the Crystal compiler on bdwgc and on sgc (tools/dev/preload_bench.py --crystal).
 require "json"
 require "yaml"
 require "http/server"

@@ -252,7 +252,7 @@ def machine_info():
     info["libgc"] = cmd(["dpkg-query", "-W", "-f=${Version}", "libgc1"])
     info["git_commit"] = cmd(["git", "-C", REPO, "rev-parse", "--short", "HEAD"])
     info["git_dirty"] = bool(cmd(["git", "-C", REPO, "status", "--porcelain", "--", "src", "include", "bench"]))
-    # binaries built elsewhere (tools/bench_bundle.sh): what they were built
+    # binaries built elsewhere (tools/dev/bench_bundle.sh): what they were built
     # from and with, which this machine's git, gcc and dpkg cannot say
     if os.environ.get("SGC_BENCH_COMMIT"):
         info["git_commit"] = os.environ["SGC_BENCH_COMMIT"].removesuffix("-dirty")
@@ -261,7 +261,7 @@ def machine_info():
         info["libgc"] = os.environ.get("SGC_BENCH_LIBGC", "") + " (carried)"
     # the libgc.so.1 the bdwgc builds load (no RUNPATH: ld.so's cache
     # order), which a package's version alone does not say when a bundle
-    # carried another (tools/bench_bundle.sh puts it in /usr/local/lib)
+    # carried another (tools/dev/bench_bundle.sh puts it in /usr/local/lib)
     for line in cmd(["/sbin/ldconfig", "-p"]).splitlines():
         fields = line.split()
         if fields and fields[0] == "libgc.so.1" and "x86-64" in line:

@@ -68,7 +68,7 @@ PROGRAMS = {
         "args": sizes(["-r", "100"], []),
     },
     # 256-byte objects: a size class past GC_free's inline clearing, and
-    # pages of 16 objects (the fresh-page order shows; see README)
+    # pages of 16 objects (the fresh-page order shows; docs/benchmarks/targets.md)
     "alloc-free-256": {
         "bin": "alloc", "metric": "mops", "malloc": True, "hash": False,
         "args": sizes(["-m", "free", "-s", "256", "-n", "20000", "-r", "3"],

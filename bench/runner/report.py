@@ -442,7 +442,7 @@ def write_report(out_dir, rows, meta):
     lines += ["## All configurations\n", all_configs_table(rows), "",
               "Raw data: `results.csv` (one row per run; columns in bench/README.md); "
               "logs of every run in `logs/` (in copies kept under docs/benchmarks/results, "
-              "packed as `logs.tar.xz`: `tools/keep_report.sh`).\n"]
+              "packed as `logs.tar.xz`: `tools/analysis/keep_report.sh`).\n"]
     with open(os.path.join(out_dir, "report.md"), "w") as f:
         f.write("\n".join(lines))
 

@@ -22,7 +22,7 @@
  * objects would keep moving between them.  That cost more than the
  * steals' locks: objects two threads use alternately, on pages whose
  * neighbours the other thread uses, run at a fraction of the speed of
- * pages a thread keeps (tools/page_interleave.c).  On the 16-CPU machine
+ * pages a thread keeps (tools/dev/page_interleave.c).  On the 16-CPU machine
  * `alloc -m free` ran 1.5x as fast at 16 threads with no steals at all
  * (history.md, "Steals that beget steals").  So a victim that pops a
  * batch of its own after a steal -- it was using them -- makes up the

@@ -18,7 +18,7 @@
 static _Atomic long consumed_pages, sum_max_used;
 static long live_pages_last, live_pages_max;
 enum page_policy page_policy = PAGE_POLICY_LPS;
-double page_policy_k = 1.5; /* chosen by measurement: see README (page policies) */
+double page_policy_k = 1.5; /* chosen by measurement: see docs/benchmarks/targets.md */
 /* Append-only: the head is published with release, read with acquire. */
 static _Atomic(struct page_store *) all_stores;
 
@@ -302,7 +302,7 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
        * quarter more heap each time it lost the race: under SGC_LPS_K=1,
        * one run in about 15 grew to 5.5 GiB, another to 1.1 TiB
        * (reserved; 1.4 GB resident) around 23 MB live
-       * (tools/heap_bound_threads.sh). */
+       * (tools/ci/heap_bound_threads.sh). */
       p = steal(own);
       if (!p) p = fresh_page(own);
       break;

@@ -8,7 +8,7 @@
  * after its signature.
  *
  * cpu_id, not mm_cid, indexes the caches, by measurement
- * (tools/rseq_index_bench.sh on the 2-CPU development VM: the same
+ * (tools/dev/rseq_index_bench.sh on the 2-CPU development VM: the same
  * sequence costs 12.3 vs 12.5 ns at 2 threads, 13.6 vs 13.3 at 8, 5.7 vs
  * 6.7 at 32, and both use 2 indices).  At equal cost cpu_id wins on
  * availability: it is part of the 20-byte area glibc registers on every

@@ -92,7 +92,7 @@ static unsigned refill_target(unsigned cls) {
    * CPUs kept 50-80 MB in their lists; with a quarter, peak RSS 0.824 of
    * before (bench-shapes -s threads) and 0.803 (bench-bursty, 200
    * threads), wall time 1.001 and 0.957, alloc -t 32 throughput 1.005
-   * (-m free) and 1.056 (-m drop), gcbench -t 32 wall 0.994 (tools/ab.sh,
+   * (-m free) and 1.056 (-m drop), gcbench -t 32 wall 0.994 (tools/dev/ab.sh,
    * 3-7 paired runs, AMD VM; history.md). */
   if ((unsigned)thread_registry_count() > 8 * sgc_settings.usable_cpus)
     target = target >= 4 ? target / 4 : 1;

@@ -7,7 +7,7 @@
  * fills and allocation empties without a lock: C++ programs linked with
  * libsgccpp get every plain `new` and `delete` here, and two threads doing
  * that through heap_lock alone ran at 0.26x the rate the caches give them
- * (bench-cppnew-sgc -t 2, tools/ab.sh -n 21, paired; history.md).
+ * (bench-cppnew-sgc -t 2, tools/dev/ab.sh -n 21, paired; history.md).
  *
  * A small object's mark byte says where it is (enum below).  An object in
  * a thread's cache keeps a nonzero mark, so the cache changes no object

@@ -138,7 +138,7 @@ bool collect_force_unmap(void) { return atomic_load_explicit(&force_unmap, memor
 
 /* Tuning of bdwgc's own policies (incremental and generational modes,
  * retries, leak finding) that sgc does not have: kept, so that a program
- * reads back what it set, and without effect; see README. */
+ * reads back what it set, and without effect; see docs/behaviour.md. */
 GC_API void GC_set_dont_expand(int on) { GC_dont_expand = on != 0; }
 GC_API int GC_get_dont_expand(void) { return GC_dont_expand; }
 GC_API void GC_set_dont_precollect(int on) { GC_dont_precollect = on != 0; }

@@ -298,7 +298,7 @@ void collect_locked(enum SGC_gc_reason reason) {
    * Woken after clearing the marks instead, right before the stop, they
    * joined 16-21 us into the mark (median) once the threads waiting for
    * heap_lock were no longer signalled (threads/pthread_api.c), against
-   * 0.4-0.5 us woken here (history.md, tools/helper_cpu.py). */
+   * 0.4-0.5 us woken here (history.md, tools/analysis/helper_cpu.py). */
   parallel_prewake();
   lock_counted(&registry_lock);
   page_path_close();

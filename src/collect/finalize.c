@@ -150,7 +150,7 @@ void finalize_push_roots(void) {
  * contents together, whenever the drains come, so they come once per
  * FINALIZE_DRAIN_OBJECTS objects, not after each: with a drain per
  * object, bench-shapes -s finalizers (1,000,000 objects, 7 collections)
- * paused 116 ms in all, against 103 ms now (tools/ab.sh -t -f pause_ns,
+ * paused 116 ms in all, against 103 ms now (tools/dev/ab.sh -t -f pause_ns,
  * 7 paired runs, 0.790, AMD VM).  A pushed object that a later drain
  * marks only has its contents pushed once more.  ARG counts the objects
  * since the last drain. */

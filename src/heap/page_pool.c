@@ -173,7 +173,7 @@ struct page_header *page_pool_take(size_t pages) {
  * sgc's).  Two threads taking fresh pages from one span took its next
  * pages in turn, 8 at a time, so each thread's objects lay in 32 KiB runs
  * alternating with the other's.  Threads working on neighbouring pages
- * cost more than on pages apart (tools/page_interleave.c: alternating
+ * cost more than on pages apart (tools/dev/page_interleave.c: alternating
  * single pages doubled the time, 8-page runs cost 1.16x), likely through
  * the prefetchers that fetch across a page boundary.  Alone this gained
  * little (1.025x at 2 threads, history.md "Batch swapping, and fresh

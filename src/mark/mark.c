@@ -15,7 +15,7 @@ enum {
   /* Ranges are prefetched when popped and scanned this many pops later,
    * so the cache miss on an object's first line overlaps other work.
    * 16 rather than 8 since neighbours in one line share a prefetch:
-   * gcbench with one GC thread marks 11% faster (SGC_MARKERS=1 tools/ab.sh
+   * gcbench with one GC thread marks 11% faster (SGC_MARKERS=1 tools/dev/ab.sh
    * -t -f mark_ns ... bench-gcbench-sgc -t 1: 61.4 -> 54.4 ms), a wide
    * heap 2%; 32 made cky mark slower. */
   PREFETCH_DEPTH = 16,
@@ -25,7 +25,7 @@ enum {
    * through the prefetch window.  A tiny heap's collection marks ~75 KB
    * of root segments (libc's data among them) and a few KB of objects;
    * its pauses were 0.87-0.89 of 256-byte pieces' with 4 KiB pieces or
-   * none (SGC_MARKERS=1 tools/trace_medians.py -n 21 -b SGC_SPLIT_BYTES=...
+   * none (SGC_MARKERS=1 tools/analysis/trace_medians.py -n 21 -b SGC_SPLIT_BYTES=...
    * bench-markshape-sgc -s tiny -c 200), and gcbench's and bh-pt's mark
    * rates 1.021 and 0.992 (history.md, "Lone markers split at 4 KiB").
    * Not unbounded: a 4 KiB piece pushes at most 512 referents, so a
@@ -209,7 +209,7 @@ struct page_cache {
  * (sgc's own statics among the data: a GC thread reads the collector's
  * mark stack fields as possible pointers while the collector updates
  * them, which ThreadSanitizer calls a race).  The collector must read it
- * all, so this read alone is not instrumented (tools/sanitize.sh).  GCC
+ * all, so this read alone is not instrumented (tools/ci/sanitize.sh).  GCC
  * would inline it into the instrumented caller, or move the load there
  * (IPA-SRA), instrumenting it after all, so in those builds alone it is a
  * call the optimiser may not look into. */

@@ -267,7 +267,7 @@ void parallel_prewake(void) {
  * may be queued behind this thread on its CPU, where it would wait out
  * the collector's whole time slice (up to 3 ms: gcbench -t 2 had 13 of
  * 153 helpers that missed their pre-wake join 0.1-3.3 ms into the mark,
- * tools/helper_cpu.py).  One yield lets such a helper run and move itself
+ * tools/analysis/helper_cpu.py).  One yield lets such a helper run and move itself
  * off this CPU; when none is queued here it costs a system call. */
 void parallel_prewake_settle(void) {
   unsigned woken = atomic_load_explicit(&prewake_markers, memory_order_relaxed);
@@ -336,7 +336,7 @@ static void *helper_main(void *arg) {
       /* phase_start_ns was written before the epoch's release store. */
       /* The mark's join only: a parallel sweep's phase follows it in the
        * same collection, and its join would overwrite what the trace
-       * reports as the mark's (README, SGC_TRACE). */
+       * reports as the mark's (docs/settings.md, SGC_TRACE). */
       if (phase_work == mark_phase) {
         m->join_ns = os_now_ns() - phase_start_ns;
         m->prewoken = awake;

@@ -217,7 +217,7 @@ SGC_NOINLINE static void lock_wait_blocked(struct sgc_thread *t, pthread_mutex_t
  * ThreadSanitizer a thread in pthread_mutex_lock takes no signal until the
  * call returns, so a collection waited forever for a thread in
  * GC_gcollect, GC_register_finalizer or GC_pthread_create
- * (bb_oracle_stress, bb_custom_kinds in tools/sanitize.sh thread). */
+ * (bb_oracle_stress, bb_custom_kinds in tools/ci/sanitize.sh thread). */
 SGC_NOINLINE static void collector_lock_wait(struct sgc_thread *t, pthread_mutex_t *lock) {
   if (!t || atomic_load_explicit(&t->blocked, memory_order_relaxed)) {
     lock_wait(lock);

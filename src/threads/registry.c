@@ -166,7 +166,7 @@ char *GC_stackbottom;
  * through (below).  ThreadSanitizer tears the thread's own state down in
  * the last round, from a key it made before sgc's, so under it sgc
  * leaves a round earlier: its atomics after that teardown crashed every
- * program whose threads exit (tools/sanitize.sh thread). */
+ * program whose threads exit (tools/ci/sanitize.sh thread). */
 #if defined(__SANITIZE_THREAD__)
 enum { EXIT_KEY_ROUNDS = PTHREAD_DESTRUCTOR_ITERATIONS - 1 };
 #else

@@ -308,7 +308,7 @@ static bool thread_stopped(struct sgc_thread *t, uint32_t epoch) {
  * than CPUs the spin is wasted (bursty, 200 threads: 1.10x the time to
  * stop).  gcbench and cube with 2 threads on 2 CPUs (their main thread
  * waiting in pthread_join was signalled too then): 0.68x and 0.76x the
- * time to stop (tools/ab.sh -n 11 -t -f stop_ns -a SGC_STOP_SPIN_US=0 -b
+ * time to stop (tools/dev/ab.sh -n 11 -t -f stop_ns -a SGC_STOP_SPIN_US=0 -b
  * SGC_STOP_SPIN_US=50); 20 us was too short for gcbench (1.41x the stop
  * time of 50), 100 too long for cube (1.16x).  Threads waiting in
  * GC_pthread_join or for heap_lock are no longer signalled at all

@@ -1,0 +1,123 @@
+#!/bin/bash
+# bdwgc's own test programs, run against sgc.
+#
+#   tools/ci/bdwgc_tests.sh [BUILD] [MODE...]
+#
+# Fetches bdwgc 8.2.2's source (Debian 12's orig tarball, the version
+# libgc1 installs, checked against its SHA-256), builds its library and
+# test programs in BUILD/bdwgc-tests (kept for later runs), and runs each
+# program with BUILD/src/libsgc.so preloaded, so that every GC_ call goes
+# to sgc (sgc stops at start-up if one would still reach bdwgc's library:
+# SGC_PRELOAD_CHECK).  BUILD defaults to ./build.  MODEs (default: all):
+#
+#   default   the default settings
+#   markers4  4 GC threads, never fewer (SGC_MARKERS=4 SGC_ADAPTIVE=0)
+#   torture   a collection at every allocation slow path (SGC_TORTURE=1;
+#             gctest, which allocates 730 MB, at every 16th: 25 s, where
+#             every slow path did not end in 300 s and every 4th took 106 s)
+#   cpu       per-CPU allocation caches and the parallel sweep
+#             (SGC_LAB=cpu SGC_SWEEP=parallel)
+#   ps        the private-pages policy (SGC_PAGE_POLICY=ps)
+#
+# A program passes when it exits 0 within its time limit and its output
+# has no "FAIL"/"failed" line; each failure's log tail is printed.
+# leaktest, threadleaktest and smashtest exercise bdwgc's leak finding
+# and its debug-header checks, which sgc does not have (it says so and
+# runs them as plain programs): they count for not crashing only.
+#
+# bdwgc's source comes through apt-get source (tools/ci/apt_fetch.sh: from
+# the archive this machine's apt sources name, deb-src derived from them;
+# no root needed); set SGC_BDWGC_TARBALL to a local copy instead.
+#
+# Each program's time limit below is for a quiet 2-core machine; it is
+# multiplied by tools/ci/speed_factor.sh's factor, measured again before
+# each mode, so a slow or busy machine gets longer limits.
+# Exit status: 0 all passed, 1 a program failed, 2 a usage or build
+# error, 77 the source could not be fetched (ctest counts it skipped).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$here/build}" && pwd)
+[ $# -gt 0 ] && shift
+modes=("$@")
+[ ${#modes[@]} -gt 0 ] || modes=(default markers4 torture cpu ps)
+lib=$build/src/libsgc.so
+[ -f "$lib" ] || { echo "$0: no $lib (build sgc first)" >&2; exit 2; }
+
+version=8.2.2
+sha256=f30107bcb062e0920a790ffffa56d9512348546859364c23a14be264b38836a0
+work=$build/bdwgc-tests
+src=$work/gc-$version
+mkdir -p "$work"
+
+if [ ! -f "$src/.libs/gctest" ]; then
+  tarball=${SGC_BDWGC_TARBALL:-$work/libgc_$version.orig.tar.gz}
+  if [ ! -f "$tarball" ]; then
+    echo "$0: fetching libgc's source with apt-get source" >&2
+    rm -rf "$work/apt" && mkdir -p "$work/apt"
+    "$here/tools/ci/apt_fetch.sh" source libgc "$work/apt" ||
+      { echo "$0: cannot fetch libgc's source: skipped (set SGC_BDWGC_TARBALL)" >&2; exit 77; }
+    [ -f "$work/apt/libgc_$version.orig.tar.gz" ] ||
+      { echo "$0: the archive's libgc is not $version: skipped (set SGC_BDWGC_TARBALL)" >&2; exit 77; }
+    mv "$work/apt/libgc_$version.orig.tar.gz" "$tarball"
+    rm -rf "$work/apt"
+  fi
+  echo "$sha256  $tarball" | sha256sum -c --quiet - ||
+    { echo "$0: $tarball is not bdwgc $version's tarball" >&2; exit 2; }
+  rm -rf "$src"
+  tar -xzf "$tarball" -C "$work"
+  echo "$0: building bdwgc $version's tests in $src" >&2
+  (cd "$src" && ./configure -q --enable-threads=posix --enable-cplusplus --disable-static \
+     >"$work/configure.log" 2>&1 &&
+   make -j"$(nproc)" -s check TESTS= >"$work/make.log" 2>&1) ||
+    { echo "$0: building bdwgc failed; see $work/*.log" >&2; tail -20 "$work/make.log" >&2; exit 2; }
+fi
+
+# name:time limit (s): every program bdwgc's `make check` runs.
+programs=(gctest:300 test_cpp:120 cordtest:60 disclaim_test:120 disclaim_weakmap_test:120
+  hugetest:60 initsecondarythread_test:60 middletest:60 realloc_test:60 staticrootstest:60
+  subthreadcreate_test:120 threadkey_test:60 threadleaktest:60 leaktest:60 smashtest:60)
+
+mode_env() {
+  case $1 in
+  default) echo "" ;;
+  markers4) echo "SGC_MARKERS=4 SGC_ADAPTIVE=0" ;;
+  torture) echo "SGC_TORTURE=1" ;;
+  cpu) echo "SGC_LAB=cpu SGC_SWEEP=parallel" ;;
+  ps) echo "SGC_PAGE_POLICY=ps" ;;
+  *) echo "$0: unknown mode $1" >&2; exit 2 ;;
+  esac
+}
+
+for mode in "${modes[@]}"; do mode_env "$mode" >/dev/null || exit 2; done
+
+failed=0 passed=0
+logs=$work/logs
+mkdir -p "$logs"
+for mode in "${modes[@]}"; do
+  factor=$("$here/tools/ci/speed_factor.sh")
+  tenths=$(echo "$factor" | awk '{ t = int($1 * 10 + 0.5); print t < 10 ? 10 : t }')
+  echo "mode $mode: time limits x$factor (tools/ci/speed_factor.sh)"
+  for entry in "${programs[@]}"; do
+    name=${entry%%:*} limit=$(((${entry##*:} * tenths + 9) / 10))
+    read -r -a envs <<<"$(mode_env "$mode")"
+    [ "$mode" = torture ] && [ "$name" = gctest ] && envs=(SGC_TORTURE=16)
+    log=$logs/$name.$mode.log
+    start=$(date +%s%N)
+    set +e
+    (cd "$src" && env LD_LIBRARY_PATH="$src/.libs" LD_PRELOAD="$lib" "${envs[@]}" \
+       timeout "$limit" ".libs/$name") >"$log" 2>&1
+    status=$?
+    set -e
+    ms=$((($(date +%s%N) - start) / 1000000))
+    if [ $status -eq 0 ] && ! grep -qiE '(^|[^a-z])(fail|failed)([^a-z]|$)' "$log"; then
+      passed=$((passed + 1))
+      printf 'PASS  %-26s %-9s %6d ms\n' "$name" "$mode" "$ms"
+    else
+      failed=$((failed + 1))
+      printf 'FAIL  %-26s %-9s status %d (limit %d s)\n' "$name" "$mode" "$status" "$limit"
+      tail -n 8 "$log" | sed 's/^/      /'
+    fi
+  done
+done
+echo "bdwgc $version's tests against sgc: $passed passed, $failed failed (logs in $logs)"
+[ $failed -eq 0 ]

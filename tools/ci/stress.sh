@@ -1,0 +1,64 @@
+#!/bin/sh
+# Long adversarial runs, outside the default test suite: the reachability
+# oracle under every marking variant, both sweeps, every page policy, 1 to
+# 8 GC threads, per-thread, per-CPU and flip caches, mark stacks that
+# overflow, and torture mode, plus
+# the threads test under torture.
+# Usage: tools/ci/stress.sh [ROUNDS]   (default 400; about 12 minutes on 2 cores)
+# STRESS_BUILD=build-address tools/ci/stress.sh 100 runs the same in a build
+# tools/ci/sanitize.sh made, as it is (with that script's ASAN_OPTIONS or
+# UBSAN_OPTIONS set by the caller).
+set -e
+cd "$(dirname "$0")/../.."
+ROUNDS=${1:-400}
+BUILD=${STRESS_BUILD:-build}
+if [ "$BUILD" = build ]; then sh tools/ci/test.sh -R unit_ >/dev/null; fi
+[ -x "$BUILD/tests/bb_oracle_stress" ] || { echo "$0: no $BUILD/tests/bb_oracle_stress" >&2; exit 2; }
+B=$BUILD/tests
+fail=0
+run() {
+  printf '%-70s' "$*"
+  if env "$@" >/tmp/sgc-stress.$$ 2>&1; then echo ok; else echo FAIL; tail -5 /tmp/sgc-stress.$$; fail=1; fi
+}
+for variant in opt simple noopt no-slo no-nsb; do
+  for markers in 1 2 8; do
+    run SGC_MARK_VARIANT=$variant SGC_MARKERS=$markers SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+  done
+done
+for markers in 2 8; do
+  run SGC_MARK_SET=exchange SGC_MARKERS=$markers SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+done
+run SGC_MARKERS_CYCLE=1,2,8 GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 4
+for variant in opt noopt no-slo no-nsb; do
+  run SGC_MARK_DEQUE=chase-lev SGC_MARK_VARIANT=$variant SGC_MARKERS=4 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+done
+for policy in ps al lps; do
+  run SGC_PAGE_POLICY=$policy SGC_SWEEP=parallel $B/bb_oracle_stress -r $ROUNDS -t 6
+  # collections very often against refills on the page path without heap_lock
+  run SGC_PAGE_POLICY=$policy GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 6
+  # a collection at every second refill, the others without heap_lock
+  run SGC_PAGE_POLICY=$policy SGC_TORTURE=2 $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -t 6
+done
+run SGC_TORTURE=1 $B/bb_oracle_stress -r $((ROUNDS / 20 + 1)) -o 2000 -t 4
+run SGC_TORTURE=3 SGC_MARKERS=8 SGC_ADAPTIVE=0 SGC_SWEEP=parallel $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -t 4
+run SGC_TORTURE=1 THREADS_ROUNDS=5 THREADS_MANY=50 $B/bb_threads
+run SGC_EXTRA_BYTES=1 $B/bb_oracle_stress -r $ROUNDS -t 4
+# per-CPU caches (rseq) and flip mode, also against frequent collections
+# and torture, with more threads than CPUs so threads migrate and preempt
+run SGC_LAB=cpu $B/bb_oracle_stress -r $ROUNDS -t 6
+run SGC_LAB=cpu GC_FREE_SPACE_DIVISOR=40 SGC_SWEEP=parallel $B/bb_oracle_stress -r $ROUNDS -t 6
+run SGC_LAB=cpu SGC_TORTURE=2 $B/bb_oracle_stress -r $((ROUNDS / 20 + 1)) -t 6
+run SGC_LAB=flip $B/bb_oracle_stress -r $ROUNDS -t 8
+run SGC_LAB=flip GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 8
+# mark stacks and deques capped so they overflow: entries dropped, the
+# marked heap rescanned (mark/overflow.c), every variant of both
+for variant in opt simple no-slo; do
+  run SGC_MARK_STACK_LIMIT=256 SGC_MARK_VARIANT=$variant SGC_MARKERS=4 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+done
+run SGC_MARK_STACK_LIMIT=256 SGC_MARK_DEQUE=chase-lev SGC_MARKERS=4 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+run SGC_MARK_STACK_LIMIT=256 SGC_TORTURE=2 SGC_MARKERS=2 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -t 4
+for prewake in 0 1; do
+  run SGC_PREWAKE_US=$prewake SGC_MARKERS=2 SGC_ADAPTIVE=0 GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 4
+done
+rm -f /tmp/sgc-stress.$$
+if [ $fail = 0 ]; then echo "stress: all passed"; else echo "stress: FAILURES"; exit 1; fi
