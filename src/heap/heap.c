@@ -137,6 +137,7 @@ static bool chunk_reserve(size_t room, void **base, struct chunk **c) {
 }
 
 bool heap_grow(size_t bytes) {
+  if (bytes > HEAP_BYTES_MAX) return grow_refused(ENOMEM); /* GC_expand_hp(SIZE_MAX) */
   size_t size = (bytes + CHUNK_BYTES - 1) & ~(size_t)(CHUNK_BYTES - 1);
   if (size == 0) size = CHUNK_BYTES;
   size_t limit = sgc_settings.max_heap_bytes;

@@ -292,6 +292,10 @@ static inline void page_clear_marks(struct page_header *p) {
       atomic_store_explicit(&p->marks.word[w], 0, memory_order_relaxed);
 }
 
+/* No heap is larger than the user address space (47 bits on x86-64): a
+ * size beyond is impossible, and rounding it up to chunks would wrap. */
+#define HEAP_BYTES_MAX ((size_t)1 << (ADDRESS_BITS - 1))
+
 /* ---- heap.c ---- */
 /* Adds a chunk of at least BYTES; false when the OS or the heap limit says
  * no, which heap_grow_refusal then tells.  Caller holds heap_lock. */
