@@ -331,6 +331,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
   custom_kinds_after_mark();
+  uncollectable_release_free_pages();
   /* More than a quarter of the heap lying in free spans: give the long
    * ones (64 pages and more) that have stayed free a while back to the
    * OS (heap/page_pool.c). */
