@@ -71,6 +71,8 @@ void uncollectable_release_free_pages(void);
 void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *));
 /* T exits: its cached objects go to the shared lists; heap_lock held. */
 void custom_cache_retire(struct sgc_thread *t);
+/* T's custom cache dropped unreturned (a fork child's lost threads). */
+void custom_cache_forget(struct sgc_thread *t);
 
 /* free.c: objects of class CLS a thread frees before its list becomes a
  * batch. */
