@@ -132,8 +132,8 @@ struct sgc_thread {
   /* The new thread's stack, found by its creator (thread_stack_give):
    * pthread_getattr_np mallocs, and a thread's first malloc makes glibc
    * give it an arena of 64 MiB of address space, which under a limit
-   * (ulimit -v) the heap then lacks: four threads left a 44 MiB heap of
-   * 293.  STACK_GIVEN: 0 until the creator has looked, then 1 with the
+   * (ulimit -v) the heap then lacks (history.md, "Malloc arenas under an
+   * address-space limit").  STACK_GIVEN: 0 until the creator has looked, then 1 with the
    * bounds, or 2 when the thread must find them itself. */
   _Atomic uint32_t stack_given;
   uintptr_t given_stack_lo, given_stack_end;
