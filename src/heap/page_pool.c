@@ -121,7 +121,9 @@ static struct page_header *span_take_head(struct page_header *span, size_t pages
    * cursor (page_pool_take_run) may name a page another thread has just
    * taken, and must see that before it reads the fields the new owner is
    * writing outside the lock.  The owner sets the state it needs. */
-  size_t lazy_from = lazy_at == UINTPTR_MAX ? pages : (lazy_at - span->start) >> PAGE_SHIFT;
+  size_t lazy_from = lazy_at == UINTPTR_MAX ? pages
+                     : lazy_at <= span->start ? 0 /* pages added to an object past its mark */
+                                              : (lazy_at - span->start) >> PAGE_SHIFT;
   for (size_t i = 0; i < pages; i++) {
     if (i >= lazy_from && page_header_untouched(&span[i])) continue;
     atomic_store_explicit(&span[i].state, PAGE_RESERVED, memory_order_relaxed);
