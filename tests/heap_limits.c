@@ -4,7 +4,9 @@
  *  - expand_huge: GC_expand_hp of SIZE_MAX, or anything within a chunk of
  *    it, fails (rounding it up to whole chunks wrapped to 4 MiB, and it
  *    reported success); GC_memalign near SIZE_MAX with SGC_EXTRA_BYTES
- *    set returns NULL, not a small object (bytes + extra wrapped).
+ *    set returns NULL, not a small object (bytes + extra wrapped), and
+ *    GC_realloc of a large object to SIZE_MAX - 4 returns NULL (rounding
+ *    wrapped to 0, and it "grew" in place to an object of 0 bytes).
  *  - initial_huge: GC_INITIAL_HEAP_SIZE=18446744073709551615 warns naming
  *    the setting and collections still run (before, none ever did: the
  *    collection floor was half the setting).
@@ -58,6 +60,12 @@ static int expand_huge(void) {
     CHECK(GC_malloc((size_t)-1) == NULL);
     CHECK(GC_malloc_atomic((size_t)-1 - 4096) == NULL);
     CHECK(GC_malloc_uncollectable((size_t)-1) == NULL);
+    /* GC_realloc of a large object to a size that wraps when rounded. */
+    char *big = GC_malloc(64 * 1024);
+    CHECK(big != NULL);
+    CHECK(GC_realloc(big, (size_t)-1 - 4) == NULL, "GC_realloc to SIZE_MAX - 4 gave memory");
+    CHECK(GC_size(big) >= 64 * 1024, "the failed GC_realloc shrank the object to %zu bytes",
+          (size_t)GC_size(big));
     CHECK(GC_expand_hp(8 * MIB) == 1, "a possible GC_expand_hp failed");
     return 0;
 }

@@ -129,6 +129,9 @@ void large_free(struct page_header *head) {
  * bytes are cleared for the scanned kinds, outside heap_lock; until then
  * a collection may scan stale words there, which only retains. */
 bool large_grow_in_place(struct page_header *head, size_t bytes) {
+  /* Rounding more up to granules would wrap (to 0, "grown" in place);
+   * allocate_pages refuses such a size. */
+  if (bytes > HEAP_BYTES_MAX) return false;
   size_t rounded = (bytes + GRANULE_BYTES - 1) & ~(size_t)(GRANULE_BYTES - 1);
   size_t pages = (rounded + PAGE_BYTES - 1) >> PAGE_SHIFT;
   struct sgc_thread *t = thread_self_or_register();
