@@ -22,7 +22,7 @@
  *     deletes what they made.
  *  F. Plain new[] and delete[] in rounds of growing sizes (16 bytes to
  *     8 MiB, 8 MiB a round at scale 100, nothing kept): the heap grows by
- *     less than two of the largest and 16 MiB.  Freed uncollectable pages once served only
+ *     less than two of the largest and 16 MiB (on sgc; bdwgc's grows).  Freed uncollectable pages once served only
  *     their own size again, and this grew the heap from 20 to 240 MiB.
  *
  * CPP_NEW_SCALE (percent, default 100) scales the object counts.
@@ -431,8 +431,11 @@ static void part_f()
             most = GC_get_heap_size();
     }
     size_t bound = before + 2 * largest + (16u << 20);
+#ifdef SGC_VERSION_STRING
+    /* bdwgc 8.2.2 grows its heap from 8 to 147 MiB here: sgc only. */
     CHECK(most <= bound, "the heap grew from %zu to %zu MiB (bound %zu MiB) over %ld rounds of new[]/delete[]",
           before >> 20, most >> 20, bound >> 20, rounds);
+#endif
     t_note("F: %ld rounds of growing sizes; heap %zu MiB before, at most %zu MiB", rounds, before >> 20, most >> 20);
 }
 
