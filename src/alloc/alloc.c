@@ -118,7 +118,7 @@ GC_API void *GC_memalign(size_t align, size_t bytes) {
   /* Asked for with SGC_EXTRA_BYTES taken off, so GC_malloc adds them
    * back and lands on that very class. */
   size_t extra = sgc_settings.extra_bytes;
-  if (bytes + extra <= MAX_SMALL_BYTES) {
+  if (bytes <= MAX_SMALL_BYTES - extra) { /* not bytes + extra: that wraps */
     for (unsigned cls = size_class_for_bytes(bytes + extra); cls < SIZE_CLASS_COUNT; cls++)
       if ((size_class_bytes[cls] & (align - 1)) == 0) return GC_malloc(size_class_bytes[cls] - extra);
   }

@@ -64,10 +64,15 @@ void custom_free(struct page_header *page, void *obj);
 void custom_free_small(struct sgc_thread *self, struct page_header *page, void *obj);
 void custom_kinds_before_mark(void);
 void custom_kinds_after_mark(void);
+/* After each collection's sweep (heap_lock held): the small uncollectable
+ * pages whose objects are all free go back to the free-page pool. */
+void uncollectable_release_free_pages(void);
 /* Calls VISIT on every object on T's custom-kind cache (world stopped). */
 void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *));
 /* T exits: its cached objects go to the shared lists; heap_lock held. */
 void custom_cache_retire(struct sgc_thread *t);
+/* T's custom cache dropped unreturned (a fork child's lost threads). */
+void custom_cache_forget(struct sgc_thread *t);
 
 /* free.c: objects of class CLS a thread frees before its list becomes a
  * batch. */

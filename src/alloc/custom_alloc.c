@@ -31,6 +31,7 @@
 #include "alloc/page_store.h"
 #include "collect/collect.h"
 #include "common.h"
+#include "os/os.h"
 #include "mark/custom_kind.h"
 #include "sweep/sweep.h"
 
@@ -61,7 +62,10 @@ enum { FLUSH_BYTES = 32 << 10 }; /* as GC_free's bound for sgc's own kinds */
 
 static struct custom_cache *cache_of(struct sgc_thread *t) {
   if (likely(t->custom_cache != NULL)) return t->custom_cache;
-  struct custom_cache *cache = calloc(1, sizeof *cache);
+  /* From the OS, zeroed: a thread's first malloc gives it a glibc arena,
+   * 64 MiB of address space, which under a limit (ulimit -v) the heap
+   * then lacks. */
+  struct custom_cache *cache = os_alloc(sizeof *cache);
   if (!cache) return NULL;
   /* The collector may stop this thread anywhere: the zeroed table before
    * the pointer to it (a compiler barrier; the reader runs on this
@@ -242,7 +246,12 @@ void custom_cache_retire(struct sgc_thread *t) {
   for (unsigned index = 0; index < CUSTOM_KIND_MAX; index++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) list_give_back(&cache->lists[index][c], index, c);
   t->custom_cache = NULL;
-  free(cache);
+  os_free(cache, sizeof *cache);
+}
+
+void custom_cache_forget(struct sgc_thread *t) {
+  os_free(t->custom_cache, sizeof *t->custom_cache);
+  t->custom_cache = NULL;
 }
 
 /* Clears the links of the free list LIST: its objects read as zeros. */

@@ -7,11 +7,16 @@
 #include "alloc/alloc.h"
 #include "collect/collect.h"
 #include "common.h"
+#include "os/os.h"
 
 /* Pages FROM..TO-1 of the object at HEAD become its tail: the page map
- * sends a pointer into any of them to HEAD (interior pointers). */
+ * sends a pointer into any of them to HEAD (interior pointers).  Pages
+ * the pool left with untouched headers (heap.h, large_lazy_at) stay so:
+ * the page map's large_head finds HEAD for them. */
 static void link_tail_pages(struct page_header *head, size_t from, size_t to) {
+  pagemap_set_large_head(head->start + (from << PAGE_SHIFT), head->start + (to << PAGE_SHIFT), head);
   for (size_t i = from; i < to; i++) {
+    if (page_header_untouched(&head[i])) continue;
     head[i].head_offset = (uint32_t)i;
     head[i].flags |= PAGE_DIRTY;
     atomic_store_explicit(&head[i].state, PAGE_LARGE_TAIL, memory_order_relaxed);
@@ -83,8 +88,34 @@ void *large_allocate_to_grow(size_t bytes, unsigned kind) {
   return allocate_pages(bytes, kind, true);
 }
 
+/* The pages of HEAD's object whose headers are untouched, which may hold
+ * what the program wrote, read as zero again: their memory goes back to
+ * the OS, in runs.  Where the OS refuses, their headers are written (as
+ * the pool's dirty pages) after all. */
+static void lazy_pages_release(struct page_header *head) {
+  size_t pages = head->span_pages;
+  pagemap_set_large_head(head->start + PAGE_BYTES, head->start + (pages << PAGE_SHIFT), NULL);
+  uintptr_t lazy_at = large_lazy_at(head->start, pages);
+  if (lazy_at == UINTPTR_MAX) return;
+  for (size_t i = (lazy_at - head->start) >> PAGE_SHIFT, run; i < pages; i += run) {
+    run = 0;
+    while (i + run < pages && page_header_untouched(&head[i + run])) run++;
+    if (!run) {
+      run = 1;
+      continue;
+    }
+    uintptr_t from = head->start + (i << PAGE_SHIFT);
+    if (os_decommit((void *)from, run << PAGE_SHIFT)) continue;
+    for (size_t j = i; j < i + run; j++) {
+      head[j].start = head->start + (j << PAGE_SHIFT);
+      head[j].flags = PAGE_DIRTY;
+    }
+  }
+}
+
 /* heap_lock held. */
 void large_free(struct page_header *head) {
+  lazy_pages_release(head);
   page_pool_put(head, head->span_pages); /* which clears the marks */
 }
 
@@ -98,6 +129,9 @@ void large_free(struct page_header *head) {
  * bytes are cleared for the scanned kinds, outside heap_lock; until then
  * a collection may scan stale words there, which only retains. */
 bool large_grow_in_place(struct page_header *head, size_t bytes) {
+  /* Rounding more up to granules would wrap (to 0, "grown" in place);
+   * allocate_pages refuses such a size. */
+  if (bytes > HEAP_BYTES_MAX) return false;
   size_t rounded = (bytes + GRANULE_BYTES - 1) & ~(size_t)(GRANULE_BYTES - 1);
   size_t pages = (rounded + PAGE_BYTES - 1) >> PAGE_SHIFT;
   struct sgc_thread *t = thread_self_or_register();
@@ -109,7 +143,7 @@ bool large_grow_in_place(struct page_header *head, size_t bytes) {
      * gives that header only then). */
     struct page_header *next = head + have;
     if (page_of_address(head->start + (have << PAGE_SHIFT)) == next &&
-        page_pool_take_at(next, pages - have)) {
+        page_pool_take_at(next, pages - have, large_lazy_at(head->start, pages))) {
       clear_new_pages = !page_span_is_zeroed(next, pages - have);
       link_tail_pages(head, have, pages);
       head->span_pages = (uint32_t)pages;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/page_store.h"
 #include "collect/collect.h"
 #include "common.h"
 
@@ -82,6 +83,67 @@ void *locked_list_pop(void **list, unsigned kind, unsigned cls, struct page_head
   return p;
 }
 
+/* Pages whose every object waits on a shared list go back to the pool at
+ * the next collection (uncollectable_release_free_pages): these pages are
+ * never swept, and before, a page that had once held an uncollectable
+ * object served that kind and class alone for good.  A page's free_count
+ * (which only sweeps use on other pages) counts its objects on the shared
+ * list; WHOLE_PAGES, per list, the pages with all of theirs there. */
+static unsigned whole_pages[2][SIZE_CLASS_COUNT];
+
+/* heap_lock held: P, cleared where its kind is, onto its shared list. */
+static void shared_push(unsigned k, unsigned cls, void *p) {
+  struct page_header *page = page_of_address((uintptr_t)p);
+  state_set(p, STATE_SHARED);
+  free_list_push(&free_lists[k][cls], p);
+  if (++page->free_count == page->capacity) whole_pages[k][cls]++;
+}
+
+/* heap_lock held: an object off the shared list of kind K + 
+ * KIND_UNCOLLECTABLE and class CLS, a fresh page formatted when it is
+ * empty; NULL when out of memory. */
+static void *shared_pop(unsigned k, unsigned cls) {
+  struct page_header *fresh;
+  void *p = locked_list_pop(&free_lists[k][cls], k + KIND_UNCOLLECTABLE, cls, &fresh);
+  if (!p) return NULL;
+  if (fresh) {
+    fresh->free_count = fresh->capacity - 1u; /* P came off it */
+    return p;
+  }
+  struct page_header *page = page_of_address((uintptr_t)p);
+  if (page->free_count-- == page->capacity) whole_pages[k][cls]--;
+  return p;
+}
+
+/* live_objects of a page whose objects are leaving the shared list. */
+enum { PAGE_DRAINING = UINT32_MAX };
+
+void uncollectable_release_free_pages(void) {
+  for (unsigned k = 0; k < 2; k++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
+      if (!whole_pages[k][c]) continue;
+      /* One walk unlinks the objects of every whole page; the last one
+       * unlinked sends its page back. */
+      void **link = &free_lists[k][c];
+      while (*link) {
+        void *p = *link;
+        struct page_header *page = page_of_address((uintptr_t)p);
+        if (page->live_objects != PAGE_DRAINING && page->free_count != page->capacity) {
+          link = (void **)p;
+          continue;
+        }
+        page->live_objects = PAGE_DRAINING;
+        *link = *(void **)p;
+        *(void **)p = NULL;
+        if (--page->free_count) continue;
+        page->live_objects = 0;
+        page_clear_marks(page); /* stale words may have marked shared objects */
+        small_page_release(page);
+        whole_pages[k][c]--;
+      }
+    }
+}
+
 /* heap_lock held: T's empty cache refilled from the shared list (fresh
  * pages formatted as needed), at least one object; false when out of
  * memory. */
@@ -90,8 +152,7 @@ static bool cache_refill(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void **cache = &t->uncollectable_cache[kind - KIND_UNCOLLECTABLE][cls];
   unsigned taken = 0;
   for (; taken < (n ? n : 1); taken++) {
-    struct page_header *fresh;
-    void *p = locked_list_pop(&free_lists[kind - KIND_UNCOLLECTABLE][cls], kind, cls, &fresh);
+    void *p = shared_pop(kind - KIND_UNCOLLECTABLE, cls);
     if (!p) break;
     state_set(p, STATE_CACHED);
     free_list_push(cache, p);
@@ -141,11 +202,7 @@ void *uncollectable_allocate(size_t bytes, unsigned kind) {
 /* heap_lock held: T's cache of KIND and CLS onto the shared list. */
 static void cache_hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
   void **cache = &t->uncollectable_cache[kind][cls];
-  void **shared = &free_lists[kind][cls];
-  for (void *p; (p = free_list_pop(cache));) {
-    state_set(p, STATE_SHARED);
-    free_list_push(shared, p);
-  }
+  for (void *p; (p = free_list_pop(cache));) shared_push(kind, cls, p);
   t->uncollectable_cached_total -= t->uncollectable_cached_bytes[kind][cls];
   t->uncollectable_cached_bytes[kind][cls] = 0;
 }
@@ -204,8 +261,7 @@ void uncollectable_cache_retire_lost(struct sgc_thread *t) {
       while (p && cached_object_valid(p, k, c)) {
         void *next = *(void **)p;
         if (k == 0) memset(p, 0, size); /* KIND_UNCOLLECTABLE's are cleared */
-        state_set(p, STATE_SHARED);
-        free_list_push(&free_lists[k][c], p);
+        shared_push(k, c, p);
         p = next;
       }
       t->uncollectable_cache[k][c] = NULL;
@@ -239,8 +295,7 @@ void uncollectable_free(struct page_header *page, void *obj) {
   release_small(page, obj, state);
   if (!t) { /* an unregistered thread: the shared list */
     heap_lock_take(t);
-    atomic_store_explicit(state, STATE_SHARED, memory_order_relaxed);
-    free_list_push(&free_lists[k][cls], obj);
+    shared_push(k, cls, obj);
     pthread_mutex_unlock(&heap_lock);
     return;
   }

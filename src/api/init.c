@@ -4,6 +4,7 @@
  * sgc initialises itself from a library constructor, so a program that
  * never calls GC_INIT (or runs with libsgc preloaded in place of libgc)
  * still has its main thread registered. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,8 @@ static void read_markers_cycle(struct sgc_settings *s) {
 
 static void read_settings(void) {
   struct sgc_settings *s = &sgc_settings;
-  s->initial_heap_bytes = env_size(env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE"), 0);
+  s->initial_heap_bytes =
+      env_size_in(env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE"), 0, HEAP_BYTES_MAX);
   s->max_heap_bytes = env_size(env_first("SGC_MAXIMUM_HEAP_SIZE", "GC_MAXIMUM_HEAP_SIZE"), 0);
   s->torture_interval = (unsigned)env_long_in("SGC_TORTURE", 0, 0, INT32_MAX);
   s->extra_bytes = (unsigned)env_long_in("SGC_EXTRA_BYTES", 0, 0, 256);
@@ -74,7 +76,11 @@ static void read_settings(void) {
   if (trace && *trace) s->trace_path = trace; /* opened at the first collection */
   if (requested_set) {
     const SGC_attr_t *a = &requested;
-    if (a->initial_heap_bytes) s->initial_heap_bytes = a->initial_heap_bytes;
+    if (a->initial_heap_bytes > HEAP_BYTES_MAX)
+      sgc_warn("ignoring SGC_attr_t initial_heap_bytes=%zu: too large (at most %zu)",
+               a->initial_heap_bytes, HEAP_BYTES_MAX);
+    else if (a->initial_heap_bytes)
+      s->initial_heap_bytes = a->initial_heap_bytes;
     if (a->max_heap_bytes) s->max_heap_bytes = a->max_heap_bytes;
     if (a->free_space_divisor > 0) GC_free_space_divisor = (GC_word)a->free_space_divisor;
     if (a->torture_interval > 0) s->torture_interval = (unsigned)a->torture_interval;
@@ -123,6 +129,36 @@ static void fork_child(void) {
   collector_locks_release();
 }
 
+/* The initial heap (heap_lock held).  One above the maximum is clamped to
+ * it, as bdwgc does, and one the OS refuses falls back to a chunk, each
+ * with a warning naming the settings: before, both stopped the program
+ * with "cannot reserve the initial heap" and no word of why. */
+static void initial_heap_grow(void) {
+  struct sgc_settings *s = &sgc_settings;
+  const char *initial = env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE");
+  const char *max = env_first("SGC_MAXIMUM_HEAP_SIZE", "GC_MAXIMUM_HEAP_SIZE");
+  if (s->max_heap_bytes && s->initial_heap_bytes > s->max_heap_bytes) {
+    sgc_warn("%s=%zu is above %s=%zu: the initial heap is the maximum", initial,
+             s->initial_heap_bytes, max, s->max_heap_bytes);
+    s->initial_heap_bytes = s->max_heap_bytes;
+  }
+  if (s->max_heap_bytes && s->max_heap_bytes < CHUNK_BYTES) {
+    sgc_warn("%s=%zu is below the smallest heap, %u bytes: the limit is that", max,
+             s->max_heap_bytes, (unsigned)CHUNK_BYTES);
+    s->max_heap_bytes = CHUNK_BYTES;
+  }
+  if (s->initial_heap_bytes && heap_grow(s->initial_heap_bytes)) return;
+  if (s->initial_heap_bytes) {
+    sgc_warn("%s=%zu: the system refused a heap that large (%s); starting with %u bytes",
+             initial, s->initial_heap_bytes, strerror(heap_grow_refusal() > 0 ? heap_grow_refusal() : ENOMEM),
+             (unsigned)CHUNK_BYTES);
+    s->initial_heap_bytes = 0;
+  }
+  if (!heap_grow(CHUNK_BYTES))
+    sgc_fatal("cannot reserve the initial heap of %u bytes (%s)", (unsigned)CHUNK_BYTES,
+              strerror(heap_grow_refusal() > 0 ? heap_grow_refusal() : ENOMEM));
+}
+
 void sgc_ensure_init(void) {
   if (likely(atomic_load_explicit(&sgc_initialised, memory_order_acquire))) return;
   pthread_mutex_lock(&init_lock);
@@ -142,8 +178,7 @@ void sgc_ensure_init(void) {
     stats_init();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     heap_lock_acquire();
-    if (!heap_grow(sgc_settings.initial_heap_bytes ? sgc_settings.initial_heap_bytes : CHUNK_BYTES))
-      sgc_fatal("cannot reserve the initial heap");
+    initial_heap_grow();
     pthread_mutex_unlock(&heap_lock);
     atomic_store_explicit(&sgc_initialised, 1, memory_order_release);
   }

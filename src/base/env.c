@@ -15,7 +15,9 @@ const char *env_value(const char *name) {
 
 const char *env_first(const char *a, const char *b) { return env_value(a) ? a : b; }
 
-size_t env_size(const char *name, size_t fallback) {
+size_t env_size(const char *name, size_t fallback) { return env_size_in(name, fallback, SIZE_MAX); }
+
+size_t env_size_in(const char *name, size_t fallback, size_t max) {
   const char *v = env_value(name);
   if (!v) return fallback;
   /* Digits first: strtoull would take "-1" as 2^64 - 1. */
@@ -34,8 +36,8 @@ size_t env_size(const char *name, size_t fallback) {
     sgc_warn("ignoring %s=%s: not a size (bytes, or a number with k, m or g)", name, v);
     return fallback;
   }
-  if (n > (SIZE_MAX >> shift)) {
-    sgc_warn("ignoring %s=%s: too large", name, v);
+  if (n > (SIZE_MAX >> shift) || (size_t)(n << shift) > max) {
+    sgc_warn("ignoring %s=%s: too large (at most %zu)", name, v, max);
     return fallback;
   }
   return (size_t)(n << shift);

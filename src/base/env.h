@@ -15,6 +15,8 @@ const char *env_value(const char *name);
 const char *env_first(const char *a, const char *b);
 /* A byte count with an optional k, m or g suffix. */
 size_t env_size(const char *name, size_t fallback);
+/* The same, at most MAX: more is ignored with a warning. */
+size_t env_size_in(const char *name, size_t fallback, size_t max);
 /* An integer from MIN to MAX. */
 long env_long_in(const char *name, long fallback, long min, long max);
 /* A number from MIN up. */

@@ -330,6 +330,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
   custom_kinds_after_mark();
+  uncollectable_release_free_pages();
   page_stores_drain_idle(); /* a sleeping thread's free pages serve others */
   /* More than a quarter of the heap lying in free spans: give the long
    * ones (64 pages and more) that have stayed free a while back to the

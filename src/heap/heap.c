@@ -52,6 +52,25 @@ static bool pagemap_insert(struct chunk *c, uintptr_t from, uintptr_t to) {
   return true;
 }
 
+void pagemap_set_large_head(uintptr_t from, uintptr_t to, struct page_header *head) {
+  for (uintptr_t a = (from + CHUNK_BYTES - 1) & ~(uintptr_t)(CHUNK_BYTES - 1); a < to; a += CHUNK_BYTES)
+    atomic_store_explicit(&pagemap_entry_of(a)->large_head, head, memory_order_release);
+}
+
+SGC_NOINLINE uintptr_t large_lazy_object_start(uintptr_t a, struct page_header **page) {
+  struct pagemap_entry *e = pagemap_entry_of(a);
+  /* Acquire: pairs with pagemap_set_large_head's release, after which the
+   * head's fields are written.  A racing GC_base may still read a head
+   * freed meanwhile: the state and bounds below then say no, as for any
+   * page it reads while it changes. */
+  struct page_header *head = e ? atomic_load_explicit(&e->large_head, memory_order_acquire) : NULL;
+  if (!head || atomic_load_explicit(&head->state, memory_order_acquire) != PAGE_LARGE_HEAD ||
+      a - head->start >= head->object_bytes)
+    return 0;
+  *page = head;
+  return head->start;
+}
+
 /* Address space a chunk keeps after its pages to grow in place: the
  * free pages of separate chunks never join (their headers lie in
  * separate arrays), so a heap grown chunk by chunk had no span for an
@@ -136,6 +155,7 @@ static bool chunk_reserve(size_t room, void **base, struct chunk **c) {
 }
 
 bool heap_grow(size_t bytes) {
+  if (bytes > HEAP_BYTES_MAX) return grow_refused(ENOMEM); /* GC_expand_hp(SIZE_MAX) */
   size_t size = (bytes + CHUNK_BYTES - 1) & ~(size_t)(CHUNK_BYTES - 1);
   if (size == 0) size = CHUNK_BYTES;
   size_t limit = sgc_settings.max_heap_bytes;

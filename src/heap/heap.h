@@ -110,6 +110,10 @@ struct chunk {
 struct pagemap_entry {
   _Atomic(struct page_header *) first;
   _Atomic(struct chunk *) chunk;
+  /* The large object that holds the slot's first page (its head), or
+   * NULL: how a pointer into a page whose header a huge object left
+   * untouched finds it (large_lazy_object_start). */
+  _Atomic(struct page_header *) large_head;
 };
 extern _Atomic(struct pagemap_entry *) pagemap_l1[1u << PAGEMAP_L1_BITS];
 
@@ -186,6 +190,32 @@ __attribute__((always_inline)) static inline bool small_object_start(
   return *base == a || interior || heap_displacement_ok(a - *base);
 }
 
+/* Huge objects' untouched headers (thesis §2.2.1 puts a header per page;
+ * writing them all cost a huge object 9% of its size in memory at once,
+ * used or not: history.md, "Huge objects' headers").  A large object of LARGE_LAZY_MIN_PAGES or
+ * more leaves the header of each of its pages from the first slot
+ * boundary (CHUNK_BYTES) after its start as it finds it when nothing has
+ * ever written it (start 0: free, clean, unmarked); the page map's
+ * large_head of each slot from there names the object's head.  Such a
+ * page reads as PAGE_FREE, so the page walks need nothing new (they step
+ * over a large object whole).  Freed, those pages' memory goes back to
+ * the OS, so their untouched headers (clean) stay true. */
+enum { LARGE_LAZY_MIN_PAGES = 2 * PAGES_PER_CHUNK };
+/* The first address of an object of PAGES pages at START from which pages
+ * may keep untouched headers, or UINTPTR_MAX. */
+static inline uintptr_t large_lazy_at(uintptr_t start, size_t pages) {
+  return pages < LARGE_LAZY_MIN_PAGES ? UINTPTR_MAX : (start | (CHUNK_BYTES - 1)) + 1;
+}
+/* Whether P's header has never been written (heap.c's chunks start zero;
+ * every page the pool hands out or links gets its start). */
+static inline bool page_header_untouched(const struct page_header *p) { return p->start == 0; }
+/* object_start_in_page's case for A on a page that reads as free: the
+ * start of the huge object holding it, or 0 (heap.c). */
+uintptr_t large_lazy_object_start(uintptr_t a, struct page_header **page);
+/* Names HEAD (or NULL) in the page map for every slot whose first page
+ * lies in [FROM, TO) (heap_lock held; release stores). */
+void pagemap_set_large_head(uintptr_t from, uintptr_t to, struct page_header *head);
+
 /* The object A points into, given A's own page header P (non-NULL). */
 __attribute__((always_inline)) static inline uintptr_t object_start_in_page(
     struct page_header *p, uintptr_t a, struct page_header **page, bool interior) {
@@ -200,7 +230,7 @@ __attribute__((always_inline)) static inline uintptr_t object_start_in_page(
     p -= p->head_offset;
     if (atomic_load_explicit(&p->state, memory_order_relaxed) != PAGE_LARGE_HEAD) return 0;
   } else if (state != PAGE_LARGE_HEAD) {
-    return 0;
+    return state == PAGE_FREE && interior ? large_lazy_object_start(a, page) : 0;
   }
   if (a - p->start >= p->object_bytes && a != p->start) return 0;
   if (a != p->start && !interior && !heap_displacement_ok(a - p->start)) return 0;
@@ -292,6 +322,10 @@ static inline void page_clear_marks(struct page_header *p) {
       atomic_store_explicit(&p->marks.word[w], 0, memory_order_relaxed);
 }
 
+/* No heap is larger than the user address space (47 bits on x86-64): a
+ * size beyond is impossible, and rounding it up to chunks would wrap. */
+#define HEAP_BYTES_MAX ((size_t)1 << (ADDRESS_BITS - 1))
+
 /* ---- heap.c ---- */
 /* Adds a chunk of at least BYTES; false when the OS or the heap limit says
  * no, which heap_grow_refusal then tells.  Caller holds heap_lock. */
@@ -308,8 +342,10 @@ struct chunk *heap_first_chunk(void);
 /* ---- page_pool.c: free pages as coalescing spans (heap_lock held) ---- */
 struct page_header *page_pool_take(size_t pages);
 /* The first PAGES pages of the free span SPAN heads, or NULL when SPAN
- * heads no free span that long (a large object growing in place). */
-struct page_header *page_pool_take_at(struct page_header *span, size_t pages);
+ * heads no free span that long (a large object growing in place); pages
+ * from LAZY_AT on may keep untouched headers (large_lazy_at).  The other
+ * takes use the rule for an object starting at the span. */
+struct page_header *page_pool_take_at(struct page_header *span, size_t pages, uintptr_t lazy_at);
 /* The first PAGES pages of the longest free span, or NULL when it is
  * shorter: worst fit, for an object that grows (GC_realloc). */
 struct page_header *page_pool_take_largest(size_t pages);
@@ -317,6 +353,8 @@ struct page_header *page_pool_take_largest(size_t pages);
  * page at *CURSOR while that heads a free span, else one from a span no
  * other store claims; *CURSOR is moved on (page_pool.c says why). */
 struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor);
+/* Pages whose headers are untouched (page_header_untouched) must read as
+ * zero: they stay so, clean. */
 void page_pool_put(struct page_header *first, size_t pages);
 void page_pool_add_chunk(struct chunk *c);
 /* Pages FROM.. of chunk C, just added by growing it in place: free and

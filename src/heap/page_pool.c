@@ -103,8 +103,10 @@ void page_pool_add_grown(struct chunk *c, size_t from) {
 }
 
 /* Takes the first PAGES pages of SPAN (a free span head of at least that
- * many), relinking the rest as a span of its own, unclaimed. */
-static struct page_header *span_take_head(struct page_header *span, size_t pages) {
+ * many), relinking the rest as a span of its own, unclaimed.  Pages from
+ * address LAZY_AT on whose headers are untouched stay so (heap.h,
+ * large_lazy_at). */
+static struct page_header *span_take_head(struct page_header *span, size_t pages, uintptr_t lazy_at) {
   size_t have = span->span_pages;
   span_unlink(span);
   if (have > pages) {
@@ -119,7 +121,11 @@ static struct page_header *span_take_head(struct page_header *span, size_t pages
    * cursor (page_pool_take_run) may name a page another thread has just
    * taken, and must see that before it reads the fields the new owner is
    * writing outside the lock.  The owner sets the state it needs. */
+  size_t lazy_from = lazy_at == UINTPTR_MAX ? pages
+                     : lazy_at <= span->start ? 0 /* pages added to an object past its mark */
+                                              : (lazy_at - span->start) >> PAGE_SHIFT;
   for (size_t i = 0; i < pages; i++) {
+    if (i >= lazy_from && page_header_untouched(&span[i])) continue;
     atomic_store_explicit(&span[i].state, PAGE_RESERVED, memory_order_relaxed);
     span[i].start = span->start + (i << PAGE_SHIFT);
     span[i].owner_store = NULL; /* a claim (below) ends with the span */
@@ -148,9 +154,9 @@ static struct page_header *span_find(size_t pages, bool (*skip)(const struct pag
   return span;
 }
 
-struct page_header *page_pool_take_at(struct page_header *span, size_t pages) {
+struct page_header *page_pool_take_at(struct page_header *span, size_t pages, uintptr_t lazy_at) {
   if (!page_pool_is_span_head(span) || span->span_pages < pages) return NULL;
-  return span_take_head(span, pages);
+  return span_take_head(span, pages, lazy_at);
 }
 
 static void keep_largest(struct page_header *head, size_t pages, void *largest) {
@@ -161,12 +167,14 @@ static void keep_largest(struct page_header *head, size_t pages, void *largest) 
 struct page_header *page_pool_take_largest(size_t pages) {
   struct page_header *largest = NULL;
   page_pool_for_each_span(keep_largest, &largest);
-  return largest && largest->span_pages >= pages ? span_take_head(largest, pages) : NULL;
+  return largest && largest->span_pages >= pages
+             ? span_take_head(largest, pages, large_lazy_at(largest->start, pages))
+             : NULL;
 }
 
 struct page_header *page_pool_take(size_t pages) {
   struct page_header *span = span_find(pages, NULL, NULL);
-  return span ? span_take_head(span, pages) : NULL;
+  return span ? span_take_head(span, pages, large_lazy_at(span->start, pages)) : NULL;
 }
 
 /* Fresh pages in runs (thesis §2.2's free-page path; the layout is
@@ -228,7 +236,7 @@ struct page_header *page_pool_take_run(struct page_store *claimant, struct page_
     }
   }
   size_t have = span->span_pages;
-  struct page_header *page = span_take_head(span, 1);
+  struct page_header *page = span_take_head(span, 1, UINTPTR_MAX);
   *cursor = have > 1 ? page + 1 : NULL;
   if (have > 1) page[1].owner_store = claimant;
   return page;
@@ -238,6 +246,7 @@ struct page_header *page_pool_take_run(struct page_store *claimant, struct page_
  * neighbouring page belongs to the same chunk. */
 void page_pool_put(struct page_header *first, size_t pages) {
   for (size_t i = 0; i < pages; i++) {
+    if (page_header_untouched(&first[i])) continue; /* free, clean and unmarked as it is */
     if (first[i].flags & PAGE_RELEASED) released_pages--; /* not expected: in use pages */
     first[i].flags = (uint8_t)((first[i].flags & ~PAGE_RELEASED) | PAGE_DIRTY);
     dirty_free_pages++;

@@ -6,6 +6,8 @@
 #include "roots/range_set.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <link.h>
 #include <string.h>
 
@@ -224,8 +226,23 @@ size_t roots_push_all(void) {
   return bytes;
 }
 
+/* Whether every page of [LO, HI) is mapped: msync answers ENOMEM for a
+ * range with an unmapped page, one system call whatever its length (and
+ * MS_ASYNC writes nothing back).  A root range that is not mapped would
+ * fault in the next collection's marker, with the world stopped and no
+ * word of which range. */
+static bool roots_range_mapped(uintptr_t lo, uintptr_t hi) {
+  uintptr_t first = lo & ~(uintptr_t)(PAGE_BYTES - 1);
+  return msync((void *)first, hi - first, MS_ASYNC) == 0 || errno != ENOMEM;
+}
+
 GC_API void GC_add_roots(void *low, void *high) {
   sgc_ensure_init();
+  uintptr_t lo = (uintptr_t)low, hi = (uintptr_t)high;
+  if (lo < hi && !roots_range_mapped(lo, hi)) {
+    sgc_warn("GC_add_roots(%p, %p): the range is not all mapped memory; not added", low, high);
+    return;
+  }
   meta_lock_take();
   range_set_add_or_extend(&user_roots, (uintptr_t)low, (uintptr_t)high, "GC_add_roots ranges");
   pthread_mutex_unlock(&meta_lock);

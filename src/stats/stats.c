@@ -5,7 +5,9 @@
  * locks, never with the world stopped. */
 #include "stats/stats.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -149,6 +151,22 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
   pthread_mutex_unlock(&stats_lock);
 }
 
+/* The trace file's name as opened (%p expanded), for messages. */
+static char trace_file[4096];
+
+/* Writes one record's line.  Tracing goes on after a failed write (a
+ * later one may succeed), but the first failure is told, once, with the
+ * file and the error: a full disk dropped every record silently before.
+ * With trace_lock held. */
+static void trace_write(int fd, const char *line, size_t n) {
+  static bool warned;
+  ssize_t done = write(fd, line, n);
+  if (done == (ssize_t)n || warned) return;
+  warned = true;
+  sgc_warn("SGC_TRACE: cannot write to %s (%s): trace records are lost", trace_file,
+           done < 0 ? strerror(errno) : "short write");
+}
+
 static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_record *m,
                         unsigned count) {
   char line[1024 + TRACE_MAX_MARKERS * 300]; /* a marker's object is at most ~275 */
@@ -185,7 +203,7 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                   m[i].busy_ns, m[i].idle_ns, m[i].cpu_ns, m[i].join_ns,
                   m[i].prewoken ? "true" : "false");
   if (n > 0 && (size_t)n < sizeof line - 3) n += snprintf(line + n, sizeof line - (size_t)n, "]}\n");
-  if (n > 0 && write(fd, line, (size_t)n) < 0) { /* tracing is best effort */ }
+  if (n > 0) trace_write(fd, line, (size_t)n);
 }
 
 /* SGC_TRACE's file, opened by the first collection that writes to it:
@@ -207,6 +225,7 @@ static void trace_open(void) {
     }
   }
   path[n] = 0;
+  memcpy(trace_file, path, n + 1);
   sgc_settings.trace_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (sgc_settings.trace_fd < 0) {
     sgc_warn("SGC_TRACE: cannot open %s", path);

@@ -52,6 +52,8 @@ GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
     free(rec);
     return r;
   }
+  /* The thread waits for this before it registers (thread.h). */
+  thread_stack_give(rec, *thread);
   /* REC may be running, or (detached) gone, by now: looked up, not used. */
   thread_pending_set_id(rec, ticket, *thread);
   return 0;

@@ -217,7 +217,8 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   rec->is_main = rec->tid == getpid();
   /* A main thread's stack end the program set before init stands. */
   if (!stack_base && rec->is_main && GC_stackbottom) stack_base = (uintptr_t)GC_stackbottom;
-  uintptr_t own_lo, own_end = thread_stack_bounds_of_self(&own_lo);
+  uintptr_t own_lo = 0, own_end = rec->created_by_sgc ? thread_stack_given(rec, &own_lo) : 0;
+  if (!own_end) own_end = thread_stack_bounds_of_self(&own_lo);
   rec->stack_base = stack_base ? stack_base : own_end;
   /* The lowest address holds for a given end inside this stack only. */
   if (own_lo && rec->stack_base > own_lo && rec->stack_base <= own_end) {
@@ -367,7 +368,7 @@ void threads_after_fork_child(void) {
        * pages are never swept: those go back to the shared lists, as far
        * as the half-updated lists the fork may have copied allow. */
       uncollectable_cache_retire_lost(t);
-      free(t->custom_cache);
+      custom_cache_forget(t);
       free(t);
     }
     t = next;

@@ -67,6 +67,30 @@ uintptr_t thread_stack_bounds_of_self(uintptr_t *lo) {
   return (uintptr_t)addr + size;
 }
 
+void thread_stack_give(struct sgc_thread *rec, pthread_t thread) {
+  pthread_attr_t attr;
+  void *addr = NULL;
+  size_t size = 0;
+  if (pthread_getattr_np(thread, &attr) == 0) {
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  rec->given_stack_lo = (uintptr_t)addr;
+  rec->given_stack_end = (uintptr_t)addr + size;
+  /* Release: the thread that reads 1 reads the bounds. */
+  atomic_store_explicit(&rec->stack_given, addr ? 1 : 2, memory_order_release);
+  futex_wake_all(&rec->stack_given);
+}
+
+uintptr_t thread_stack_given(struct sgc_thread *rec, uintptr_t *lo) {
+  uint32_t given;
+  while ((given = atomic_load_explicit(&rec->stack_given, memory_order_acquire)) == 0)
+    futex_wait(&rec->stack_given, 0);
+  if (given != 1) return 0;
+  *lo = rec->given_stack_lo;
+  return rec->given_stack_end;
+}
+
 uintptr_t thread_stack_base_of_self(void) {
   uintptr_t lo;
   return thread_stack_bounds_of_self(&lo);

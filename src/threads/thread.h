@@ -129,6 +129,14 @@ struct sgc_thread {
    * returned, finds it on the pending list by address and ticket, and a
    * record freed and reused meanwhile has another ticket. */
   uint64_t pending_ticket;
+  /* The new thread's stack, found by its creator (thread_stack_give):
+   * pthread_getattr_np mallocs, and a thread's first malloc makes glibc
+   * give it an arena of 64 MiB of address space, which under a limit
+   * (ulimit -v) the heap then lacks (history.md, "Malloc arenas under an
+   * address-space limit").  STACK_GIVEN: 0 until the creator has looked, then 1 with the
+   * bounds, or 2 when the thread must find them itself. */
+  _Atomic uint32_t stack_given;
+  uintptr_t given_stack_lo, given_stack_end;
 
   /* GC_get_expl_freed_bytes_since_gc (alloc/free.c), kept after the hot
    * fields so the fast paths' lines stay as they were.  Lists handed back
@@ -228,6 +236,12 @@ uintptr_t thread_stack_base_of_self(void);
 /* The calling thread's stack end (exclusive) and, in *LO, its lowest
  * address (0 when unknown). */
 uintptr_t thread_stack_bounds_of_self(uintptr_t *lo);
+/* The creator of THREAD, which REC's thread will register with: its stack
+ * bounds into REC, and REC's thread woken if it waits for them. */
+void thread_stack_give(struct sgc_thread *rec, pthread_t thread);
+/* REC's thread, started by GC_pthread_create: waits for thread_stack_give
+ * and returns the end with *LO, or 0 when it must find them itself. */
+uintptr_t thread_stack_given(struct sgc_thread *rec, uintptr_t *lo);
 /* Records in T (the caller, perhaps in its suspend handler) the alternate
  * signal stack it runs on, when SP is off the stack sgc knows for it.
  * Async-signal-safe. */
