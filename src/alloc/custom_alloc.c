@@ -29,7 +29,9 @@
 
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
-#include "collect/collect.h"
+#include "alloc/collector.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "os/os.h"
 #include "mark/custom_kind.h"
@@ -126,9 +128,7 @@ static void *list_take(unsigned index, unsigned kind, unsigned cls) {
     bool fresh = page == NULL;
     if (page) {
       unswept_pages[index][cls] = page->next;
-    } else if (!collected && collect_should_run()) {
-      collect_locked(SGC_REASON_ALLOCATION);
-      collected = true;
+    } else if (collect_if_due(&collected)) {
       continue;
     } else if ((page = page_acquire(1)) == NULL) {
       return NULL;
@@ -163,7 +163,7 @@ SGC_NOINLINE static void *custom_refill(size_t bytes, unsigned kind, unsigned cl
   struct sgc_thread *t = thread_self_or_register();
   struct custom_cache *cache = cache_of(t);
   heap_lock_take(t);
-  if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
+  if (collect_torture_turn(t)) collect_torture();
   void *list = list_take(index, kind, cls);
   if (!list) {
     pthread_mutex_unlock(&heap_lock);

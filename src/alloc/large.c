@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
-#include "collect/collect.h"
+#include "alloc/collector.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "os/os.h"
 
@@ -31,7 +33,7 @@ static void *allocate_pages(size_t bytes, unsigned kind, bool with_room) {
     return sgc_out_of_memory(bytes);
   struct sgc_thread *t = thread_self_or_register();
   heap_lock_take(t);
-  if (collect_torture_turn(t)) collect_locked(SGC_REASON_TORTURE);
+  if (collect_torture_turn(t)) collect_torture();
   struct page_header *head = with_room ? page_pool_take_largest(pages) : NULL;
   if (!head) head = page_acquire(pages);
   if (!head) {

@@ -7,7 +7,9 @@
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
 #include "base/env.h"
-#include "collect/collect.h"
+#include "alloc/collector.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "os/os.h"
 #include "sweep/sweep.h"
@@ -319,15 +321,11 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
     /* Exhausted: sweeping may free a page (into a store or the pool),
      * then the heap policy collects or grows (thesis step 3). */
     if (sweep_until_page_freed()) continue;
-    if (!*collected && collect_should_run()) {
-      /* Back to the caller's lists: growing the heap here, past pages
-       * the collection had mostly emptied, grew it by a quarter at every
-       * collection -- 592 MiB around 100 MiB live when each kept object
-       * came with 20 of garbage (history.md). */
-      collect_locked(SGC_REASON_ALLOCATION);
-      *collected = true;
-      return NULL;
-    }
+    /* After a collection, back to the caller's lists: growing the heap
+     * here, past pages the collection had mostly emptied, grew it by a
+     * quarter at every collection -- 592 MiB around 100 MiB live when
+     * each kept object came with 20 of garbage (history.md). */
+    if (collect_if_due(collected)) return NULL;
     /* LPS with nothing fresh left steals once its bound says no more
      * fresh pages (thesis §2.2.3); while a < k·max(l) and a < Σ max(u_i)
      * it takes fresh pages from the OS, as the issue and the thesis have
@@ -341,12 +339,7 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
       account_take(t, own, p);
       return p;
     }
-    if (heap_grow(collect_growth_bytes(PAGE_BYTES)) || heap_grow(PAGE_BYTES)) continue;
-    if (!*collected && !GC_dont_gc && !heap_accounting.disable_count) {
-      collect_locked(SGC_REASON_HEAP_LIMIT);
-      *collected = true;
-      continue;
-    }
+    if (grow_or_collect(PAGE_BYTES, collected)) continue;
     /* Out of heap: even AL takes another thread's page before failing. */
     if ((p = steal(own)) != NULL) {
       account_take(t, own, p);

@@ -7,7 +7,9 @@
 #include "alloc/page_path.h"
 #include "alloc/percpu.h"
 #include "alloc/page_store.h"
-#include "collect/collect.h"
+#include "alloc/collector.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 #include "sweep/sweep.h"
 
@@ -56,11 +58,7 @@ struct page_header *page_acquire(size_t pages) {
      * before deciding to collect, or the heap would be collected while
      * largely free (as bdwgc, which sweeps before collect-or-expand). */
     if (sweep_finish_all()) continue;
-    if (!collected && collect_should_run()) {
-      collect_locked(SGC_REASON_ALLOCATION);
-      collected = true;
-      continue;
-    }
+    if (collect_if_due(&collected)) continue;
     /* Free pages threads keep in their stores (AL, LPS) go back to the
      * pool before the heap grows: this path serves large, uncollectable
      * and custom-kind objects, which no store is for, and it would
@@ -69,13 +67,7 @@ struct page_header *page_acquire(size_t pages) {
      * its typed or large allocations found the pool empty and every freed
      * page in the allocating thread's store.) */
     if (page_stores_drain()) continue;
-    if (heap_grow(collect_growth_bytes(pages << PAGE_SHIFT))) continue;
-    if (heap_grow(pages << PAGE_SHIFT)) continue; /* the least that fits */
-    if (!collected && !GC_dont_gc && !heap_accounting.disable_count) {
-      collect_locked(SGC_REASON_HEAP_LIMIT);
-      collected = true;
-      continue;
-    }
+    if (grow_or_collect(pages << PAGE_SHIFT, &collected)) continue;
     return NULL;
   }
 }
@@ -302,7 +294,7 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
   }
   heap_lock_take(t);
   page_store_of(t);
-  if (torture) collect_locked(SGC_REASON_TORTURE);
+  if (torture) collect_torture();
   void *head = NULL, *tail = NULL;
   unsigned have = 0, target = refill_target(cls);
   size_t bytes = size_class_bytes[cls];

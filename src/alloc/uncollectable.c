@@ -23,7 +23,9 @@
 
 #include "alloc/alloc.h"
 #include "alloc/page_store.h"
-#include "collect/collect.h"
+#include "alloc/collector.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
 #include "common.h"
 
 static void *free_lists[2][SIZE_CLASS_COUNT]; /* [kind - KIND_UNCOLLECTABLE] */

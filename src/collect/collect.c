@@ -114,6 +114,23 @@ bool collect_should_run(void) {
   return allocated_since_gc_bytes() >= collect_threshold();
 }
 
+bool collect_if_due(bool *collected) {
+  if (*collected || !collect_should_run()) return false;
+  collect_locked(SGC_REASON_ALLOCATION);
+  *collected = true;
+  return true;
+}
+
+bool grow_or_collect(size_t bytes, bool *collected) {
+  if (heap_grow(collect_growth_bytes(bytes)) || heap_grow(bytes)) return true;
+  if (*collected || GC_dont_gc || heap_accounting.disable_count) return false;
+  collect_locked(SGC_REASON_HEAP_LIMIT);
+  *collected = true;
+  return true;
+}
+
+void collect_torture(void) { collect_locked(SGC_REASON_TORTURE); }
+
 /* Room to reach the next collection, at least a quarter of the heap (so
  * growth comes in few steps).  Growing by the whole threshold instead,
  * when the heap ran out part way to it, left the heap that part larger

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "sgc.h"
+#include "alloc/collector.h"
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
 
@@ -18,10 +19,6 @@
 bool collect_automatic_disabled(void);
 bool collect_force_unmap(void);
 
-/* Torture mode's turn (SGC_TORTURE=N): every Nth allocation slow path of
- * T.  Its collections are automatic ones, so none while those are off. */
-struct sgc_thread;
-bool collect_torture_turn(struct sgc_thread *t);
 
 /* Every lock a collection takes before it stops the world, in its order,
  * with no page op in flight and the page path closed: a thread stopped or
@@ -35,15 +32,10 @@ bool collect_should_run(void);
 void collect_locked(enum SGC_gc_reason reason);
 /* Heap growth when no free page is left and no collection is due. */
 size_t collect_growth_bytes(size_t needed);
-/* Called after heap_lock is released: runs queued finalizers or notifies. */
-void collect_after_unlock(void);
 /* What all threads together may hold back of their unlocked refills
  * bytes (heap/accounting.h): a quarter of the collection threshold, so
  * the trigger is never late by much (500 threads at 64 KiB held 32 MB
  * back from an 8 MB threshold).  Set by each collection; read by
  * refills, relaxed (a hint). */
 extern _Atomic size_t unlocked_flush_budget;
-/* The step for one thread: the budget over the registered threads, at
- * least a page and at most UNLOCKED_FLUSH_BYTES. */
-size_t unlocked_flush_step(void);
 #endif

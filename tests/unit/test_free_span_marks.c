@@ -10,6 +10,7 @@
  *      a root, so what only it references survives. */
 #include <string.h>
 
+#include "alloc/page_store.h"
 #include "common.h"
 #include "heap/heap.h"
 #include "unit.h"
@@ -23,10 +24,16 @@ static __attribute__((noinline)) void clear_stack(void) {
   for (size_t i = 0; i < sizeof junk; i++) junk[i] = 0;
 }
 
-/* Free pages with a mark bit set, and free pages in all. */
+/* Free pages with a mark bit set, and free pages in all: in the pool, or
+ * kept in a thread's page store (emptied or reserved), which a sleeping
+ * thread's collections hand back to the pool (page_stores_drain_idle). */
 static size_t marked_free_pages(size_t *free_total) {
   size_t marked = 0;
-  *free_total = 0;
+  struct page_counters counters;
+  pthread_mutex_lock(&heap_lock);
+  page_counters_read(&counters);
+  pthread_mutex_unlock(&heap_lock);
+  *free_total = (size_t)counters.store_free;
   FOR_EACH_CHUNK(c) {
     for (size_t i = 0; i < c->page_count; i++) {
       struct page_header *p = &c->pages[i];

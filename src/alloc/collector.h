@@ -1,0 +1,36 @@
+/* What the allocator asks of the collector: the one seam that points up
+ * (docs/design.md, "The layering rule").  Declared here, at the
+ * allocator's layer, and defined by collect/collect.c, so that alloc/
+ * never includes the collector.  All but collect_after_unlock and
+ * unlocked_flush_step with heap_lock held. */
+#ifndef SGC_ALLOC_COLLECTOR_H
+#define SGC_ALLOC_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct sgc_thread;
+
+/* The heap policy when no free page is at hand (thesis §2.2, step 3), in
+ * two steps a caller runs around its own ways of finding a page (sweeping,
+ * its store, stealing):
+ * collect_if_due collects (SGC_REASON_ALLOCATION) when the allocation
+ * since the last collection calls for it and this slow path has not
+ * collected yet (*COLLECTED), and says whether it did; */
+bool collect_if_due(bool *collected);
+/* grow_or_collect grows the heap by the growth rule, else by BYTES at
+ * the least, else (the heap's limit, or the OS refusing) collects once
+ * (SGC_REASON_HEAP_LIMIT) unless collections are off; false when it could
+ * do none of these. */
+bool grow_or_collect(size_t bytes, bool *collected);
+/* Torture mode (SGC_TORTURE=N): whether T's slow path is its Nth, and
+ * collect_torture collects for it. */
+bool collect_torture_turn(struct sgc_thread *t);
+void collect_torture(void);
+/* After heap_lock is released: queued finalizers, the trace. */
+void collect_after_unlock(void);
+/* The bytes a thread may count privately before adding them to the
+ * shared allocation count (collect/collect.c). */
+size_t unlocked_flush_step(void);
+
+#endif
