@@ -264,6 +264,12 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
  * they are still scanned.  The program's code that a refill may run --
  * finalizers, the out-of-memory function -- runs after the pointer is
  * restored, so its frames are scanned like any other. */
+/* How often and how much of the dead stack below it the slow path
+ * zeroes: a refill takes a page's worth of objects, so 2 KiB every 8th
+ * refill stays well under its cost; after a collection, whose frames ran
+ * deep, 16 KiB. */
+enum { STACK_CLEAR_REFILLS = 8, REFILL_STACK_CLEAR = 2 << 10, COLLECTION_STACK_CLEAR = 16 << 10 };
+
 SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   __builtin_unwind_init();
   uintptr_t sp;
@@ -282,6 +288,12 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
   if (finish) {
     collect_after_unlock();
     if (!first) first = sgc_out_of_memory(size_class_bytes[cls]);
+  }
+  /* This path's frames, and a collection's it ran, leave list heads and
+   * other stale words below; zeroed now and then (threads/stack_clear.c). */
+  if (finish || ++t->refills_since_stack_clear >= STACK_CLEAR_REFILLS) {
+    t->refills_since_stack_clear = 0;
+    thread_stack_clear_dead(t, finish ? COLLECTION_STACK_CLEAR : REFILL_STACK_CLEAR);
   }
   __asm__ volatile("" : : "r"(first) : "memory"); /* no tail call: keep the spills */
   return first;

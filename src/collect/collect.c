@@ -417,8 +417,29 @@ static void collect_lock_after_waiters(void) {
   if (pthread_mutex_trylock(&heap_lock) != 0) heap_lock_wait(sgc_self);
 }
 
-GC_API void GC_gcollect(void) {
+/* The bytes of dead stack an explicit collection zeroes on its way out:
+ * the collector's own frames ran there (threads/stack_clear.c). */
+enum { GC_GCOLLECT_STACK_CLEAR = 16 << 10 };
+
+/* An explicit collection scans the calling thread from the program's
+ * frame, not from deep inside the collector: the frames below this one
+ * (locking, stopping, marking) are laid over dead stack, and their slots
+ * left unwritten hold whatever the program's earlier, deeper calls left
+ * there -- objects the program has dropped, found live (a Guile guardian's
+ * object so, guardians.test).  slow_path_sp marks the cut, as on the
+ * allocation slow path (alloc/refill.c); __builtin_unwind_init puts the
+ * caller's callee-saved registers in this frame, above the cut, so they
+ * are still scanned.  The program's code a collection runs (finalizers,
+ * after the locks are released) runs after the cut is restored. */
+SGC_NOINLINE GC_API void GC_gcollect(void) {
+  __builtin_unwind_init();
+  uintptr_t sp;
+  __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
   sgc_ensure_init();
+  struct sgc_thread *self = thread_self_or_register();
+  uintptr_t outer = self->slow_path_sp;
+  self->slow_path_sp = sp;
+  atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
   collect_lock_after_waiters();
   collect_locked(SGC_REASON_EXPLICIT);
   /* An explicit collection sweeps eagerly so the heap statistics the
@@ -426,7 +447,12 @@ GC_API void GC_gcollect(void) {
   sweep_finish_all();
   if (collect_force_unmap()) page_pool_release(1);
   pthread_mutex_unlock(&heap_lock);
+  atomic_signal_fence(memory_order_seq_cst);
+  self->slow_path_sp = outer;
+  atomic_signal_fence(memory_order_seq_cst);
   collect_after_unlock();
+  thread_stack_clear_dead(self, GC_GCOLLECT_STACK_CLEAR);
+  __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
 }
 
 GC_API void GC_gcollect_and_unmap(void) {

@@ -94,6 +94,7 @@ struct sgc_thread {
    * its frames, which a collection this thread runs skips
    * (alloc/refill.c); else 0. */
   uintptr_t slow_path_sp;
+  uint32_t refills_since_stack_clear; /* threads/stack_clear.c */
   void *exit_result;      /* kept as a root until GC_pthread_join */
   struct page_store *page_store; /* page policies (alloc/page_store.c) */
   struct rseq *rseq;      /* glibc's rseq area of this thread (SGC_LAB=cpu) */
@@ -217,6 +218,11 @@ uintptr_t thread_stack_base_of_self(void);
 /* The calling thread's stack end (exclusive) and, in *LO, its lowest
  * address (0 when unknown). */
 uintptr_t thread_stack_bounds_of_self(uintptr_t *lo);
+
+/* ---- stack_clear.c ---- */
+/* Zeroes BYTES of the caller's dead stack below its frame, where T (the
+ * caller) runs on its own stack with room to spare; else nothing. */
+void thread_stack_clear_dead(struct sgc_thread *t, size_t bytes);
 /* Records in T (the caller, perhaps in its suspend handler) the alternate
  * signal stack it runs on, when SP is off the stack sgc knows for it.
  * Async-signal-safe. */
