@@ -285,15 +285,15 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
   atomic_signal_fence(memory_order_seq_cst);
   t->slow_path_sp = outer;
   atomic_signal_fence(memory_order_seq_cst);
-  if (finish) {
-    collect_after_unlock();
-    if (!first) first = sgc_out_of_memory(size_class_bytes[cls]);
-  }
   /* This path's frames, and a collection's it ran, leave list heads and
    * other stale words below; zeroed now and then (threads/stack_clear.c). */
   if (finish || ++t->refills_since_stack_clear >= STACK_CLEAR_REFILLS) {
     t->refills_since_stack_clear = 0;
     thread_stack_clear_dead(t, finish ? COLLECTION_STACK_CLEAR : REFILL_STACK_CLEAR);
+  }
+  if (finish) {
+    collect_after_unlock();
+    if (!first) first = sgc_out_of_memory(size_class_bytes[cls]);
   }
   __asm__ volatile("" : : "r"(first) : "memory"); /* no tail call: keep the spills */
   return first;

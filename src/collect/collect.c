@@ -450,8 +450,11 @@ SGC_NOINLINE GC_API void GC_gcollect(void) {
   atomic_signal_fence(memory_order_seq_cst);
   self->slow_path_sp = outer;
   atomic_signal_fence(memory_order_seq_cst);
-  collect_after_unlock();
+  /* Before the finalizers are run or announced: a program that collects
+   * and then runs them itself (Guile's gc) races a finalizer thread the
+   * notifier wakes, and any delay here widens that window. */
   thread_stack_clear_dead(self, GC_GCOLLECT_STACK_CLEAR);
+  collect_after_unlock();
   __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
 }
 
