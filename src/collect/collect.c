@@ -281,8 +281,18 @@ void collect_locked(enum SGC_gc_reason reason) {
   c.self = self;
   c.rec.reason = reason;
   c.rec.markers = 1;
+  /* The program's functions for a collection's start run with heap_lock
+   * released: they may take the program's own locks, and a thread holding
+   * one of those may be waiting for heap_lock (Guile's start callback
+   * takes a mutex under which other threads call GC_get_heap_size, and a
+   * program's mutex held across any GC_ call would hang so).  bdwgc runs
+   * them under its lock; nothing of sgc's is held here.  The collecting
+   * flag keeps other threads from starting a collection meanwhile. */
+  bool hooks = collection_start_hooks_set();
+  if (hooks) pthread_mutex_unlock(&heap_lock);
   collection_event(EVENT_START);
   collection_start_callback();
+  if (hooks) heap_lock_take(self);
 
   /* Threads sweeping or formatting a page outside heap_lock finish first
    * (they take no lock before they are done; custom_kinds_before_mark
