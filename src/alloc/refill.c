@@ -266,8 +266,8 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
  * restored, so its frames are scanned like any other. */
 /* How often and how much of the dead stack below it the slow path
  * zeroes: a refill takes a page's worth of objects, so 2 KiB every 8th
- * refill stays well under its cost; after a collection, whose frames ran
- * deep, 16 KiB. */
+ * refill stays well under its cost; after a collection (by any thread:
+ * the count moved), whose frames ran deep here, 16 KiB. */
 enum { STACK_CLEAR_REFILLS = 8, REFILL_STACK_CLEAR = 2 << 10, COLLECTION_STACK_CLEAR = 16 << 10 };
 
 SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
@@ -277,6 +277,7 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
   uintptr_t outer = t->slow_path_sp;
   t->slow_path_sp = sp;
   atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
+  uint64_t gc_before = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed);
   bool finish = false;
   void *first = refill_and_allocate_inner(t, kind, cls, &finish);
   /* Every object this path hands out, from a page, a batch or a CPU's
@@ -287,9 +288,11 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
   atomic_signal_fence(memory_order_seq_cst);
   /* This path's frames, and a collection's it ran, leave list heads and
    * other stale words below; zeroed now and then (threads/stack_clear.c). */
-  if (finish || ++t->refills_since_stack_clear >= STACK_CLEAR_REFILLS) {
+  bool collected =
+      atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) != gc_before;
+  if (collected || ++t->refills_since_stack_clear >= STACK_CLEAR_REFILLS) {
     t->refills_since_stack_clear = 0;
-    thread_stack_clear_dead(t, finish ? COLLECTION_STACK_CLEAR : REFILL_STACK_CLEAR);
+    thread_stack_clear_dead(t, collected ? COLLECTION_STACK_CLEAR : REFILL_STACK_CLEAR);
   }
   if (finish) {
     collect_after_unlock();

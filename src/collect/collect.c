@@ -269,13 +269,26 @@ static void stop_and_mark(void *arg) {
   c->t2 = os_now_ns();
 }
 
+/* The thread whose collection runs the program's start functions with
+ * heap_lock released, or NULL; read and written under heap_lock. */
+static struct sgc_thread *start_hooks_thread;
+
 void collect_locked(enum SGC_gc_reason reason) {
+  struct sgc_thread *self = thread_self_or_register();
+  /* Another thread's collection is in the program's start functions:
+   * this one comes after it (an explicit collection must not return
+   * without one).  Its own thread, collecting again from there, does not
+   * wait for itself. */
+  while (start_hooks_thread && start_hooks_thread != self) {
+    pthread_mutex_unlock(&heap_lock);
+    sched_yield();
+    heap_lock_take(self);
+  }
   /* GC_dont_gc and GC_disable suppress every kind of collection,
    * explicit ones included (as bdwgc). */
   if (heap_accounting.collecting || GC_dont_gc || heap_accounting.disable_count) return;
   heap_accounting.collecting = true;
   uint64_t begun = os_now_ns();
-  struct sgc_thread *self = thread_self_or_register();
   struct collection c;
   memset(&c, 0, sizeof c);
   c.self = self;
@@ -286,13 +299,19 @@ void collect_locked(enum SGC_gc_reason reason) {
    * one of those may be waiting for heap_lock (Guile's start callback
    * takes a mutex under which other threads call GC_get_heap_size, and a
    * program's mutex held across any GC_ call would hang so).  bdwgc runs
-   * them under its lock; nothing of sgc's is held here.  The collecting
-   * flag keeps other threads from starting a collection meanwhile. */
+   * them under its lock; nothing of sgc's is held here.  Other threads'
+   * collections wait for this one meanwhile (start_hooks_thread). */
   bool hooks = collection_start_hooks_set();
-  if (hooks) pthread_mutex_unlock(&heap_lock);
+  if (hooks) {
+    start_hooks_thread = self;
+    pthread_mutex_unlock(&heap_lock);
+  }
   collection_event(EVENT_START);
   collection_start_callback();
-  if (hooks) heap_lock_take(self);
+  if (hooks) {
+    heap_lock_take(self);
+    start_hooks_thread = NULL;
+  }
 
   /* Threads sweeping or formatting a page outside heap_lock finish first
    * (they take no lock before they are done; custom_kinds_before_mark
