@@ -249,6 +249,12 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
 static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsigned cls,
                                        bool *finish);
 
+/* How often and how much of the dead stack below it the slow path
+ * zeroes: a refill takes a page's worth of objects, so 2 KiB every 8th
+ * refill stays well under its cost; after a collection (by any thread:
+ * the count moved), whose frames ran deep here, 16 KiB. */
+enum { STACK_CLEAR_REFILLS = 8, REFILL_STACK_CLEAR = 2 << 10, COLLECTION_STACK_CLEAR = 16 << 10 };
+
 /* The small-object slow path, as seen by a collection it runs: below the
  * stack pointer this records, the thread's stack holds only this path's
  * frames (its own, the page policy's, the collection's), so the
@@ -264,12 +270,6 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
  * they are still scanned.  The program's code that a refill may run --
  * finalizers, the out-of-memory function -- runs after the pointer is
  * restored, so its frames are scanned like any other. */
-/* How often and how much of the dead stack below it the slow path
- * zeroes: a refill takes a page's worth of objects, so 2 KiB every 8th
- * refill stays well under its cost; after a collection (by any thread:
- * the count moved), whose frames ran deep here, 16 KiB. */
-enum { STACK_CLEAR_REFILLS = 8, REFILL_STACK_CLEAR = 2 << 10, COLLECTION_STACK_CLEAR = 16 << 10 };
-
 SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
   __builtin_unwind_init();
   uintptr_t sp;

@@ -311,11 +311,11 @@ GC_API void GC_debug_register_finalizer(void *obj, GC_finalization_proc fn, void
   GC_register_finalizer(obj, fn, cd, ofn, ocd);
 }
 
-/* After a collection, outside every lock: run the finalizers here unless
- * the program asked to run them itself, then tell it instead. */
 /* The collection the program was last told of. */
 static _Atomic GC_word notified_gc_no;
 
+/* After a collection, outside every lock: run the finalizers here unless
+ * the program asked to run them itself, then tell it instead. */
 void finalize_run_or_notify(void) {
   if (!finalize_queue_length()) return;
   if (GC_finalize_on_demand) {

@@ -94,7 +94,6 @@ struct sgc_thread {
    * its frames, which a collection this thread runs skips
    * (alloc/refill.c); else 0. */
   uintptr_t slow_path_sp;
-  uint32_t refills_since_stack_clear; /* threads/stack_clear.c */
   void *exit_result;      /* kept as a root until GC_pthread_join */
   struct page_store *page_store; /* page policies (alloc/page_store.c) */
   struct rseq *rseq;      /* glibc's rseq area of this thread (SGC_LAB=cpu) */
@@ -148,6 +147,9 @@ struct sgc_thread {
   uint32_t uncollectable_cached_bytes[2][SIZE_CLASS_COUNT];
   uint32_t uncollectable_cached_total; /* the sum of the above */
   sigset_t exit_signal_mask; /* read by the thread-exit destructor (registry.c) */
+  /* Slow-path refills since its dead stack was last zeroed
+   * (alloc/refill.c, threads/stack_clear.c). */
+  uint32_t refills_since_stack_clear;
 };
 
 /* The calling thread's record, or NULL when it is not registered.  The
@@ -214,15 +216,15 @@ void threads_init(void);
 void threads_after_fork_child(void);
 uintptr_t thread_stack_base_of_self(void);
 
-/* ---- stacks.c ---- */
-/* The calling thread's stack end (exclusive) and, in *LO, its lowest
- * address (0 when unknown). */
-uintptr_t thread_stack_bounds_of_self(uintptr_t *lo);
-
 /* ---- stack_clear.c ---- */
 /* Zeroes BYTES of the caller's dead stack below its frame, where T (the
  * caller) runs on its own stack with room to spare; else nothing. */
 void thread_stack_clear_dead(struct sgc_thread *t, size_t bytes);
+
+/* ---- stacks.c ---- */
+/* The calling thread's stack end (exclusive) and, in *LO, its lowest
+ * address (0 when unknown). */
+uintptr_t thread_stack_bounds_of_self(uintptr_t *lo);
 /* Records in T (the caller, perhaps in its suspend handler) the alternate
  * signal stack it runs on, when SP is off the stack sgc knows for it.
  * Async-signal-safe. */
