@@ -6,7 +6,7 @@
 # Left out: bad_free (sgc-specific: bdwgc crashes with SIGSEGV on a bad
 # GC_free instead of reporting it) and w3m_preload (it compares bdwgc with
 # sgc).  dso_unload, tls_roots, dlopen_tls, root_ranges, foreign_stacks,
-# thread_specific and tiny_stacks must fail against bdwgc
+# thread_specific, tiny_stacks and dead_stack must fail against bdwgc
 # (the end of this script says why).  Environment variables the tests understand (ORACLE_ROUNDS, ...)
 # pass through.
 set -u
@@ -51,7 +51,7 @@ $CC $CFLAGS -fPIC -shared "$HERE/dso_lib.c" -o "$TMP/libbb_dso.so" &&
 # of their own below).
 PLAIN="finalize weak api_basic threads fork interior_end free_reuse compat_api displacement
 custom_kinds typed_threads coroutines heap_bounded cancel_stop disclaim thread_suspend compat_extras
-decommit_refused exit_destructors uncollectable_roots realloc_grow gc_threads_idle"
+decommit_refused exit_destructors uncollectable_roots realloc_grow gc_threads_idle callback_locks"
 for t in oracle_stress dso_roots $PLAIN; do
     extra=""
     [ "$t" = dso_roots ] && extra="-L$TMP -lbb_dso -Wl,-rpath,$TMP -ldl"
@@ -101,12 +101,15 @@ done
 # is scanned from there to its own stack's end: SIGSEGV), thread_specific
 # (no pthread_setspecific value is scanned), tiny_stacks (threads with
 # PTHREAD_STACK_MIN stacks: SIGSEGV), dlopen_tls (nor the thread-local
-# storage of a dlopen()ed library).
+# storage of a dlopen()ed library), dead_stack (a dropped list's address
+# left on dead stack, later under a frame's unwritten buffer, kept it in
+# 20 of 20 rounds).
 cp "$TMP/libbb_dso.so" "$TMP/bb_dso_dl_copy.so"
 $CC -O2 -fPIC -shared "$HERE/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl.so"
 $CC -O2 -fPIC -shared -DTLS_PAD_BYTES=262144 "$HERE/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl_padded.so"
 $CC -O2 -fPIC -shared -ftls-model=initial-exec "$HERE/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl_ie.so"
-for t in dso_unload tls_roots dlopen_tls root_ranges foreign_stacks thread_specific tiny_stacks; do
+for t in dso_unload tls_roots dlopen_tls root_ranges foreign_stacks thread_specific tiny_stacks \
+         dead_stack; do
     # shellcheck disable=SC2086
     if ! $CC $CFLAGS "$HERE/$t.c" -o "$TMP/$t" -lgc -lpthread -ldl >"$TMP/$t.cc" 2>&1; then
         record "$t (does not compile)" 1

@@ -179,6 +179,12 @@ PROGRAMS = {
     "shape-large": shape_program(["-s", "large", "-n", "200", "-r", "4"], ["-s", "large"]),
     "shape-ramp": shape_program(["-s", "ramp", "-n", "8", "-r", "1"], ["-s", "ramp"]),
     "shape-weak": shape_program(["-s", "weak", "-n", "20000"], ["-s", "weak"]),
+    # structures dropped and counted back through disappearing links: how
+    # many a collection failed to reclaim (bench/retention.c; lower is better)
+    "retention": {
+        "bin": "retention", "metric": "retained_pct", "malloc": False, "hash": False,
+        "args": sizes(["-r", "3"], []),
+    },
     "bursty": {
         "bin": "bursty", "metric": "mops", "malloc": False, "hash": False,
         "args": sizes(["-r", "5"], ["-r", "50"], full=[]),
@@ -271,6 +277,8 @@ VARIANTS = {
     "lab-thread": {"SGC_LAB": "thread"},
     "lab-cpu": {"SGC_LAB": "cpu"},
     "lab-flip": {"SGC_LAB": "flip"},
+    # a collection every 50 refills (tests' torture mode)
+    "torture": {"SGC_TORTURE": "50"},
     # sweeping
     "sweep-lazy": {"SGC_SWEEP": "lazy"},
     "sweep-parallel": {"SGC_SWEEP": "parallel"},
@@ -394,6 +402,11 @@ EXPERIMENTS = {
     "policies-scaling": {"programs": ["matmul", "bh-pt", "cky"], "impls": ["sgc"],
                          "threads": "pow2", "gc_threads": [None],
                          "variants": ["ps", "al", "lps1", "lps1.5"]},
+    # issue 58: sgc keeps no more of what a program drops than bdwgc, in
+    # every mode (bench/retention.c)
+    "retention": {"programs": ["retention"], "impls": ["sgc", "bdwgc"], "threads": [1, 4],
+                  "gc_threads": [None, 4],
+                  "variants": ["default", "torture", "lab-cpu", "ps", "al", "lps1.5"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},

@@ -241,6 +241,12 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
 static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsigned cls,
                                        bool *finish);
 
+/* How often and how much of the dead stack below it the slow path
+ * zeroes: a refill takes a page's worth of objects, so 2 KiB every 8th
+ * refill stays well under its cost; after a collection (by any thread:
+ * the count moved), whose frames ran deep here, 16 KiB. */
+enum { STACK_CLEAR_REFILLS = 8, REFILL_STACK_CLEAR = 2 << 10, COLLECTION_STACK_CLEAR = 16 << 10 };
+
 /* The small-object slow path, as seen by a collection it runs: below the
  * stack pointer this records, the thread's stack holds only this path's
  * frames (its own, the page policy's, the collection's), so the
@@ -263,6 +269,7 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
   uintptr_t outer = t->slow_path_sp;
   t->slow_path_sp = sp;
   atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
+  uint64_t gc_before = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed);
   bool finish = false;
   page_store_note_active(t);
   void *first = refill_and_allocate_inner(t, kind, cls, &finish);
@@ -272,6 +279,14 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
   atomic_signal_fence(memory_order_seq_cst);
   t->slow_path_sp = outer;
   atomic_signal_fence(memory_order_seq_cst);
+  /* This path's frames, and a collection's it ran, leave list heads and
+   * other stale words below; zeroed now and then (threads/stack_clear.c). */
+  bool collected =
+      atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) != gc_before;
+  if (collected || ++t->refills_since_stack_clear >= STACK_CLEAR_REFILLS) {
+    t->refills_since_stack_clear = 0;
+    thread_stack_clear_dead(t, collected ? COLLECTION_STACK_CLEAR : REFILL_STACK_CLEAR);
+  }
   if (finish) {
     collect_after_unlock();
     if (!first) first = sgc_out_of_memory(size_class_bytes[cls]);

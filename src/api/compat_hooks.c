@@ -56,6 +56,10 @@ void collection_event(enum collection_event event) {
   GC_on_collection_event_proc f = atomic_load_explicit(&on_event, memory_order_relaxed);
   if (f) CALLED_WITH_LOCK_HELD("the GC_set_on_collection_event callback", f((GC_EventType)event));
 }
+bool collection_start_hooks_set(void) {
+  return atomic_load_explicit(&on_event, memory_order_relaxed) ||
+         atomic_load_explicit(&on_start, memory_order_relaxed);
+}
 void collection_start_callback(void) {
   GC_start_callback_proc f = atomic_load_explicit(&on_start, memory_order_relaxed);
   if (f) CALLED_WITH_LOCK_HELD("the GC_set_start_callback callback", f());

@@ -285,20 +285,49 @@ static void stop_and_mark(void *arg) {
   c->t2 = os_now_ns();
 }
 
+/* The thread whose collection runs the program's start functions with
+ * heap_lock released, or NULL; read and written under heap_lock. */
+static struct sgc_thread *start_hooks_thread;
+
 void collect_locked(enum SGC_gc_reason reason) {
+  struct sgc_thread *self = thread_self_or_register();
+  /* Another thread's collection is in the program's start functions:
+   * this one comes after it (an explicit collection must not return
+   * without one).  Its own thread, collecting again from there, does not
+   * wait for itself. */
+  while (start_hooks_thread && start_hooks_thread != self) {
+    pthread_mutex_unlock(&heap_lock);
+    sched_yield();
+    heap_lock_take(self);
+  }
   /* GC_dont_gc and GC_disable suppress every kind of collection,
    * explicit ones included (as bdwgc). */
   if (heap_accounting.collecting || GC_dont_gc || heap_accounting.disable_count) return;
   heap_accounting.collecting = true;
   uint64_t begun = os_now_ns();
-  struct sgc_thread *self = thread_self_or_register();
   struct collection c;
   memset(&c, 0, sizeof c);
   c.self = self;
   c.rec.reason = reason;
   c.rec.markers = 1;
+  /* The program's functions for a collection's start run with heap_lock
+   * released: they may take the program's own locks, and a thread holding
+   * one of those may be waiting for heap_lock (Guile's start callback
+   * takes a mutex under which other threads call GC_get_heap_size, and a
+   * program's mutex held across any GC_ call would hang so).  bdwgc runs
+   * them under its lock; nothing of sgc's is held here.  Other threads'
+   * collections wait for this one meanwhile (start_hooks_thread). */
+  bool hooks = collection_start_hooks_set();
+  if (hooks) {
+    start_hooks_thread = self;
+    pthread_mutex_unlock(&heap_lock);
+  }
   collection_event(EVENT_START);
   collection_start_callback();
+  if (hooks) {
+    heap_lock_take(self);
+    start_hooks_thread = NULL;
+  }
 
   /* Threads sweeping or formatting a page outside heap_lock finish first
    * (they take no lock before they are done; custom_kinds_before_mark
@@ -439,8 +468,29 @@ static void collect_lock_after_waiters(void) {
   if (pthread_mutex_trylock(&heap_lock) != 0) heap_lock_wait(sgc_self);
 }
 
-GC_API void GC_gcollect(void) {
+/* The bytes of dead stack an explicit collection zeroes on its way out:
+ * the collector's own frames ran there (threads/stack_clear.c). */
+enum { GC_GCOLLECT_STACK_CLEAR = 16 << 10 };
+
+/* An explicit collection scans the calling thread from the program's
+ * frame, not from deep inside the collector: the frames below this one
+ * (locking, stopping, marking) are laid over dead stack, and their slots
+ * left unwritten hold whatever the program's earlier, deeper calls left
+ * there -- objects the program has dropped, found live (a Guile guardian's
+ * object so, guardians.test).  slow_path_sp marks the cut, as on the
+ * allocation slow path (alloc/refill.c); __builtin_unwind_init puts the
+ * caller's callee-saved registers in this frame, above the cut, so they
+ * are still scanned.  The program's code a collection runs (finalizers,
+ * after the locks are released) runs after the cut is restored. */
+SGC_NOINLINE GC_API void GC_gcollect(void) {
+  __builtin_unwind_init();
+  uintptr_t sp;
+  __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
   sgc_ensure_init();
+  struct sgc_thread *self = thread_self_or_register();
+  uintptr_t outer = self->slow_path_sp;
+  self->slow_path_sp = sp;
+  atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
   collect_lock_after_waiters();
   collect_locked(SGC_REASON_EXPLICIT);
   /* An explicit collection sweeps eagerly so the heap statistics the
@@ -448,7 +498,15 @@ GC_API void GC_gcollect(void) {
   sweep_finish_all();
   if (collect_force_unmap()) page_pool_release(1);
   pthread_mutex_unlock(&heap_lock);
+  atomic_signal_fence(memory_order_seq_cst);
+  self->slow_path_sp = outer;
+  atomic_signal_fence(memory_order_seq_cst);
+  /* Before the finalizers are run or announced: a program that collects
+   * and then runs them itself (Guile's gc) races a finalizer thread the
+   * notifier wakes, and any delay here widens that window. */
+  thread_stack_clear_dead(self, GC_GCOLLECT_STACK_CLEAR);
   collect_after_unlock();
+  __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
 }
 
 GC_API void GC_gcollect_and_unmap(void) {

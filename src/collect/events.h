@@ -6,6 +6,7 @@
 #ifndef SGC_COLLECT_EVENTS_H
 #define SGC_COLLECT_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* bdwgc's GC_EventType numbering, which the callback receives. */
@@ -23,6 +24,9 @@ enum collection_event {
 };
 
 void collection_event(enum collection_event event);
+/* Whether the program set a function for a collection's start
+ * (GC_set_on_collection_event, GC_set_start_callback). */
+bool collection_start_hooks_set(void);
 /* GC_set_start_callback's function, at the start of every collection. */
 void collection_start_callback(void);
 /* GC_set_push_other_roots's function, while roots are pushed. */

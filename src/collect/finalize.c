@@ -311,11 +311,21 @@ GC_API void GC_debug_register_finalizer(void *obj, GC_finalization_proc fn, void
   GC_register_finalizer(obj, fn, cd, ofn, ocd);
 }
 
+/* The collection the program was last told of. */
+static _Atomic GC_word notified_gc_no;
+
 /* After a collection, outside every lock: run the finalizers here unless
  * the program asked to run them itself, then tell it instead. */
 void finalize_run_or_notify(void) {
   if (!finalize_queue_length()) return;
   if (GC_finalize_on_demand) {
+    /* Once per collection, as bdwgc: told again at every slow path while
+     * the queue waits, Guile's finalizer thread stayed awake on a full
+     * pipe and took the queue from under its own (gc), which runs the
+     * finalizers itself right after collecting -- a guardian then came
+     * back empty.  Relaxed: a lost race only notifies twice. */
+    GC_word gc_no = GC_get_gc_no();
+    if (atomic_exchange_explicit(&notified_gc_no, gc_no, memory_order_relaxed) == gc_no) return;
     GC_finalizer_notifier_proc notifier = GC_get_finalizer_notifier();
     if (notifier) notifier();
     return;

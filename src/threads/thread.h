@@ -155,6 +155,9 @@ struct sgc_thread {
   uint32_t uncollectable_cached_bytes[2][SIZE_CLASS_COUNT];
   uint32_t uncollectable_cached_total; /* the sum of the above */
   sigset_t exit_signal_mask; /* read by the thread-exit destructor (registry.c) */
+  /* Slow-path refills since its dead stack was last zeroed
+   * (alloc/refill.c, threads/stack_clear.c). */
+  uint32_t refills_since_stack_clear;
 };
 
 /* The calling thread's record, or NULL when it is not registered.  The
@@ -231,6 +234,11 @@ struct sgc_thread *thread_self_or_register(void);
 void threads_init(void);
 void threads_after_fork_child(void);
 uintptr_t thread_stack_base_of_self(void);
+
+/* ---- stack_clear.c ---- */
+/* Zeroes BYTES of the caller's dead stack below its frame, where T (the
+ * caller) runs on its own stack with room to spare; else nothing. */
+void thread_stack_clear_dead(struct sgc_thread *t, size_t bytes);
 
 /* ---- stacks.c ---- */
 /* The calling thread's stack end (exclusive) and, in *LO, its lowest

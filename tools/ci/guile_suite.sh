@@ -1,0 +1,127 @@
+#!/bin/bash
+# Guile's own test suite, run by Debian's guile-3.0 on libgc and with
+# libsgc.so preloaded (issue 58).
+#
+#   tools/ci/guile_suite.sh [BUILD] [MODE...]
+#
+# Gets the source of the installed guile-3.0 with `apt-get source`
+# (tools/ci/apt_fetch.sh: a private apt state, the system's setup untouched),
+# or takes it from SGC_GUILE_SRC (an unpacked source tree).  Then runs
+# every test-suite/tests/*.test file, one process per file, with Guile's
+# guile-test driver: once on libgc, and with BUILD/src/libsgc.so preloaded
+# in each MODE (default: all):
+#
+#   default   the default settings
+#   markers4  4 GC threads, never fewer (SGC_MARKERS=4 SGC_ADAPTIVE=0)
+#   torture   a collection every 50 refills (SGC_TORTURE=50)
+#
+# A file passes when every check's outcome (PASS, FAIL, UNRESOLVED, ...)
+# is libgc's; the differing checks are printed.  A file that differs is
+# run again, on both, up to SGC_GUILE_RETRIES times (default 2): checks
+# that are flaky on libgc itself (a stale word on the stack, a thread's
+# timing) must not count against sgc, and only a difference every time
+# does.  Each run is limited to SGC_GUILE_FILE_TIMEOUT seconds (300).
+#
+# Exit status: 0 all files agree, 1 a file differs or hangs, 2 a usage
+# error, 77 guile-3.0 or its source cannot be had (ctest counts it skipped;
+# the reason is printed).
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$here/build}" && pwd)
+[ $# -gt 0 ] && shift
+modes=("$@")
+[ ${#modes[@]} -gt 0 ] || modes=(default markers4 torture)
+lib=$build/src/libsgc.so
+[ -f "$lib" ] || { echo "$0: no $lib (build sgc first)" >&2; exit 2; }
+skip() { echo "$0: SKIP: $*" >&2; exit 77; }
+guile=$(command -v guile-3.0) || skip "guile-3.0 is not installed"
+work=$build/guile-suite
+mkdir -p "$work"
+
+# ---- the source ----
+fetch_source() {
+  local version
+  version=$(dpkg-query -W -f '${source:Version}' guile-3.0 2>/dev/null)
+  rm -rf "$work/dl" && mkdir -p "$work/dl"
+  sh "$here/tools/ci/apt_fetch.sh" source "guile-3.0${version:+=$version}" "$work/dl" \
+    >"$work/apt-source.log" 2>&1 ||
+    skip "apt-get source guile-3.0${version:+=$version} failed: $(tail -3 "$work/apt-source.log" | tr '\n' ' ')"
+  local dsc
+  dsc=$(ls "$work/dl"/guile-3.0_*.dsc 2>/dev/null | head -1)
+  [ -n "$dsc" ] || skip "apt-get source fetched no .dsc"
+  rm -rf "$work/src"
+  dpkg-source --no-check -x "$dsc" "$work/src" >"$work/dpkg-source.log" 2>&1 ||
+    skip "dpkg-source -x failed: $(tail -2 "$work/dpkg-source.log" | tr '\n' ' ')"
+}
+if [ -n "${SGC_GUILE_SRC:-}" ]; then
+  src=$SGC_GUILE_SRC
+else
+  [ -f "$work/src/test-suite/guile-test" ] || fetch_source
+  src=$work/src
+fi
+suite=$src/test-suite
+[ -f "$suite/guile-test" ] && [ -d "$suite/tests" ] || skip "no test-suite/guile-test in $src"
+
+# ---- the runs ----
+limit=${SGC_GUILE_FILE_TIMEOUT:-300}
+retries=${SGC_GUILE_RETRIES:-2}
+out=$work/runs
+rm -rf "$out" && mkdir -p "$out"
+
+mode_env() {
+  case $1 in
+    libgc) ;;
+    default) echo "LD_PRELOAD=$lib" ;;
+    markers4) echo "LD_PRELOAD=$lib SGC_MARKERS=4 SGC_ADAPTIVE=0" ;;
+    torture) echo "LD_PRELOAD=$lib SGC_TORTURE=50" ;;
+    *) echo "$0: unknown mode $1" >&2; exit 2 ;;
+  esac
+}
+
+# run_file MODE FILE TRY: FILE's outcomes, one "OUTCOME: name" a line,
+# sorted, in $out/MODE/FILE.TRY (TIMEOUT when it ran past the limit).
+run_file() {
+  local mode=$1 file=$2 try=$3 dir=$out/$1/$(dirname "$2") base
+  base=$out/$mode/$file.$try
+  mkdir -p "$dir" "$base.tmp"
+  # shellcheck disable=SC2046
+  (cd "$base.tmp" && env $(mode_env "$mode") timeout -k 10 "$limit" "$guile" --no-auto-compile \
+     -L "$suite" -e main -s "$suite/guile-test" --test-suite "$suite/tests" \
+     --log-file "$base.log" "$file" >"$base.out" 2>&1)
+  local st=$?
+  if [ $st -eq 124 ] || [ $st -eq 137 ]; then echo "TIMEOUT: $file" >"$base"
+  else grep -E '^[A-Z]+: ' "$base.log" 2>/dev/null | sort >"$base"; fi
+  rm -rf "$base.tmp"
+}
+
+mapfile -t files < <(cd "$suite/tests" && find . -name '*.test' | sed 's|^\./||' | sort)
+echo "guile suite: ${#files[@]} files from $src; modes libgc ${modes[*]}"
+failed=0
+for mode in libgc "${modes[@]}"; do mode_env "$mode" >/dev/null || exit 2; done
+for file in "${files[@]}"; do
+  run_file libgc "$file" 0
+  for mode in "${modes[@]}"; do
+    run_file "$mode" "$file" 0
+    try=0
+    while ! cmp -s "$out/libgc/$file.0" "$out/$mode/$file.$try" &&
+          ! cmp -s "$out/libgc/$file.$try" "$out/$mode/$file.$try" && [ $try -lt "$retries" ]; do
+      try=$((try + 1))
+      run_file libgc "$file" "$try"
+      run_file "$mode" "$file" "$try"
+    done
+    if cmp -s "$out/libgc/$file.0" "$out/$mode/$file.$try" ||
+       cmp -s "$out/libgc/$file.$try" "$out/$mode/$file.$try"; then
+      continue
+    fi
+    failed=1
+    echo "DIFFERS $mode $file ($((try + 1)) runs each):"
+    diff "$out/libgc/$file.$try" "$out/$mode/$file.$try" | grep '^[<>]' | head -10 |
+      sed 's/^</  libgc:/; s/^>/  sgc:  /'
+  done
+done
+for mode in libgc "${modes[@]}"; do
+  n=$(cat "$out/$mode"/*.test.0 "$out/$mode"/*/*.test.0 2>/dev/null | wc -l)
+  echo "  $mode: $n checks in first runs"
+done
+[ $failed -eq 0 ] && echo "guile suite: every file gives libgc's outcomes in every mode"
+exit $failed
