@@ -25,17 +25,22 @@ static void link_tail_pages(struct page_header *head, size_t from, size_t to) {
   }
 }
 
-static void *allocate_pages(size_t bytes, unsigned kind, bool with_room) {
+/* A collection it runs scans this thread from the caller's frame up
+ * (slow_path_cut, threads/thread.h): below lie the last large
+ * allocation's frames, which held the object the program dropped since. */
+SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_room) {
   if (bytes > ((size_t)1 << ADDRESS_BITS)) return sgc_out_of_memory(bytes);
   size_t rounded = (bytes + GRANULE_BYTES - 1) & ~(size_t)(GRANULE_BYTES - 1);
   size_t pages = (rounded + PAGE_BYTES - 1) >> PAGE_SHIFT;
   if (sgc_settings.max_heap_bytes && (pages << PAGE_SHIFT) > sgc_settings.max_heap_bytes)
     return sgc_out_of_memory(bytes);
   struct sgc_thread *t = thread_self_or_register();
+  uintptr_t outer = slow_path_cut(t);
   heap_lock_take(t);
   if (collect_torture_turn(t)) collect_torture();
   struct page_header *head = with_room ? page_pool_take_largest(pages) : NULL;
   if (!head) head = page_acquire(pages);
+  slow_path_uncut(t, outer);
   if (!head) {
     pthread_mutex_unlock(&heap_lock);
     return sgc_out_of_memory(bytes);

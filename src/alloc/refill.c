@@ -263,12 +263,7 @@ enum { STACK_CLEAR_REFILLS = 8, REFILL_STACK_CLEAR = 2 << 10, COLLECTION_STACK_C
  * finalizers, the out-of-memory function -- runs after the pointer is
  * restored, so its frames are scanned like any other. */
 SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
-  __builtin_unwind_init();
-  uintptr_t sp;
-  __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-  uintptr_t outer = t->slow_path_sp;
-  t->slow_path_sp = sp;
-  atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
+  uintptr_t outer = slow_path_cut(t);
   uint64_t gc_before = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed);
   bool finish = false;
   page_store_note_active(t);
@@ -276,9 +271,7 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
   /* Every object this path hands out, from a page, a batch or a CPU's
    * list, may carry GC_free's tag (alloc.h); the link is cleared. */
   if (first) ((void **)first)[1] = NULL;
-  atomic_signal_fence(memory_order_seq_cst);
-  t->slow_path_sp = outer;
-  atomic_signal_fence(memory_order_seq_cst);
+  slow_path_uncut(t, outer);
   /* This path's frames, and a collection's it ran, leave list heads and
    * other stale words below; zeroed now and then (threads/stack_clear.c). */
   bool collected =

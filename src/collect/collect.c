@@ -483,14 +483,9 @@ enum { GC_GCOLLECT_STACK_CLEAR = 16 << 10 };
  * are still scanned.  The program's code a collection runs (finalizers,
  * after the locks are released) runs after the cut is restored. */
 SGC_NOINLINE GC_API void GC_gcollect(void) {
-  __builtin_unwind_init();
-  uintptr_t sp;
-  __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
   sgc_ensure_init();
   struct sgc_thread *self = thread_self_or_register();
-  uintptr_t outer = self->slow_path_sp;
-  self->slow_path_sp = sp;
-  atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
+  uintptr_t outer = slow_path_cut(self);
   collect_lock_after_waiters();
   collect_locked(SGC_REASON_EXPLICIT);
   /* An explicit collection sweeps eagerly so the heap statistics the
@@ -498,9 +493,7 @@ SGC_NOINLINE GC_API void GC_gcollect(void) {
   sweep_finish_all();
   if (collect_force_unmap()) page_pool_release(1);
   pthread_mutex_unlock(&heap_lock);
-  atomic_signal_fence(memory_order_seq_cst);
-  self->slow_path_sp = outer;
-  atomic_signal_fence(memory_order_seq_cst);
+  slow_path_uncut(self, outer);
   /* Before the finalizers are run or announced: a program that collects
    * and then runs them itself (Guile's gc) races a finalizer thread the
    * notifier wakes, and any delay here widens that window. */

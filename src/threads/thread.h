@@ -293,4 +293,29 @@ void suspend_forget_ended(pthread_t thread);
 
 #define FOR_EACH_THREAD(t) for (struct sgc_thread *t = thread_registry_first(); t; t = t->next)
 
+/* A slow path that may collect cuts T's stack at its caller's frame: a
+ * collection it runs scans T only from there up (collect/collect.c), not
+ * the frames below, laid over dead stack whose unwritten slots hold
+ * pointers the program dropped long ago.  __builtin_unwind_init puts the
+ * caller's callee-saved registers in this frame, above the cut, so they
+ * are still scanned.  Always inlined: the stack pointer is the slow
+ * path's own.  Returns the cut to restore (an outer slow path's). */
+__attribute__((always_inline)) static inline uintptr_t slow_path_cut(struct sgc_thread *t) {
+  __builtin_unwind_init();
+  uintptr_t sp;
+  __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+  uintptr_t outer = t->slow_path_sp;
+  t->slow_path_sp = sp;
+  atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
+  return outer;
+}
+/* Before the slow path runs the program's code (finalizers, the
+ * out-of-memory function) or returns. */
+__attribute__((always_inline)) static inline void slow_path_uncut(struct sgc_thread *t,
+                                                                  uintptr_t outer) {
+  atomic_signal_fence(memory_order_seq_cst);
+  t->slow_path_sp = outer;
+  atomic_signal_fence(memory_order_seq_cst);
+}
+
 #endif
