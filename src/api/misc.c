@@ -4,10 +4,12 @@
 #include "heap/heap.h"
 #include "os/os.h"
 
+#include <wchar.h>
+
 SGC_EXPORT int GC_all_interior_pointers = 1;
 
 GC_API unsigned GC_get_version(void) {
-  return (GC_VERSION_MAJOR << 16) | (GC_VERSION_MINOR << 8) | GC_VERSION_MICRO;
+  return (GC_TMP_VERSION_MAJOR << 16) | (GC_TMP_VERSION_MINOR << 8) | GC_TMP_VERSION_MICRO;
 }
 
 /* Changing the rule after objects exist is allowed (bdwgc asks for it
@@ -71,4 +73,10 @@ GC_API void GC_debug_free(void *p) { GC_free(p); }
 GC_API char *GC_debug_strdup(const char *s, const char *file, int line) {
   (void)file; (void)line;
   return GC_strdup(s);
+}
+GC_API wchar_t *GC_wcsdup(const wchar_t *);
+GC_API wchar_t *GC_debug_wcsdup(const wchar_t *, const char *file, int line);
+GC_API wchar_t *GC_debug_wcsdup(const wchar_t *s, const char *file, int line) {
+  (void)file; (void)line;
+  return GC_wcsdup(s);
 }
