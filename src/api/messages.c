@@ -9,34 +9,50 @@
 #include "common.h"
 #include "heap/heap.h"
 
-static void default_warn(char *msg, GC_word arg) {
-  (void)arg;
-  fprintf(stderr, "sgc: warning: %s\n", msg);
+/* bdwgc's convention: MSG is a printf format, a whole line with its
+ * newline, with at most one conversion, for ARG. */
+static void default_warn(char *msg, GC_word arg) { fprintf(stderr, msg, (unsigned long)arg); }
+
+static _Atomic(GC_warn_proc) warn_proc = default_warn;
+
+/* Hands the warn procedure PREFIX, then TEXT with every '%' doubled (so
+ * the line stays a format with no stray conversion), then SUFFIX, which
+ * may hold the one "%lu" for ARG. */
+static void warn_line(const char *prefix, const char *text, const char *suffix, GC_word arg) {
+  char line[1100];
+  size_t n = (size_t)snprintf(line, 64, "%s", prefix);
+  for (const char *c = text; *c && n + 2 < 1024; c++) {
+    if (*c == '%') line[n++] = '%';
+    line[n++] = *c;
+  }
+  snprintf(line + n, sizeof line - n, "%s", suffix);
+  atomic_load(&warn_proc)(line, arg);
 }
 
 /* Says which of the three it was: a size no heap could hold (SIZE_MAX
  * is what the callers pass for a size computation that overflowed, as
  * bdwgc's do), the program's heap limit, or the OS refusing memory. */
+/* Through the warn procedure (GC_ignore_warn_proc silences it), the
+ * heap's size in MiB its argument, as bdwgc's "Out of Memory!" line. */
 static void *default_oom(size_t bytes) {
   size_t heap_mib = heap_size_bytes() >> 20, limit = sgc_settings.max_heap_bytes;
   int refusal = heap_grow_refusal();
+  char why[256];
   if (bytes == SIZE_MAX)
-    fprintf(stderr, "sgc: out of memory: cannot allocate SIZE_MAX bytes: a size that overflowed\n");
+    snprintf(why, sizeof why, "cannot allocate SIZE_MAX bytes: a size that overflowed (heap ");
   else if (bytes >> ADDRESS_BITS)
-    fprintf(stderr, "sgc: out of memory: cannot allocate %zu bytes: more than a heap can hold "
-            "(%d-bit addresses)\n", bytes, (int)ADDRESS_BITS);
+    snprintf(why, sizeof why, "cannot allocate %zu bytes: more than a heap can hold "
+             "(%d-bit addresses; heap ", bytes, (int)ADDRESS_BITS);
   else if (limit && (bytes > limit || refusal == HEAP_REFUSED_LIMIT))
-    fprintf(stderr, "sgc: out of memory: cannot allocate %zu bytes: the heap limit of %zu MiB "
-            "is reached (heap %zu MiB; SGC_MAXIMUM_HEAP_SIZE, GC_set_max_heap_size)\n",
-            bytes, limit >> 20, heap_mib);
+    snprintf(why, sizeof why, "cannot allocate %zu bytes: the heap limit of %zu MiB "
+             "is reached (SGC_MAXIMUM_HEAP_SIZE, GC_set_max_heap_size; heap ", bytes, limit >> 20);
   else
-    fprintf(stderr, "sgc: out of memory: cannot allocate %zu bytes: the system refused more "
-            "memory (%s; heap %zu MiB)\n", bytes, strerror(refusal > 0 ? refusal : ENOMEM),
-            heap_mib);
+    snprintf(why, sizeof why, "cannot allocate %zu bytes: the system refused more "
+             "memory (%s; heap ", bytes, strerror(refusal > 0 ? refusal : ENOMEM));
+  warn_line("sgc: out of memory: ", why, "%lu MiB)\n", (GC_word)heap_mib);
   return NULL;
 }
 
-static _Atomic(GC_warn_proc) warn_proc = default_warn;
 static _Atomic(GC_abort_func) abort_func; /* NULL: print to stderr */
 /* bdwgc's variable, which older programs assign directly: plain, so the
  * program's stores are ordinary ones, and read here with relaxed atomic
@@ -60,7 +76,7 @@ void sgc_warn(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  atomic_load(&warn_proc)(msg, 0);
+  warn_line("sgc: warning: ", msg, "\n", 0);
 }
 
 void sgc_fatal(const char *fmt, ...) {
