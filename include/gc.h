@@ -210,8 +210,11 @@ typedef int (*GC_stop_func)(void);
 GC_API int GC_try_to_collect(GC_stop_func);
 
 /* bdwgc's variables, kept for source compatibility.  GC_gc_no counts
- * collections; GC_no_dls=1 stops scanning shared libraries' data; the
- * others are accepted and have no effect in sgc. */
+ * collections; GC_no_dls=1 stops scanning shared libraries' data;
+ * GC_find_leak (GC_set_find_leak, or GC_FIND_LEAK in the environment)
+ * reports objects from the GC_debug_* calls (GC_DEBUG, leak_detector.h)
+ * found unreachable without GC_FREE, with their file and line, and keeps
+ * them; the others are accepted and have no effect in sgc. */
 GC_API GC_word GC_gc_no;
 GC_API int GC_no_dls;
 GC_API int GC_find_leak;
@@ -439,7 +442,13 @@ GC_API void *GC_dlopen(const char *, int);
 #endif
 #endif
 
-/* ---- debugging allocation (same objects, no extra checks yet) ---------- */
+/* ---- debugging allocation ---------------------------------------------- */
+/* Objects with a header (file, line, size) and a check word after their
+ * bytes: each collection reports objects whose check words were
+ * overwritten ("smashed"), as does GC_debug_free, which also reports a
+ * second free of the same object (it keeps a collectable object,
+ * overwritten, until it is unreachable).  GC_base gives the header's
+ * address; only GC_debug_free and GC_debug_realloc take these objects. */
 GC_API void *GC_debug_malloc(size_t, const char *file, int line);
 GC_API void *GC_debug_malloc_atomic(size_t, const char *file, int line);
 GC_API void *GC_debug_malloc_uncollectable(size_t, const char *file, int line);
@@ -466,10 +475,9 @@ GC_API void GC_debug_register_finalizer_no_order(void *, GC_finalization_proc, v
                                                  GC_finalization_proc *, void **);
 GC_API void GC_debug_register_finalizer_unreachable(void *, GC_finalization_proc, void *,
                                                     GC_finalization_proc *, void **);
-/* bdwgc's pointer-arithmetic checks: sgc keeps no debugging headers, so
- * these answer as for a correct program (GC_same_obj still checks). */
+/* The bytes of the header before a debugging object's own. */
 GC_API size_t GC_get_debug_header_size(void);
-GC_API const size_t GC_debug_header_size; /* 0: sgc adds no debugging header */
+GC_API const size_t GC_debug_header_size;
 /* Called when GC_same_obj, GC_is_valid_displacement or GC_is_visible
  * finds the program wrong; the defaults print and abort.  GC_is_visible
  * takes the heap lock for an address outside the heap (it reads the
@@ -566,8 +574,8 @@ GC_API void GC_set_force_unmap_on_gcollect(int);
 GC_API int GC_get_force_unmap_on_gcollect(void);
 GC_API void GC_set_no_dls(int);
 GC_API int GC_get_no_dls(void);
-/* Kept and read back, without effect: bdwgc's incremental, generational
- * and leak-finding modes, retries and interruptible collections. */
+/* Kept and read back, without effect: bdwgc's incremental and
+ * generational modes, retries and interruptible collections. */
 GC_API void GC_set_stop_func(GC_stop_func);
 GC_API GC_stop_func GC_get_stop_func(void);
 GC_API void GC_set_dont_expand(int);
@@ -588,7 +596,7 @@ GC_API void GC_set_time_limit_tv(struct GC_timeval_s);
 GC_API struct GC_timeval_s GC_get_time_limit_tv(void);
 GC_API void GC_set_non_gc_bytes(GC_word);
 GC_API GC_word GC_get_non_gc_bytes(void);
-GC_API void GC_set_find_leak(int); /* warns when switched on */
+GC_API void GC_set_find_leak(int); /* see GC_find_leak */
 GC_API int GC_get_find_leak(void);
 GC_API void GC_set_handle_fork(int); /* sgc always handles fork */
 GC_API void GC_set_rate(int);

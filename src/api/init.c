@@ -70,6 +70,7 @@ static void read_settings(void) {
   s->print_stats = (int)env_long_in("SGC_STATS", 0, 0, 2);
   s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long_in("SGC_PRINT_STATS", 0, 0, 1) != 0;
   if (getenv("GC_DONT_GC")) GC_dont_gc = 1;
+  if (getenv("GC_FIND_LEAK")) GC_find_leak = 1; /* bdwgc's: leak-finding mode */
   const char *trace = getenv("SGC_TRACE");
   if (trace && *trace) s->trace_path = trace; /* opened at the first collection */
   if (requested_set) {

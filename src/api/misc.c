@@ -4,8 +4,6 @@
 #include "heap/heap.h"
 #include "os/os.h"
 
-#include <wchar.h>
-
 SGC_EXPORT int GC_all_interior_pointers = 1;
 
 GC_API unsigned GC_get_version(void) {
@@ -53,30 +51,3 @@ GC_API void GC_set_markers_count(unsigned n) {
 GC_API int GC_get_parallel(void) { return GC_parallel; }
 GC_API void GC_start_mark_threads(void) {}
 
-GC_API void *GC_debug_malloc(size_t n, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_malloc(n);
-}
-GC_API void *GC_debug_malloc_atomic(size_t n, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_malloc_atomic(n);
-}
-GC_API void *GC_debug_malloc_uncollectable(size_t n, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_malloc_uncollectable(n);
-}
-GC_API void *GC_debug_realloc(void *p, size_t n, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_realloc(p, n);
-}
-GC_API void GC_debug_free(void *p) { GC_free(p); }
-GC_API char *GC_debug_strdup(const char *s, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_strdup(s);
-}
-GC_API wchar_t *GC_wcsdup(const wchar_t *);
-GC_API wchar_t *GC_debug_wcsdup(const wchar_t *, const char *file, int line);
-GC_API wchar_t *GC_debug_wcsdup(const wchar_t *s, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_wcsdup(s);
-}

@@ -306,11 +306,6 @@ GC_API void GC_dump_finalization(void) {
   pthread_mutex_unlock(&meta_lock);
 }
 
-GC_API void GC_debug_register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
-                                        GC_finalization_proc *ofn, void **ocd) {
-  GC_register_finalizer(obj, fn, cd, ofn, ocd);
-}
-
 /* After a collection, outside every lock: run the finalizers here unless
  * the program asked to run them itself, then tell it instead. */
 void finalize_run_or_notify(void) {
