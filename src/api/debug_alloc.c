@@ -138,6 +138,11 @@ void debug_objects_print_reports(void) {
   if (dropped) GC_err_printf("(and %u more leaked or smashed objects not listed)\n", dropped);
 }
 
+void debug_objects_fork_lock(bool take) {
+  if (take) pthread_mutex_lock(&debug_lock);
+  else pthread_mutex_unlock(&debug_lock);
+}
+
 /* ---- the checks ---- */
 
 static uintptr_t end_check_word(const struct debug_header *h) {

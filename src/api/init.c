@@ -13,6 +13,7 @@
 #include "alloc/page_path.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
+#include "api/debug_alloc.h"
 #include "api/env.h"
 #include "collect/collect.h"
 #include "common.h"
@@ -102,10 +103,12 @@ static void fork_prepare(void) {
    * no thread holds a sweep-list, page-store or batch lock the child would
    * inherit held. */
   collector_locks_take();
+  debug_objects_fork_lock(true); /* after heap_lock, as collections take it */
   stats_before_fork();
 }
 static void fork_parent(void) {
   stats_after_fork_parent();
+  debug_objects_fork_lock(false);
   collector_locks_release();
 }
 static void fork_child(void) {
@@ -121,6 +124,7 @@ static void fork_child(void) {
    * the bound of a turn. */
   atomic_store_explicit(&lock_waiters, 0, memory_order_relaxed);
   atomic_store_explicit(&lock_starving, 0, memory_order_relaxed);
+  debug_objects_fork_lock(false);
   collector_locks_release();
 }
 
