@@ -193,6 +193,9 @@ GC_API GC_ATTR_MALLOC GC_ATTR_ALLOC_SIZE(1) void *GC_malloc_atomic_ignore_off_pa
 GC_API GC_ATTR_MALLOC char *GC_strdup(const char *);
 GC_API GC_ATTR_MALLOC char *GC_strndup(const char *, size_t);
 GC_API void *GC_realloc(void *old, size_t new_size) GC_ATTR_ALLOC_SIZE(2);
+/* bdwgc's development branch: GC_realloc to COUNT * SIZE bytes, a product
+ * that overflows going to the oom function instead. */
+GC_API void *GC_reallocarray(void *old, size_t count, size_t size) GC_ATTR_CALLOC_SIZE(2, 3);
 GC_API int GC_posix_memalign(void **memptr, size_t align, size_t bytes);
 GC_API void *GC_memalign(size_t align, size_t bytes);
 /* Explicit deallocation.  A pointer that is not the start of an object sgc

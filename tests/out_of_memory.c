@@ -6,6 +6,9 @@
  * and that allocation works afterwards; the parent checks the child's
  * line:
  *  - overflow: GC_calloc_explicitly_typed with count x size past SIZE_MAX;
+ *  - reallocarray: GC_reallocarray (bdwgc's development branch) with
+ *    count x size past SIZE_MAX leaves the object as it was; within
+ *    bounds it grows it;
  *  - impossible: GC_malloc of 2^50 bytes, more than 48-bit addresses hold;
  *  - limit: 1 MiB objects kept under GC_set_max_heap_size(heap + 16 MiB)
  *    until one is refused: the line names the limit in MiB, and once the
@@ -191,6 +194,14 @@ static int run_case(const char *mode)
         GC_word bitmap[1] = {1};
         GC_descr d = GC_make_descriptor(bitmap, 1);
         CHECK(GC_calloc_explicitly_typed(SIZE_MAX / 2, 4, d) == NULL);
+    } else if (!strcmp(mode, "reallocarray")) {
+        char *p = GC_malloc(10);
+        strcpy(p, "kept");
+        volatile size_t huge = SIZE_MAX / 2; /* past what the compiler checks */
+        CHECK(GC_reallocarray(p, huge, 3) == NULL);
+        CHECK(!strcmp(p, "kept"));
+        p = GC_reallocarray(p, 1000, 100);
+        CHECK(p != NULL && GC_size(p) >= 100000 && !strcmp(p, "kept"));
     } else if (!strcmp(mode, "impossible")) {
         CHECK(GC_malloc((size_t)1 << 50) == NULL);
     } else if (!strcmp(mode, "limit")) {
@@ -262,6 +273,9 @@ int main(int argc, char **argv)
     expect_case("overflow", buf, sizeof buf);
     CHECK(strstr(buf, "sgc: out of memory: cannot allocate SIZE_MAX bytes: a size that overflowed"),
           "overflow: %s", buf);
+    expect_case("reallocarray", buf, sizeof buf);
+    CHECK(strstr(buf, "cannot allocate SIZE_MAX bytes: a size that overflowed"), "reallocarray: %s",
+          buf);
 
     expect_case("impossible", buf, sizeof buf);
     CHECK(strstr(buf, "cannot allocate 1125899906842624 bytes: more than a heap can hold"),
