@@ -198,6 +198,10 @@ GC_API void *GC_realloc(void *old, size_t new_size) GC_ATTR_ALLOC_SIZE(2);
 GC_API void *GC_reallocarray(void *old, size_t count, size_t size) GC_ATTR_CALLOC_SIZE(2, 3);
 GC_API int GC_posix_memalign(void **memptr, size_t align, size_t bytes);
 GC_API void *GC_memalign(size_t align, size_t bytes);
+/* bdwgc's development branch: page-aligned objects (pvalloc rounds the
+ * size up to whole pages). */
+GC_API GC_ATTR_MALLOC void *GC_valloc(size_t bytes);
+GC_API GC_ATTR_MALLOC void *GC_pvalloc(size_t bytes);
 /* Explicit deallocation.  A pointer that is not the start of an object sgc
  * allocated is a program error: sgc prints a message and aborts. */
 GC_API void GC_free(void *);

@@ -10,6 +10,8 @@
  *    their ten objects: five leaks, each with its line;
  *  - env: the leaktest case with GC_FIND_LEAK set in the environment
  *    instead of GC_set_find_leak;
+ *  - at_exit: one object dropped and no CHECK_LEAKS: the collection leak
+ *    mode runs at exit (as bdwgc's) reports it;
  *  - off: the same program without leak mode reports nothing.
  * Before, sgc accepted GC_set_find_leak with a warning and found nothing. */
 #define GC_THREADS 1
@@ -86,12 +88,28 @@ static void threadleaktest(void)
     fprintf(stderr, "line %d\n", thread_line);
 }
 
+static int exit_line;
+
+static T_NOINLINE void drop_one(void)
+{
+    exit_line = __LINE__ + 1;
+    char *volatile p = (char *)malloc(100);
+    p[0] = 1;
+}
+
 static int run_case(const char *mode)
 {
     if (strcmp(mode, "env") != 0 && strcmp(mode, "off") != 0) GC_set_find_leak(1);
     GC_INIT();
-    if (!strcmp(mode, "threads")) threadleaktest();
-    else leaktest();
+    if (!strcmp(mode, "threads")) {
+        threadleaktest();
+    } else if (!strcmp(mode, "at_exit")) {
+        drop_one();
+        clear_stack();
+        fprintf(stderr, "line %d\n", exit_line);
+    } else {
+        leaktest();
+    }
     return 0;
 }
 
@@ -117,6 +135,7 @@ int main(int argc, char **argv)
         return run_case(argv[1]);
     expect_leaks("leaktest", 1);
     expect_leaks("threads", THREADS);
+    expect_leaks("at_exit", 1);
     setenv("GC_FIND_LEAK", "1", 1);
     expect_leaks("env", 1);
     unsetenv("GC_FIND_LEAK");

@@ -3,7 +3,8 @@
  * above 4 KiB).  Each object is aligned, zeroed, starts at the aligned
  * pointer (GC_base gives it back, GC_free takes it), survives collections
  * while only that pointer is held, and dropped ones are reclaimed: a loop
- * of 1 MiB objects aligned to 1 MiB keeps the heap bounded. */
+ * of 1 MiB objects aligned to 1 MiB keeps the heap bounded.  GC_valloc
+ * and GC_pvalloc give page-aligned objects (whole pages for pvalloc). */
 #include <gc.h>
 
 #include <errno.h>
@@ -71,6 +72,11 @@ int main(void)
     CHECK(GC_posix_memalign(&q, (size_t)1 << 20, 100) == 0 && q != NULL);
     CHECK(((uintptr_t)q & (((size_t)1 << 20) - 1)) == 0, "GC_posix_memalign(1 MiB) = %p", q);
     CHECK(GC_posix_memalign(&q, 3 << 12, 100) == EINVAL, "alignment 12 KiB accepted");
+    /* bdwgc's development branch's GC_valloc and GC_pvalloc. */
+    q = GC_valloc(100);
+    CHECK(q != NULL && ((uintptr_t)q & 4095) == 0 && GC_size(q) >= 100, "GC_valloc(100) = %p", q);
+    q = GC_pvalloc(5000);
+    CHECK(q != NULL && ((uintptr_t)q & 4095) == 0 && GC_size(q) >= 8192, "GC_pvalloc(5000) = %p", q);
     /* Dropped objects are reclaimed: 400 MiB allocated, far less kept
      * (100 MiB in torture mode, where each one is a collection). */
     int drops = getenv("SGC_TORTURE") ? 100 : 400;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "alloc/alloc.h"
@@ -130,6 +131,14 @@ GC_API void *GC_memalign(size_t align, size_t bytes) {
       if ((size_class_bytes[cls] & (align - 1)) == 0) return GC_malloc(size_class_bytes[cls] - extra);
   }
   return GC_malloc(bytes > MAX_SMALL_BYTES ? bytes : MAX_SMALL_BYTES + 1);
+}
+
+static size_t system_page_bytes(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+GC_API void *GC_valloc(size_t bytes) { return GC_memalign(system_page_bytes(), bytes); }
+GC_API void *GC_pvalloc(size_t bytes) {
+  size_t page = system_page_bytes();
+  if (bytes > SIZE_MAX - page) return sgc_out_of_memory(SIZE_MAX);
+  return GC_memalign(page, (bytes + page - 1) & ~(page - 1));
 }
 
 GC_API int GC_posix_memalign(void **out, size_t align, size_t bytes) {

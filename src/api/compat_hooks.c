@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/debug_alloc.h"
 #include "collect/collect.h"
 #include "collect/events.h"
 #include "common.h"
@@ -147,7 +148,10 @@ GC_API void GC_set_no_dls(int on) { GC_no_dls = on != 0; }
 GC_API int GC_get_no_dls(void) { return GC_no_dls; }
 /* Leak-finding mode (api/debug_alloc.c): a plain int, as bdwgc's, which
  * programs set before GC_INIT; read relaxed at each collection. */
-GC_API void GC_set_find_leak(int on) { __atomic_store_n(&GC_find_leak, on != 0, __ATOMIC_RELAXED); }
+GC_API void GC_set_find_leak(int on) {
+  __atomic_store_n(&GC_find_leak, on != 0, __ATOMIC_RELAXED);
+  if (on) debug_objects_leak_mode_on();
+}
 GC_API int GC_get_find_leak(void) { return __atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED); }
 GC_API void GC_set_handle_fork(int on) { (void)on; /* sgc always handles fork (pthread_atfork) */ }
 GC_API void GC_set_rate(int n) { atomic_store(&rate, n); }

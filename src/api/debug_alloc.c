@@ -20,6 +20,7 @@
  * collection has let go of its locks, since a program's print or warn
  * procedure may allocate. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -142,6 +143,15 @@ void debug_objects_fork_lock(bool take) {
   if (take) pthread_mutex_lock(&debug_lock);
   else pthread_mutex_unlock(&debug_lock);
 }
+
+/* bdwgc collects once more at exit in leak mode, so leaks made last are
+ * reported too. */
+static void collect_at_exit(void) {
+  if (__atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED)) GC_gcollect();
+}
+static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
+static void register_at_exit(void) { atexit(collect_at_exit); }
+void debug_objects_leak_mode_on(void) { pthread_once(&at_exit_once, register_at_exit); }
 
 /* ---- the checks ---- */
 

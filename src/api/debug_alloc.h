@@ -13,5 +13,7 @@ void debug_objects_print_reports(void);
 /* Around fork, with the collector's locks held: takes (TAKE) or releases
  * the debugging objects' lock, so no child inherits it held. */
 void debug_objects_fork_lock(bool take);
+/* Leak mode was switched on: one more collection at exit. */
+void debug_objects_leak_mode_on(void);
 
 #endif

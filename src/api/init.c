@@ -71,7 +71,10 @@ static void read_settings(void) {
   s->print_stats = (int)env_long_in("SGC_STATS", 0, 0, 2);
   s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long_in("SGC_PRINT_STATS", 0, 0, 1) != 0;
   if (getenv("GC_DONT_GC")) GC_dont_gc = 1;
-  if (getenv("GC_FIND_LEAK")) GC_find_leak = 1; /* bdwgc's: leak-finding mode */
+  if (getenv("GC_FIND_LEAK")) { /* bdwgc's: leak-finding mode */
+    GC_find_leak = 1;
+    debug_objects_leak_mode_on();
+  }
   const char *trace = getenv("SGC_TRACE");
   if (trace && *trace) s->trace_path = trace; /* opened at the first collection */
   if (requested_set) {
