@@ -7,6 +7,9 @@
  *  - free_smashed: GC_FREE of an object written past its end says so;
  *  - double_free: a second GC_FREE of an object is reported, not done,
  *    and the program goes on;
+ *  - plain_free: debugging objects given to GC_free (not GC_FREE), their
+ *    memory then reused, are said to be, once, and the program goes on
+ *    (sgc only: bdwgc keeps no list of them to break);
  *  - objects: no report for correct use; GC_base gives the header, the
  *    object survives while referenced, a finalizer gets the program's
  *    pointer, GC_REALLOC keeps the contents.
@@ -109,12 +112,23 @@ static void objects_case(void)
     GC_gcollect();
 }
 
+static void plain_free(void)
+{
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 100; i++) objects[i] = (char *)GC_MALLOC(32);
+        GC_free(GC_base(objects[round]));
+        objects[round] = NULL;
+        GC_gcollect();
+    }
+}
+
 static int run_case(const char *mode)
 {
     GC_INIT();
     if (!strcmp(mode, "smashtest")) smashtest();
     else if (!strcmp(mode, "free_smashed")) free_smashed();
     else if (!strcmp(mode, "double_free")) double_free();
+    else if (!strcmp(mode, "plain_free")) plain_free();
     else objects_case();
     return 0;
 }
@@ -152,6 +166,10 @@ int main(int argc, char **argv)
     expect("free_smashed", "GC_debug_free: found smashed location", false);
     expect("double_free", "GC_debug_free: found previously deallocated", false);
     expect("objects", NULL, false);
+    static char buf[8192];
+    int st = spawn_case("plain_free", buf, sizeof buf);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "plain_free: status 0x%x: %s", st, buf);
+    CHECK(t_occurrences(buf, "was freed with GC_free, not GC_debug_free") == 1, "plain_free: %s", buf);
     t_note("PASS\n");
     return 0;
 }

@@ -56,6 +56,7 @@ GC_API size_t GC_get_debug_header_size(void) { return HEADER_BYTES; }
 
 static pthread_mutex_t debug_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t list_hidden; /* ~first header, or 0 */
+static size_t list_length;
 /* Set by the first debugging allocation; collections walk nothing before
  * (relaxed: a collection that misses the first object misses it unmarked
  * only if it was already dropped, which no report needs). */
@@ -79,6 +80,10 @@ enum { REPORTS_MAX = 256 };
 static struct report reports[REPORTS_MAX];
 static unsigned report_count, reports_dropped;
 static atomic_uint reports_pending;
+/* The walk found the list broken (after_mark); said once, when printing. */
+static bool list_broken, list_broken_told;
+/* One printer at a time: collections in several threads may end at once. */
+static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *user_of(struct debug_header *h) { return (char *)h + HEADER_BYTES; }
 
@@ -112,7 +117,10 @@ static void print_smash(const char *what, const struct report *r) {
 void debug_objects_print_reports(void) {
   if (!atomic_load_explicit(&reports_pending, memory_order_relaxed)) return;
   static struct report copy[REPORTS_MAX];
+  pthread_mutex_lock(&print_lock);
   pthread_mutex_lock(&debug_lock);
+  bool tell_broken = list_broken && !list_broken_told;
+  list_broken_told |= tell_broken;
   unsigned n = report_count, dropped = reports_dropped;
   memcpy(copy, reports, n * sizeof *copy);
   report_count = reports_dropped = 0;
@@ -137,6 +145,10 @@ void debug_objects_print_reports(void) {
       if (copy[i].what == REPORT_SMASH) print_smash("", &copy[i]);
   }
   if (dropped) GC_err_printf("(and %u more leaked or smashed objects not listed)\n", dropped);
+  pthread_mutex_unlock(&print_lock);
+  if (tell_broken)
+    sgc_warn("an object from a GC_debug_* call was freed with GC_free, not GC_debug_free "
+             "(GC_FREE): older debugging objects are no longer checked");
 }
 
 void debug_objects_fork_lock(bool take) {
@@ -186,6 +198,7 @@ static void unlink_locked(struct debug_header *h) {
   if (prev) prev->hidden_next = h->hidden_next;
   else list_hidden = h->hidden_next;
   h->hidden_next = h->hidden_prev = 0;
+  list_length--;
 }
 
 /* After marking, heap_lock held, before the sweep reads the marks (no
@@ -196,7 +209,19 @@ void debug_objects_after_mark(void) {
   if (!atomic_load_explicit(&debug_started, memory_order_relaxed)) return;
   pthread_mutex_lock(&debug_lock);
   bool leak_mode = __atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED) != 0;
-  for (struct debug_header *h = reveal(list_hidden), *next; h; h = next) {
+  size_t seen = 0, limit = list_length, dropped = 0;
+  for (struct debug_header *h = reveal(list_hidden), *next, *prev = NULL; h; prev = h, h = next) {
+    /* A debugging object the program gave to GC_free (not GC_FREE) left
+     * the list pointing at reused memory: the list is cut there, so the
+     * walk neither loops nor reads garbage (its objects go unchecked). */
+    if (++seen > limit || h->magic != (DEBUG_START_MAGIC ^ (uintptr_t)h)) {
+      if (prev) prev->hidden_next = 0;
+      else list_hidden = 0;
+      list_length = seen - 1 - dropped;
+      list_broken = true;
+      atomic_store_explicit(&reports_pending, 1, memory_order_relaxed);
+      break;
+    }
     next = reveal(h->hidden_next);
     /* As bdwgc's GC_check_heap: every collection reports every smashed
      * object it still holds. */
@@ -212,6 +237,8 @@ void debug_objects_after_mark(void) {
       continue;
     }
     unlink_locked(h);
+    dropped++;
+    h = prev; /* still the last node kept */
   }
   pthread_mutex_unlock(&debug_lock);
 }
@@ -241,6 +268,7 @@ static void *debug_allocate(size_t bytes, int kind, const char *file, int line) 
   h->hidden_next = list_hidden;
   if (list_hidden) reveal(list_hidden)->hidden_prev = hide(h);
   list_hidden = hide(h);
+  list_length++;
   pthread_mutex_unlock(&debug_lock);
   return user_of(h);
 }
