@@ -10,11 +10,14 @@
  *  - plain_free: debugging objects given to GC_free (not GC_FREE), their
  *    memory then reused, are said to be, once, and the program goes on
  *    (sgc only: bdwgc keeps no list of them to break);
+ *  - threads: four threads allocating, freeing and dropping debugging
+ *    objects while collections run: nothing to report, no crash;
  *  - objects: no report for correct use; GC_base gives the header, the
  *    object survives while referenced, a finalizer gets the program's
  *    pointer, GC_REALLOC keeps the contents.
  * Before, GC_DEBUG objects were plain ones and nothing was reported. */
 #define GC_DEBUG 1
+#define GC_THREADS 1
 #include <gc.h>
 #include <gc/gc_mark.h> /* GC_get_debug_header_size */
 
@@ -122,6 +125,29 @@ static void plain_free(void)
     }
 }
 
+static void *debug_worker(void *arg)
+{
+    char *keep[64] = {0};
+    for (int i = 0; i < 40000; i++) {
+        int k = i % 64;
+        if (keep[k] && (i & 1)) GC_FREE(keep[k]);
+        size_t n = 16 + (size_t)(i % 300);
+        keep[k] = (char *)GC_MALLOC(n);
+        CHECK(keep[k] != NULL);
+        memset(keep[k], 1, n);
+        if (i % 10000 == 0) GC_gcollect();
+    }
+    return arg;
+}
+
+static void threads_case(void)
+{
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) CHECK(pthread_create(&t[i], NULL, debug_worker, NULL) == 0);
+    for (int i = 0; i < 4; i++) CHECK(pthread_join(t[i], NULL) == 0);
+    GC_gcollect();
+}
+
 static int run_case(const char *mode)
 {
     GC_INIT();
@@ -129,6 +155,7 @@ static int run_case(const char *mode)
     else if (!strcmp(mode, "free_smashed")) free_smashed();
     else if (!strcmp(mode, "double_free")) double_free();
     else if (!strcmp(mode, "plain_free")) plain_free();
+    else if (!strcmp(mode, "threads")) threads_case();
     else objects_case();
     return 0;
 }
@@ -166,6 +193,7 @@ int main(int argc, char **argv)
     expect("free_smashed", "GC_debug_free: found smashed location", false);
     expect("double_free", "GC_debug_free: found previously deallocated", false);
     expect("objects", NULL, false);
+    expect("threads", NULL, false);
     static char buf[8192];
     int st = spawn_case("plain_free", buf, sizeof buf);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "plain_free: status 0x%x: %s", st, buf);
