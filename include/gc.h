@@ -19,36 +19,15 @@ extern "C" {
 
 #include "gc/gc_version.h"
 
-/* bdwgc's gc.h defines these for C++ (its gc_config_macros.h), and
- * programs use them in their own declarations. */
-#ifdef __cplusplus
-#ifndef GC_NOEXCEPT
-#if __cplusplus >= 201103L
-#define GC_NOEXCEPT noexcept
-#else
-#define GC_NOEXCEPT throw()
-#endif
-#endif
-#ifndef GC_ATTR_EXPLICIT
-#define GC_ATTR_EXPLICIT /* converting constructors stay implicit */
-#endif
-#endif
-
-#ifndef GC_API
-#define GC_API extern __attribute__((visibility("default")))
-#endif
-#define GC_CALL
-#define GC_CALLBACK
-#define GC_ATTR_MALLOC __attribute__((__malloc__))
-#define GC_ATTR_ALLOC_SIZE(n) __attribute__((__alloc_size__(n)))
-#define GC_ATTR_NONNULL(n) __attribute__((__nonnull__(n)))
-#define GC_ATTR_DEPRECATED
+#include "gc/gc_config_macros.h"
 
 typedef void *GC_PTR; /* old name kept for source compatibility */
 typedef uintptr_t GC_word;
 typedef void *(*GC_fn_type)(void *client_data);
 typedef intptr_t GC_signed_word;
 typedef unsigned long GC_hidden_pointer_t;
+/* bdwgc's development branch names the unsigned pointer-sized integer. */
+typedef uintptr_t GC_uintptr_t;
 
 /* Return codes shared with bdwgc. */
 #define GC_SUCCESS 0
@@ -70,79 +49,94 @@ GC_API int GC_is_init_called(void);
  * GC_TIME_LIMIT and GC_ALLOCD_BYTES_PER_FINALIZER (those of bdwgc's
  * tuning knobs sgc keeps without effect are accepted all the same). */
 #ifdef GC_DONT_EXPAND
-#define SGC_INIT_DONT_EXPAND GC_set_dont_expand(1)
+#define GC_INIT_CONF_DONT_EXPAND GC_set_dont_expand(1)
 #else
-#define SGC_INIT_DONT_EXPAND (void)0
+#define GC_INIT_CONF_DONT_EXPAND (void)0
 #endif
 #ifdef GC_FORCE_UNMAP_ON_GCOLLECT
-#define SGC_INIT_FORCE_UNMAP GC_set_force_unmap_on_gcollect(1)
+#define GC_INIT_CONF_FORCE_UNMAP_ON_GCOLLECT GC_set_force_unmap_on_gcollect(1)
 #else
-#define SGC_INIT_FORCE_UNMAP (void)0
+#define GC_INIT_CONF_FORCE_UNMAP_ON_GCOLLECT (void)0
 #endif
 #ifdef GC_MAX_RETRIES
-#define SGC_INIT_MAX_RETRIES GC_set_max_retries(GC_MAX_RETRIES)
+#define GC_INIT_CONF_MAX_RETRIES GC_set_max_retries(GC_MAX_RETRIES)
 #else
-#define SGC_INIT_MAX_RETRIES (void)0
+#define GC_INIT_CONF_MAX_RETRIES (void)0
 #endif
 #ifdef GC_ALLOCD_BYTES_PER_FINALIZER
-#define SGC_INIT_ALLOCD_PER_FINALIZER GC_set_allocd_bytes_per_finalizer(GC_ALLOCD_BYTES_PER_FINALIZER)
+#define GC_INIT_CONF_ALLOCD_BYTES_PER_FINALIZER GC_set_allocd_bytes_per_finalizer(GC_ALLOCD_BYTES_PER_FINALIZER)
 #else
-#define SGC_INIT_ALLOCD_PER_FINALIZER (void)0
+#define GC_INIT_CONF_ALLOCD_BYTES_PER_FINALIZER (void)0
 #endif
 #ifdef GC_FREE_SPACE_DIVISOR
-#define SGC_INIT_FREE_SPACE_DIVISOR GC_set_free_space_divisor(GC_FREE_SPACE_DIVISOR)
+#define GC_INIT_CONF_FREE_SPACE_DIVISOR GC_set_free_space_divisor(GC_FREE_SPACE_DIVISOR)
 #else
-#define SGC_INIT_FREE_SPACE_DIVISOR (void)0
+#define GC_INIT_CONF_FREE_SPACE_DIVISOR (void)0
 #endif
 #ifdef GC_FULL_FREQ
-#define SGC_INIT_FULL_FREQ GC_set_full_freq(GC_FULL_FREQ)
+#define GC_INIT_CONF_FULL_FREQ GC_set_full_freq(GC_FULL_FREQ)
 #else
-#define SGC_INIT_FULL_FREQ (void)0
+#define GC_INIT_CONF_FULL_FREQ (void)0
 #endif
 #ifdef GC_TIME_LIMIT
-#define SGC_INIT_TIME_LIMIT GC_set_time_limit(GC_TIME_LIMIT)
+#define GC_INIT_CONF_TIME_LIMIT GC_set_time_limit(GC_TIME_LIMIT)
 #else
-#define SGC_INIT_TIME_LIMIT (void)0
+#define GC_INIT_CONF_TIME_LIMIT (void)0
 #endif
 #ifdef GC_MARKERS
-#define SGC_INIT_MARKERS GC_set_markers_count(GC_MARKERS)
+#define GC_INIT_CONF_MARKERS GC_set_markers_count(GC_MARKERS)
 #else
-#define SGC_INIT_MARKERS (void)0
+#define GC_INIT_CONF_MARKERS (void)0
 #endif
 #ifdef GC_MAXIMUM_HEAP_SIZE
-#define SGC_INIT_MAXIMUM_HEAP_SIZE GC_set_max_heap_size(GC_MAXIMUM_HEAP_SIZE)
+#define GC_INIT_CONF_MAXIMUM_HEAP_SIZE GC_set_max_heap_size(GC_MAXIMUM_HEAP_SIZE)
 #else
-#define SGC_INIT_MAXIMUM_HEAP_SIZE (void)0
+#define GC_INIT_CONF_MAXIMUM_HEAP_SIZE (void)0
 #endif
 #ifdef GC_IGNORE_WARN
-#define SGC_INIT_IGNORE_WARN GC_set_warn_proc(GC_ignore_warn_proc)
+#define GC_INIT_CONF_IGNORE_WARN GC_set_warn_proc(GC_ignore_warn_proc)
 #else
-#define SGC_INIT_IGNORE_WARN (void)0
+#define GC_INIT_CONF_IGNORE_WARN (void)0
 #endif
 #ifdef GC_INITIAL_HEAP_SIZE
-#define SGC_INIT_INITIAL_HEAP_SIZE                                              \
+#define GC_INIT_CONF_INITIAL_HEAP_SIZE                                              \
   do {                                                                          \
     size_t sgc_heap_size_ = GC_get_heap_size();                                 \
     if (sgc_heap_size_ < (size_t)(GC_INITIAL_HEAP_SIZE))                        \
       (void)GC_expand_hp((size_t)(GC_INITIAL_HEAP_SIZE) - sgc_heap_size_);      \
   } while (0)
 #else
-#define SGC_INIT_INITIAL_HEAP_SIZE (void)0
+#define GC_INIT_CONF_INITIAL_HEAP_SIZE (void)0
 #endif
+#if defined(GC_SIG_SUSPEND) && defined(GC_THREADS)
+#define GC_INIT_CONF_SUSPEND_SIGNAL GC_set_suspend_signal(GC_SIG_SUSPEND)
+#else
+#define GC_INIT_CONF_SUSPEND_SIGNAL (void)0
+#endif
+#if defined(GC_SIG_THR_RESTART) && defined(GC_THREADS)
+#define GC_INIT_CONF_THR_RESTART_SIGNAL GC_set_thr_restart_signal(GC_SIG_THR_RESTART)
+#else
+#define GC_INIT_CONF_THR_RESTART_SIGNAL (void)0
+#endif
+/* sgc finds the program's data itself, wherever the library lies. */
+#define GC_INIT_CONF_ROOTS (void)0
 #define GC_INIT()                                                               \
   do {                                                                          \
-    SGC_INIT_DONT_EXPAND;                                                       \
-    SGC_INIT_FORCE_UNMAP;                                                       \
-    SGC_INIT_MAX_RETRIES;                                                       \
-    SGC_INIT_ALLOCD_PER_FINALIZER;                                              \
-    SGC_INIT_FREE_SPACE_DIVISOR;                                                \
-    SGC_INIT_FULL_FREQ;                                                         \
-    SGC_INIT_TIME_LIMIT;                                                        \
-    SGC_INIT_MARKERS;                                                           \
-    SGC_INIT_MAXIMUM_HEAP_SIZE;                                                 \
+    GC_INIT_CONF_DONT_EXPAND;                                                   \
+    GC_INIT_CONF_FORCE_UNMAP_ON_GCOLLECT;                                       \
+    GC_INIT_CONF_MAX_RETRIES;                                                   \
+    GC_INIT_CONF_ALLOCD_BYTES_PER_FINALIZER;                                    \
+    GC_INIT_CONF_FREE_SPACE_DIVISOR;                                            \
+    GC_INIT_CONF_FULL_FREQ;                                                     \
+    GC_INIT_CONF_TIME_LIMIT;                                                    \
+    GC_INIT_CONF_MARKERS;                                                       \
+    GC_INIT_CONF_SUSPEND_SIGNAL;                                                \
+    GC_INIT_CONF_THR_RESTART_SIGNAL;                                            \
+    GC_INIT_CONF_MAXIMUM_HEAP_SIZE;                                             \
     GC_init();                                                                  \
-    SGC_INIT_IGNORE_WARN;                                                       \
-    SGC_INIT_INITIAL_HEAP_SIZE;                                                 \
+    GC_INIT_CONF_ROOTS;                                                         \
+    GC_INIT_CONF_IGNORE_WARN;                                                   \
+    GC_INIT_CONF_INITIAL_HEAP_SIZE;                                             \
   } while (0)
 
 GC_API unsigned GC_get_version(void);
@@ -199,8 +193,15 @@ GC_API GC_ATTR_MALLOC GC_ATTR_ALLOC_SIZE(1) void *GC_malloc_atomic_ignore_off_pa
 GC_API GC_ATTR_MALLOC char *GC_strdup(const char *);
 GC_API GC_ATTR_MALLOC char *GC_strndup(const char *, size_t);
 GC_API void *GC_realloc(void *old, size_t new_size) GC_ATTR_ALLOC_SIZE(2);
+/* bdwgc's development branch: GC_realloc to COUNT * SIZE bytes, a product
+ * that overflows going to the oom function instead. */
+GC_API void *GC_reallocarray(void *old, size_t count, size_t size) GC_ATTR_CALLOC_SIZE(2, 3);
 GC_API int GC_posix_memalign(void **memptr, size_t align, size_t bytes);
 GC_API void *GC_memalign(size_t align, size_t bytes);
+/* bdwgc's development branch: page-aligned objects (pvalloc rounds the
+ * size up to whole pages). */
+GC_API GC_ATTR_MALLOC void *GC_valloc(size_t bytes);
+GC_API GC_ATTR_MALLOC void *GC_pvalloc(size_t bytes);
 /* Explicit deallocation.  A pointer that is not the start of an object sgc
  * allocated is a program error: sgc prints a message and aborts. */
 GC_API void GC_free(void *);
@@ -216,8 +217,11 @@ typedef int (*GC_stop_func)(void);
 GC_API int GC_try_to_collect(GC_stop_func);
 
 /* bdwgc's variables, kept for source compatibility.  GC_gc_no counts
- * collections; GC_no_dls=1 stops scanning shared libraries' data; the
- * others are accepted and have no effect in sgc. */
+ * collections; GC_no_dls=1 stops scanning shared libraries' data;
+ * GC_find_leak (GC_set_find_leak, or GC_FIND_LEAK in the environment)
+ * reports objects from the GC_debug_* calls (GC_DEBUG, leak_detector.h)
+ * found unreachable without GC_FREE, with their file and line, and keeps
+ * them; the others are accepted and have no effect in sgc. */
 GC_API GC_word GC_gc_no;
 GC_API int GC_no_dls;
 GC_API int GC_find_leak;
@@ -391,11 +395,17 @@ GC_API void GC_start_world_external(void);
 
 #include <pthread.h>
 #include <signal.h>
-GC_API int GC_pthread_create(pthread_t *, const pthread_attr_t *,
+#ifndef GC_PTHREAD_CREATE_CONST
+#define GC_PTHREAD_CREATE_CONST const /* a program may define it empty */
+#endif
+GC_API int GC_pthread_create(pthread_t *, GC_PTHREAD_CREATE_CONST pthread_attr_t *,
                              void *(*)(void *), void *);
 GC_API int GC_pthread_join(pthread_t, void **);
 GC_API int GC_pthread_detach(pthread_t);
+#ifndef GC_PTHREAD_EXIT_DECLARED
+#define GC_PTHREAD_EXIT_DECLARED
 GC_API void GC_pthread_exit(void *) __attribute__((__noreturn__));
+#endif
 GC_API int GC_pthread_cancel(pthread_t);
 /* sigset_t is POSIX: a strict ISO C compilation (-std=c11) has no
  * pthread_sigmask to redirect, and no GC_pthread_sigmask either. */
@@ -403,27 +413,49 @@ GC_API int GC_pthread_cancel(pthread_t);
 #define SGC_HAVE_SIGSET 1
 GC_API int GC_pthread_sigmask(int how, const sigset_t *set, sigset_t *oset);
 #endif
+/* dlopen while a collection runs is safe in sgc: GC_dlopen just calls it,
+ * and is redirected to only as bdwgc does (GC_NO_DLOPEN leaves it). */
+GC_API void *GC_dlopen(const char *, int);
 
-#if defined(GC_THREADS) || defined(GC_PTHREADS) || defined(GC_LINUX_THREADS)
-#if !defined(GC_NO_THREAD_REDIRECTS) && !defined(SGC_BUILDING_LIBRARY)
+/* With GC_THREADS, as bdwgc's gc_pthread_redirects.h: the program's
+ * thread calls go through sgc's wrappers.  GC_NO_THREAD_REDIRECTS (or
+ * GC_USE_LD_WRAP, linking with --wrap) keeps them all, GC_NO_DLOPEN,
+ * GC_NO_PTHREAD_SIGMASK and GC_NO_PTHREAD_CANCEL one each. */
+#if defined(GC_PTHREADS) && !defined(SGC_PTHREAD_REDIRECTS_DONE)
+#define SGC_PTHREAD_REDIRECTS_DONE
+#define GC_PTHREAD_REDIRECTS_H
+#if !defined(GC_NO_THREAD_REDIRECTS) && !defined(GC_USE_LD_WRAP) && !defined(SGC_BUILDING_LIBRARY)
+#ifndef GC_NO_DLOPEN
+#include <dlfcn.h>
+#undef dlopen
+#define dlopen GC_dlopen
+#endif
 #undef pthread_create
 #undef pthread_join
 #undef pthread_detach
 #undef pthread_exit
-#undef pthread_cancel
-#undef pthread_sigmask
 #define pthread_create GC_pthread_create
 #define pthread_join GC_pthread_join
 #define pthread_detach GC_pthread_detach
 #define pthread_exit GC_pthread_exit
+#ifndef GC_NO_PTHREAD_CANCEL
+#undef pthread_cancel
 #define pthread_cancel GC_pthread_cancel
-#ifdef SGC_HAVE_SIGSET
+#endif
+#if defined(SGC_HAVE_SIGSET) && !defined(GC_NO_PTHREAD_SIGMASK)
+#undef pthread_sigmask
 #define pthread_sigmask GC_pthread_sigmask
 #endif
 #endif
 #endif
 
-/* ---- debugging allocation (same objects, no extra checks yet) ---------- */
+/* ---- debugging allocation ---------------------------------------------- */
+/* Objects with a header (file, line, size) and a check word after their
+ * bytes: each collection reports objects whose check words were
+ * overwritten ("smashed"), as does GC_debug_free, which also reports a
+ * second free of the same object (it keeps a collectable object,
+ * overwritten, until it is unreachable).  GC_base gives the header's
+ * address; only GC_debug_free and GC_debug_realloc take these objects. */
 GC_API void *GC_debug_malloc(size_t, const char *file, int line);
 GC_API void *GC_debug_malloc_atomic(size_t, const char *file, int line);
 GC_API void *GC_debug_malloc_uncollectable(size_t, const char *file, int line);
@@ -450,10 +482,9 @@ GC_API void GC_debug_register_finalizer_no_order(void *, GC_finalization_proc, v
                                                  GC_finalization_proc *, void **);
 GC_API void GC_debug_register_finalizer_unreachable(void *, GC_finalization_proc, void *,
                                                     GC_finalization_proc *, void **);
-/* bdwgc's pointer-arithmetic checks: sgc keeps no debugging headers, so
- * these answer as for a correct program (GC_same_obj still checks). */
+/* The bytes of the header before a debugging object's own. */
 GC_API size_t GC_get_debug_header_size(void);
-GC_API const size_t GC_debug_header_size; /* 0: sgc adds no debugging header */
+GC_API const size_t GC_debug_header_size;
 /* Called when GC_same_obj, GC_is_valid_displacement or GC_is_visible
  * finds the program wrong; the defaults print and abort.  GC_is_visible
  * takes the heap lock for an address outside the heap (it reads the
@@ -511,8 +542,6 @@ GC_API size_t GC_get_prof_stats(struct GC_prof_stats_s *, size_t stats_size);
 GC_API size_t GC_get_prof_stats_unsafe(struct GC_prof_stats_s *, size_t stats_size);
 /* The bytes a request of I bytes takes ((size_t)-1 beyond small objects). */
 GC_API size_t GC_get_size_map_at(int i);
-GC_API void *GC_dlopen(const char *, int);
-
 /* Callbacks run with sgc's heap lock held, most with the world stopped:
  * they must not allocate (bdwgc's rule too). */
 typedef enum {
@@ -552,8 +581,8 @@ GC_API void GC_set_force_unmap_on_gcollect(int);
 GC_API int GC_get_force_unmap_on_gcollect(void);
 GC_API void GC_set_no_dls(int);
 GC_API int GC_get_no_dls(void);
-/* Kept and read back, without effect: bdwgc's incremental, generational
- * and leak-finding modes, retries and interruptible collections. */
+/* Kept and read back, without effect: bdwgc's incremental and
+ * generational modes, retries and interruptible collections. */
 GC_API void GC_set_stop_func(GC_stop_func);
 GC_API GC_stop_func GC_get_stop_func(void);
 GC_API void GC_set_dont_expand(int);
@@ -574,7 +603,7 @@ GC_API void GC_set_time_limit_tv(struct GC_timeval_s);
 GC_API struct GC_timeval_s GC_get_time_limit_tv(void);
 GC_API void GC_set_non_gc_bytes(GC_word);
 GC_API GC_word GC_get_non_gc_bytes(void);
-GC_API void GC_set_find_leak(int); /* warns when switched on */
+GC_API void GC_set_find_leak(int); /* see GC_find_leak */
 GC_API int GC_get_find_leak(void);
 GC_API void GC_set_handle_fork(int); /* sgc always handles fork */
 GC_API void GC_set_rate(int);
@@ -604,55 +633,111 @@ GC_API void GC_set_suspend_signal(int); /* warns unless SIGPWR */
 GC_API void GC_set_thr_restart_signal(int); /* no restart signal is used */
 
 /* ---- the usual macros ------------------------------------------------- */
-#ifdef GC_DEBUG
-#define GC_MALLOC(sz) GC_debug_malloc(sz, __FILE__, __LINE__)
-#define GC_MALLOC_ATOMIC(sz) GC_debug_malloc_atomic(sz, __FILE__, __LINE__)
-#define GC_MALLOC_UNCOLLECTABLE(sz) GC_debug_malloc_uncollectable(sz, __FILE__, __LINE__)
-#define GC_REALLOC(p, sz) GC_debug_realloc(p, sz, __FILE__, __LINE__)
-#define GC_FREE(p) GC_debug_free(p)
-#define GC_STRDUP(s) GC_debug_strdup(s, __FILE__, __LINE__)
-#define GC_REGISTER_FINALIZER(p, f, d, of, od) GC_debug_register_finalizer(p, f, d, of, od)
+/* The caller's file and line, which the GC_debug_* calls take. */
+#define GC_EXTRAS __FILE__, __LINE__
+#define GC_EXTRA_PARAMS const char *s, int i
+#ifdef GC_DEBUG_REPLACEMENT
+#define GC_MALLOC(sz) GC_debug_malloc_replacement(sz)
+#define GC_REALLOC(p, sz) GC_debug_realloc_replacement(p, sz)
+#elif defined(GC_DEBUG)
+#define GC_MALLOC(sz) GC_debug_malloc(sz, GC_EXTRAS)
+#define GC_REALLOC(p, sz) GC_debug_realloc(p, sz, GC_EXTRAS)
 #else
 #define GC_MALLOC(sz) GC_malloc(sz)
+#define GC_REALLOC(p, sz) GC_realloc(p, sz)
+#endif
+#ifdef GC_DEBUG
+#define GC_MALLOC_ATOMIC(sz) GC_debug_malloc_atomic(sz, GC_EXTRAS)
+#define GC_MALLOC_UNCOLLECTABLE(sz) GC_debug_malloc_uncollectable(sz, GC_EXTRAS)
+#define GC_MALLOC_ATOMIC_UNCOLLECTABLE(sz) GC_debug_malloc_atomic_uncollectable(sz, GC_EXTRAS)
+#define GC_MALLOC_IGNORE_OFF_PAGE(sz) GC_debug_malloc_ignore_off_page(sz, GC_EXTRAS)
+#define GC_MALLOC_ATOMIC_IGNORE_OFF_PAGE(sz) GC_debug_malloc_atomic_ignore_off_page(sz, GC_EXTRAS)
+#define GC_STRDUP(s) GC_debug_strdup(s, GC_EXTRAS)
+#define GC_STRNDUP(s, n) GC_debug_strndup(s, n, GC_EXTRAS)
+#define GC_FREE(p) GC_debug_free(p)
+#define GC_REGISTER_FINALIZER(p, f, d, of, od) GC_debug_register_finalizer(p, f, d, of, od)
+#define GC_REGISTER_FINALIZER_IGNORE_SELF(p, f, d, of, od) \
+  GC_debug_register_finalizer_ignore_self(p, f, d, of, od)
+#define GC_REGISTER_FINALIZER_NO_ORDER(p, f, d, of, od) \
+  GC_debug_register_finalizer_no_order(p, f, d, of, od)
+#define GC_REGISTER_FINALIZER_UNREACHABLE(p, f, d, of, od) \
+  GC_debug_register_finalizer_unreachable(p, f, d, of, od)
+#define GC_END_STUBBORN_CHANGE(p) GC_debug_end_stubborn_change(p)
+#define GC_PTR_STORE_AND_DIRTY(p, q) GC_debug_ptr_store_and_dirty(p, q)
+#define GC_GENERAL_REGISTER_DISAPPEARING_LINK(link, obj) \
+  GC_general_register_disappearing_link(link, GC_base((void *)(obj)))
+#define GC_REGISTER_LONG_LINK(link, obj) GC_register_long_link(link, GC_base((void *)(obj)))
+#define GC_REGISTER_DISPLACEMENT(n) GC_debug_register_displacement(n)
+#else
 #define GC_MALLOC_ATOMIC(sz) GC_malloc_atomic(sz)
 #define GC_MALLOC_UNCOLLECTABLE(sz) GC_malloc_uncollectable(sz)
-#define GC_REALLOC(p, sz) GC_realloc(p, sz)
-#define GC_FREE(p) GC_free(p)
-#define GC_STRDUP(s) GC_strdup(s)
-#define GC_REGISTER_FINALIZER(p, f, d, of, od) GC_register_finalizer(p, f, d, of, od)
-#endif
 #define GC_MALLOC_ATOMIC_UNCOLLECTABLE(sz) GC_malloc_atomic_uncollectable(sz)
 #define GC_MALLOC_IGNORE_OFF_PAGE(sz) GC_malloc_ignore_off_page(sz)
 #define GC_MALLOC_ATOMIC_IGNORE_OFF_PAGE(sz) GC_malloc_atomic_ignore_off_page(sz)
+#define GC_STRDUP(s) GC_strdup(s)
 #define GC_STRNDUP(s, n) GC_strndup(s, n)
-#ifdef GC_REQUIRE_WCSDUP
-#include <wchar.h>
-GC_API GC_ATTR_MALLOC wchar_t *GC_wcsdup(const wchar_t *);
-#define GC_WCSDUP(s) GC_wcsdup(s)
-#endif
-#define GC_NEW(t) ((t *)GC_MALLOC(sizeof(t)))
-#define GC_NEW_ATOMIC(t) ((t *)GC_MALLOC_ATOMIC(sizeof(t)))
-#define GC_NEW_UNCOLLECTABLE(t) ((t *)GC_MALLOC_UNCOLLECTABLE(sizeof(t)))
+#define GC_FREE(p) GC_free(p)
+#define GC_REGISTER_FINALIZER(p, f, d, of, od) GC_register_finalizer(p, f, d, of, od)
 #define GC_REGISTER_FINALIZER_IGNORE_SELF(p, f, d, of, od) \
   GC_register_finalizer_ignore_self(p, f, d, of, od)
 #define GC_REGISTER_FINALIZER_NO_ORDER(p, f, d, of, od) \
   GC_register_finalizer_no_order(p, f, d, of, od)
+#define GC_REGISTER_FINALIZER_UNREACHABLE(p, f, d, of, od) \
+  GC_register_finalizer_unreachable(p, f, d, of, od)
+#define GC_END_STUBBORN_CHANGE(p) GC_end_stubborn_change(p)
+#define GC_PTR_STORE_AND_DIRTY(p, q) GC_ptr_store_and_dirty(p, q)
 #define GC_GENERAL_REGISTER_DISAPPEARING_LINK(link, obj) \
   GC_general_register_disappearing_link(link, obj)
+#define GC_REGISTER_LONG_LINK(link, obj) GC_register_long_link(link, obj)
 #define GC_REGISTER_DISPLACEMENT(n) GC_register_displacement(n)
+#endif
+#ifdef GC_REQUIRE_WCSDUP
+#include <wchar.h>
+GC_API GC_ATTR_MALLOC wchar_t *GC_wcsdup(const wchar_t *);
+GC_API GC_ATTR_MALLOC wchar_t *GC_debug_wcsdup(const wchar_t *, const char *file, int line);
+#ifdef GC_DEBUG
+#define GC_WCSDUP(s) GC_debug_wcsdup(s, GC_EXTRAS)
+#else
+#define GC_WCSDUP(s) GC_wcsdup(s)
+#endif
+#endif
+/* Stubborn objects are ordinary ones (sgc has no incremental mode). */
+#define GC_MALLOC_STUBBORN(sz) GC_MALLOC(sz)
+#define GC_NEW_STUBBORN(t) GC_NEW(t)
+#define GC_CHANGE_STUBBORN(p) GC_change_stubborn(p)
+#define GC_NEW(t) ((t *)GC_MALLOC(sizeof(t)))
+#define GC_NEW_ATOMIC(t) ((t *)GC_MALLOC_ATOMIC(sizeof(t)))
+#define GC_NEW_UNCOLLECTABLE(t) ((t *)GC_MALLOC_UNCOLLECTABLE(sizeof(t)))
 typedef GC_word GC_hidden_pointer;
 #define GC_HIDE_POINTER(p) (~(GC_hidden_pointer_t)(p))
 #define GC_REVEAL_POINTER(p) ((void *)GC_HIDE_POINTER(p))
 #define HIDE_POINTER(p) GC_HIDE_POINTER(p)
 #define REVEAL_POINTER(p) GC_REVEAL_POINTER(p)
-#define GC_PTR_STORE_AND_DIRTY(p, q) GC_ptr_store_and_dirty(p, q)
-/* bdwgc's pointer-arithmetic checks (in its GC_DEBUG builds); plain
- * arithmetic here, as in bdwgc's other builds. */
+/* bdwgc's pointer-arithmetic checks: under GC_DEBUG the result must stay
+ * in the same object, and stores go to visible places; plain arithmetic
+ * otherwise. */
+#define GC_PTR_ADD3(x, n, type_of_result) ((type_of_result)GC_same_obj((x) + (n), (x)))
+#define GC_PRE_INCR3(x, n, type_of_result) \
+  ((type_of_result)GC_pre_incr((void **)(&(x)), (n) * sizeof(*x)))
+#define GC_POST_INCR3(x, n, type_of_result) \
+  ((type_of_result)GC_post_incr((void **)(&(x)), (n) * sizeof(*x)))
+#if defined(GC_DEBUG) && (defined(__GNUC__) || defined(__clang__))
+#define GC_PTR_ADD(x, n) GC_PTR_ADD3(x, n, __typeof__(x))
+#define GC_PRE_INCR(x, n) GC_PRE_INCR3(x, n, __typeof__(x))
+#define GC_POST_INCR(x) GC_POST_INCR3(x, 1, __typeof__(x))
+#define GC_POST_DECR(x) GC_POST_INCR3(x, -1, __typeof__(x))
+#else
 #define GC_PTR_ADD(x, n) ((x) + (n))
 #define GC_PRE_INCR(x, n) ((x) += (n))
 #define GC_POST_INCR(x) ((x)++)
 #define GC_POST_DECR(x) ((x)--)
+#endif
+#ifdef GC_DEBUG
+#define GC_PTR_STORE(p, q) \
+  (*(void **)GC_is_visible((void *)(p)) = GC_is_valid_displacement((void *)(q)))
+#else
 #define GC_PTR_STORE(p, q) (*(p) = (q))
+#endif
 /* Keeps PTR, and what it points to, alive up to this point: the compiler
  * must have it in a register or memory here (a conservative root). */
 #if defined(__GNUC__) || defined(__clang__)

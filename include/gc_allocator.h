@@ -31,6 +31,13 @@
 #include "gc.h"
 #include "gc/sgc_cpp_oom.h"
 
+/* bdwgc's name for what an allocator does when memory runs out. */
+#if defined(GC_NEW_ABORTS_ON_OOM) || defined(_LIBCPP_NO_EXCEPTIONS) || \
+    !(defined(__cpp_exceptions) || defined(__EXCEPTIONS))
+#define GC_ALLOCATOR_THROW_OR_ABORT() GC_abort_on_oom()
+#else
+#define GC_ALLOCATOR_THROW_OR_ABORT() throw std::bad_alloc()
+#endif
 
 
 /* Which element types hold no pointers: GC_type_traits<T>'s member

@@ -48,6 +48,28 @@
 /* Defined in libsgccpp (as in bdwgc's libgccpp): throws std::bad_alloc. */
 GC_API void GC_CALL GC_throw_bad_alloc();
 
+/* bdwgc's switches, which programs test: this header declares array and
+ * placement forms of new and delete (GC_NO_OPERATOR_NEW_ARRAY declined
+ * arrays on old compilers; sgc declares them all the same). */
+#ifndef GC_NO_OPERATOR_NEW_ARRAY
+#define GC_OPERATOR_NEW_ARRAY
+#endif
+#define GC_PLACEMENT_DELETE
+/* What a program's own operator new does with a null result, as this
+ * header's do: abort, or throw std::bad_alloc. */
+#if defined(GC_NEW_ABORTS_ON_OOM) || defined(_LIBCPP_NO_EXCEPTIONS) || \
+    !(defined(__cpp_exceptions) || defined(__EXCEPTIONS))
+#define GC_OP_NEW_OOM_CHECK(obj) \
+  do {                           \
+    if (!(obj)) GC_abort_on_oom(); \
+  } while (0)
+#else
+#define GC_OP_NEW_OOM_CHECK(obj) \
+  if (obj) {                     \
+  } else                         \
+    throw std::bad_alloc()
+#endif
+
 
 #ifdef GC_NAMESPACE
 namespace boehmgc {

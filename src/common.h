@@ -51,6 +51,10 @@ extern struct sgc_settings sgc_settings SGC_INTERNAL;
  * aborts; sgc_warn goes through the GC_set_warn_proc hook. */
 void sgc_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))) SGC_INTERNAL;
 void sgc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))) SGC_INTERNAL;
+/* Hands the warn procedure PREFIX, then TEXT with every '%' doubled (so
+ * the line stays a format with no stray conversion), then SUFFIX, which
+ * may hold the one "%lu" for ARG: bdwgc's convention, a whole line. */
+void sgc_warn_line(const char *prefix, const char *text, const char *suffix, GC_word arg) SGC_INTERNAL;
 void *sgc_out_of_memory(size_t bytes) SGC_INTERNAL;
 
 /* Lazy start-up for callers that arrive before the constructor ran. */

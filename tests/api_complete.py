@@ -21,11 +21,8 @@ HEADERS = ["gc.h", "gc_mark.h", "gc_typed.h", "gc_gcj.h", "gc_inline.h", "gc_dis
            "javaxfc.h"]
 BDWGC_INCLUDE = "/usr/include/gc"
 # bdwgc headers sgc leaves out, and why: the cord library (libcord, not in
-# Debian's libgc packages), leak-finding mode (sgc does not find leaks, so
-# a header turning malloc into GC_MALLOC to report leaks would report
-# none), and back-pointer debugging (a KEEP_BACK_PTRS build of bdwgc only;
-# Debian's libgc.so.1 defines none of its calls).
-NOT_PROVIDED = {"cord.h", "cord_pos.h", "ec.h", "leak_detector.h", "gc_backptr.h"}
+# Debian's libgc packages).
+NOT_PROVIDED = {"cord.h", "cord_pos.h", "ec.h"}
 
 
 def declared_names(cc, tmp):

@@ -51,6 +51,25 @@ static T_UNUSED void t_fail(const char *file, int line, const char *cond,
             t_fail(__FILE__, __LINE__, #cond, "" __VA_ARGS__);              \
     } while (0)
 
+/* How many times NEEDLE occurs in HAYSTACK (counting a test's reports). */
+static T_UNUSED int t_occurrences(const char *haystack, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* What a collector's report shows of an object allocated in FILE at the
+ * line a child printed as "line N" on its stderr (BUF): "(FILE:N, sz=". */
+static T_UNUSED void t_report_site(const char *buf, const char *file, char *where, size_t cap)
+{
+    int line = 0;
+    const char *l = strstr(buf, "line ");
+    CHECK(l && sscanf(l, "line %d", &line) == 1, "no line named in: %s", buf);
+    snprintf(where, cap, "(%s:%d, sz=", file, line);
+}
+
 /* A formatted note on stdout (visible in ctest -V / LastTest.log). */
 static T_UNUSED void t_note(const char *fmt, ...)
 {

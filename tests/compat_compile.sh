@@ -50,7 +50,7 @@ done
 # with -std=c11 has no POSIX sigset_t; gc.h once failed there).
 if [ -n "$INC" ]; then
     hdrs="gc.h gc/gc.h gc/gc_mark.h gc/gc_typed.h gc/gc_gcj.h gc/gc_inline.h gc/gc_disclaim.h
-          gc/javaxfc.h gc/gc_version.h gc/gc_tiny_fl.h gc/gc_pthread_redirects.h gc/gc_config_macros.h"
+          gc/javaxfc.h gc/gc_version.h gc/gc_tiny_fl.h gc/gc_pthread_redirects.h gc/gc_config_macros.h gc/gc_backptr.h"
     for h in $hdrs; do echo "#include <$h>"; done >"$TMP/all.h"
     printf '#include "all.h"\nint main(void) { return 0; }\n' >"$TMP/strict.c"
     printf '#include "all.h"\n#include <gc_cpp.h>\n#include <gc_allocator.h>\nint main() { return 0; }\n' >"$TMP/strict.cc"

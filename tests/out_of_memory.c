@@ -6,6 +6,9 @@
  * and that allocation works afterwards; the parent checks the child's
  * line:
  *  - overflow: GC_calloc_explicitly_typed with count x size past SIZE_MAX;
+ *  - reallocarray: GC_reallocarray (bdwgc's development branch) with
+ *    count x size past SIZE_MAX leaves the object as it was; within
+ *    bounds it grows it;
  *  - impossible: GC_malloc of 2^50 bytes, more than 48-bit addresses hold;
  *  - limit: 1 MiB objects kept under GC_set_max_heap_size(heap + 16 MiB)
  *    until one is refused: the line names the limit in MiB, and once the
@@ -17,6 +20,11 @@
  *    words (not under AddressSanitizer or ThreadSanitizer, whose own
  *    mappings need the room);
  *  - quiet: a GC_set_oom_fn function replaces the line;
+ *  - ignored: GC_set_warn_proc(GC_ignore_warn_proc) silences it, as in
+ *    bdwgc (sgc printed it past the warn procedure);
+ *  - warn_format: a warn procedure gets bdwgc's arguments: a printf
+ *    format, a whole line ending in a newline, whose one conversion is
+ *    for the argument (here the heap's MiB); an ordinary warning too;
  *  - thread_record: GC_pthread_create while posix_memalign fails (this
  *    program's own, which the library's call reaches first) returns
  *    EAGAIN, as pthread_create does when resources lack, and creates
@@ -97,6 +105,19 @@ static void *quiet_oom(size_t bytes)
     return NULL;
 }
 
+static char warned[2][512];
+static int warnings;
+
+static void recording_warn(char *msg, GC_word arg)
+{
+    if (warnings < 2)
+        snprintf(warned[warnings], sizeof warned[0], msg, (unsigned long)arg);
+    /* A whole line: one newline, at the end. */
+    size_t n = strlen(msg);
+    CHECK(n > 0 && msg[n - 1] == '\n' && strchr(msg, '\n') == msg + n - 1, "msg \"%s\"", msg);
+    warnings++;
+}
+
 /* Allocation goes on after a refusal. */
 static void still_allocates(void)
 {
@@ -173,6 +194,14 @@ static int run_case(const char *mode)
         GC_word bitmap[1] = {1};
         GC_descr d = GC_make_descriptor(bitmap, 1);
         CHECK(GC_calloc_explicitly_typed(SIZE_MAX / 2, 4, d) == NULL);
+    } else if (!strcmp(mode, "reallocarray")) {
+        char *p = GC_malloc(10);
+        strcpy(p, "kept");
+        volatile size_t huge = SIZE_MAX / 2; /* past what the compiler checks */
+        CHECK(GC_reallocarray(p, huge, 3) == NULL);
+        CHECK(!strcmp(p, "kept"));
+        p = GC_reallocarray(p, 1000, 100);
+        CHECK(p != NULL && GC_size(p) >= 100000 && !strcmp(p, "kept"));
     } else if (!strcmp(mode, "impossible")) {
         CHECK(GC_malloc((size_t)1 << 50) == NULL);
     } else if (!strcmp(mode, "limit")) {
@@ -203,6 +232,20 @@ static int run_case(const char *mode)
         GC_set_oom_fn(quiet_oom);
         CHECK(GC_malloc((size_t)1 << 50) == NULL);
         CHECK(quiet_calls == 1, "the oom function was called %d times", quiet_calls);
+    } else if (!strcmp(mode, "ignored")) {
+        GC_set_warn_proc(GC_ignore_warn_proc);
+        CHECK(GC_malloc((size_t)1 << 50) == NULL);
+    } else if (!strcmp(mode, "warn_format")) {
+        GC_set_warn_proc(recording_warn);
+        CHECK(GC_malloc((size_t)1 << 50) == NULL);
+        CHECK(GC_memalign(48, 10) == NULL); /* not a power of two: a warning */
+        GC_set_warn_proc(NULL);             /* back to the default */
+        CHECK(warnings == 2, "%d warnings", warnings);
+        char want[64];
+        snprintf(want, sizeof want, "heap %lu MiB)\n", (unsigned long)(GC_get_heap_size() >> 20));
+        CHECK(strstr(warned[0], "cannot allocate 1125899906842624 bytes") && strstr(warned[0], want),
+              "out of memory: \"%s\", wanted \"%s\" in it", warned[0], want);
+        CHECK(strstr(warned[1], "48") != NULL, "warning: \"%s\"", warned[1]);
     } else {
         fprintf(stderr, "unknown case %s\n", mode);
         return 2;
@@ -230,6 +273,9 @@ int main(int argc, char **argv)
     expect_case("overflow", buf, sizeof buf);
     CHECK(strstr(buf, "sgc: out of memory: cannot allocate SIZE_MAX bytes: a size that overflowed"),
           "overflow: %s", buf);
+    expect_case("reallocarray", buf, sizeof buf);
+    CHECK(strstr(buf, "cannot allocate SIZE_MAX bytes: a size that overflowed"), "reallocarray: %s",
+          buf);
 
     expect_case("impossible", buf, sizeof buf);
     CHECK(strstr(buf, "cannot allocate 1125899906842624 bytes: more than a heap can hold"),
@@ -254,6 +300,10 @@ int main(int argc, char **argv)
     expect_case("quiet", buf, sizeof buf);
     CHECK(!strstr(buf, "sgc: out of memory"), "quiet: the oom function did not replace the line: %s",
           buf);
+
+    expect_case("ignored", buf, sizeof buf);
+    CHECK(!strstr(buf, "out of memory"), "ignored: the warn procedure did not silence it: %s", buf);
+    expect_case("warn_format", buf, sizeof buf);
 
     /* The heap reserved at start, so only the GC threads want more room. */
     setenv("SGC_MARKERS", "4", 1);

@@ -16,6 +16,7 @@
  * pointer, low bits clear) in its first word. */
 #ifndef SGC_GC_DISCLAIM_H
 #define SGC_GC_DISCLAIM_H
+#define GC_DISCLAIM_H /* bdwgc's guard */
 #include "../gc.h"
 #ifdef __cplusplus
 extern "C" {

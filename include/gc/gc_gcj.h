@@ -3,6 +3,7 @@
  * scans the object whole (the vtable stays alive through that word). */
 #ifndef SGC_GC_GCJ_H
 #define SGC_GC_GCJ_H
+#define GC_GCJ_H /* bdwgc's guard */
 #include "../gc.h"
 #ifdef __cplusplus
 extern "C" {

@@ -5,6 +5,7 @@
  * unused), and a program written for either builds unchanged. */
 #ifndef SGC_GC_INLINE_H
 #define SGC_GC_INLINE_H
+#define GC_INLINE_H /* bdwgc's guard */
 #include "gc_mark.h"
 #include "gc_tiny_fl.h"
 #ifdef __cplusplus
@@ -18,6 +19,26 @@ extern "C" {
  * links (a mark procedure, or holding every object). */
 GC_API void GC_generic_malloc_many(size_t lb, int k, void **result);
 
+
+/* bdwgc's helpers for inline allocators a program writes itself. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GC_EXPECT(expr, outcome) __builtin_expect(expr, outcome)
+#define GC_PREFETCH_FOR_WRITE(x) __builtin_prefetch((x), 1)
+#else
+#define GC_EXPECT(expr, outcome) (expr)
+#define GC_PREFETCH_FOR_WRITE(x) (void)0
+#endif
+#ifndef GC_ASSERT
+#ifdef NDEBUG
+#define GC_ASSERT(expr) /* nothing */
+#else
+#include <assert.h>
+#define GC_ASSERT(expr) assert(expr)
+#endif
+#endif
+/* A store to a program's own free-list head (sgc's marker never reads
+ * those lists, so a plain store). */
+#define GC_FAST_M_AO_STORE(my_fl, next) (void)(*(my_fl) = (next))
 
 /* DEFAULT_EXPR is what bdwgc evaluates when the list is empty: always,
  * here (INIT readies an object taken from the list, so it is not needed). */

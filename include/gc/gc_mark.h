@@ -9,10 +9,14 @@
  * GC_mark_and_push (sgc stops with a message otherwise). */
 #ifndef SGC_GC_MARK_H
 #define SGC_GC_MARK_H
+#define GC_MARK_H /* bdwgc's guard, which programs test */
 #include "../gc.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* How many bytes a mark procedure may push at a time, bdwgc's bound. */
+#define GC_PROC_BYTES 100
 
 /* Mark stack entries are opaque: procedures only pass the pointers on. */
 struct GC_ms_entry {
@@ -32,6 +36,10 @@ typedef struct GC_ms_entry *(*GC_mark_proc)(GC_word *addr, struct GC_ms_entry *m
   (((((env) << GC_LOG_MAX_MARK_PROCS) | (proc_index)) << GC_DS_TAG_BITS) | GC_DS_PROC)
 #define GC_DS_PER_OBJECT 3 /* the real descriptor is read from the object */
 #define GC_INDIR_PER_OBJ_BIAS 0x10
+/* bdwgc keeps mark procedure indices below this for its own uses; index
+ * 0 is gcj's.  sgc reserves none but takes the same numbers. */
+#define GC_RESERVED_MARK_PROCS 8
+#define GC_GCJ_RESERVED_MARK_PROC_INDEX 0
 
 /* Bounds of the heap while marking: words outside them are no pointers. */
 GC_API void *GC_least_plausible_heap_addr;
@@ -70,6 +78,11 @@ GC_API void *GC_generic_malloc_ignore_off_page(size_t, int kind);
 GC_API void *GC_generic_malloc_uncollectable(size_t, int kind);
 GC_API void *GC_generic_or_special_malloc(size_t, int kind);
 GC_API void *GC_debug_generic_or_special_malloc(size_t, int kind, const char *file, int line);
+#ifdef GC_DEBUG
+#define GC_GENERIC_OR_SPECIAL_MALLOC(sz, knd) GC_debug_generic_or_special_malloc(sz, knd, GC_EXTRAS)
+#else
+#define GC_GENERIC_OR_SPECIAL_MALLOC(sz, knd) GC_generic_or_special_malloc(sz, knd)
+#endif
 GC_API void *GC_malloc_kind(size_t, int kind);
 GC_API void *GC_malloc_kind_global(size_t, int kind);
 /* The object's kind (as above) and, through the pointer, its size. */
@@ -96,6 +109,10 @@ GC_API void *GC_clear_stack(void *);
 /* sgc's collector pushes its finalization tables itself: for a
  * push_other_roots function written for bdwgc, this does nothing more. */
 GC_API void GC_push_finalizer_structures(void);
+
+/* The object a mark procedure sees from the base GC_base gives: past the
+ * debugging header of an object GC_debug_malloc allocated. */
+#define GC_USR_PTR_FROM_BASE(p) ((void *)((char *)(p) + GC_get_debug_header_size()))
 
 /* With the heap lock held (GC_call_with_alloc_lock), calls the function
  * for every object the last collection marked: its start, its size and

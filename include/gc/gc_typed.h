@@ -7,6 +7,7 @@
  * GC_size counts (as bdwgc). */
 #ifndef SGC_GC_TYPED_H
 #define SGC_GC_TYPED_H
+#define GC_TYPED_H /* bdwgc's guard */
 #include "../gc.h"
 #ifdef __cplusplus
 extern "C" {

@@ -3,6 +3,7 @@
  * at a time (Thread.suspend). */
 #ifndef SGC_GC_JAVAXFC_H
 #define SGC_GC_JAVAXFC_H
+#define GC_JAVAXFC_H /* bdwgc's guard */
 #include "../gc.h"
 #ifdef __cplusplus
 extern "C" {
@@ -13,9 +14,10 @@ extern "C" {
  * exit).  The objects stay valid; their finalizers are then unregistered. */
 GC_API void GC_finalize_all(void);
 
-/* A thread's pthread_t, passed as bdwgc passes it. */
+/* A thread's pthread_t, as bdwgc takes it (a program may define another
+ * type of the same size first). */
 #ifndef GC_SUSPEND_THREAD_ID
-#define GC_SUSPEND_THREAD_ID void *
+#define GC_SUSPEND_THREAD_ID pthread_t
 #endif
 /* Stops a registered thread until GC_resume_thread (a thread may suspend
  * itself; another must resume it).  No count: one resume undoes any

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "alloc/alloc.h"
@@ -108,12 +109,20 @@ GC_API char *GC_strndup(const char *s, size_t max) {
  * the smallest such class that fits, and only an alignment no class has
  * (a page's) or a size past the classes takes a large object, page
  * aligned.  Before, every alignment above a granule took a large object:
- * 2064 bytes for 100 aligned to 32 (bb_api_basic). */
+ * 2064 bytes for 100 aligned to 32 (bb_api_basic).  Alignments above a
+ * page take a large object placed at such an address (large.c), whose
+ * start is the aligned pointer: GC_base and GC_free take it as is. */
 GC_API void *GC_memalign(size_t align, size_t bytes) {
   if (align <= GRANULE_BYTES) return GC_malloc(bytes);
-  if (align > PAGE_BYTES || (align & (align - 1))) {
-    sgc_warn("GC_memalign: unsupported alignment %zu", align);
+  if (align & (align - 1)) {
+    sgc_warn("GC_memalign: alignment %zu is not a power of two", align);
     return NULL;
+  }
+  if (align > PAGE_BYTES) {
+    sgc_ensure_init();
+    size_t padded = request_bytes(bytes);
+    return large_allocate_aligned(padded > MAX_SMALL_BYTES ? padded : MAX_SMALL_BYTES + 1,
+                                  KIND_NORMAL, align);
   }
   /* Asked for with SGC_EXTRA_BYTES taken off, so GC_malloc adds them
    * back and lands on that very class. */
@@ -123,6 +132,14 @@ GC_API void *GC_memalign(size_t align, size_t bytes) {
       if ((size_class_bytes[cls] & (align - 1)) == 0) return GC_malloc(size_class_bytes[cls] - extra);
   }
   return GC_malloc(bytes > MAX_SMALL_BYTES ? bytes : MAX_SMALL_BYTES + 1);
+}
+
+static size_t system_page_bytes(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+GC_API void *GC_valloc(size_t bytes) { return GC_memalign(system_page_bytes(), bytes); }
+GC_API void *GC_pvalloc(size_t bytes) {
+  size_t page = system_page_bytes();
+  if (bytes > SIZE_MAX - page) return sgc_out_of_memory(SIZE_MAX);
+  return GC_memalign(page, (bytes + page - 1) & ~(page - 1));
 }
 
 GC_API int GC_posix_memalign(void **out, size_t align, size_t bytes) {

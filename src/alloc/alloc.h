@@ -25,6 +25,9 @@ struct page_header *page_acquire(size_t pages);
 
 /* large.c */
 void *large_allocate(size_t bytes, unsigned kind);
+/* large_allocate at an address that is a multiple of ALIGN, a power of
+ * two above PAGE_BYTES. */
+void *large_allocate_aligned(size_t bytes, unsigned kind, size_t align);
 void large_free(struct page_header *head);
 /* Grows large object HEAD (a built-in kind) to BYTES without moving it,
  * when the pages after it are free; false when they are not. */

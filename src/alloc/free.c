@@ -326,6 +326,11 @@ GC_API size_t GC_size(const void *p) {
   return base ? object_size(page) : 0;
 }
 
+GC_API void *GC_reallocarray(void *old, size_t count, size_t size) {
+  if (count && size > SIZE_MAX / count) return sgc_out_of_memory(SIZE_MAX);
+  return GC_realloc(old, count * size);
+}
+
 GC_API void *GC_realloc(void *old, size_t bytes) {
   if (!old) return GC_malloc(bytes);
   if (bytes == 0) {

@@ -25,11 +25,30 @@ static void link_tail_pages(struct page_header *head, size_t from, size_t to) {
   }
 }
 
+/* A run of PAGES pages whose first page's address is a multiple of ALIGN
+ * (a power of two above PAGE_BYTES): taken ALIGN/PAGE_BYTES - 1 pages
+ * longer, and the pages before and after the aligned run go straight
+ * back to the pool.  The object then starts at the aligned address, so
+ * GC_base and GC_free take that pointer as they take any object's.
+ * heap_lock held. */
+static struct page_header *acquire_aligned(size_t pages, size_t align) {
+  size_t spare = (align >> PAGE_SHIFT) - 1;
+  struct page_header *run = page_acquire(pages + spare);
+  if (!run) return NULL;
+  uintptr_t aligned = (run->start + align - 1) & ~(uintptr_t)(align - 1);
+  size_t lead = (aligned - run->start) >> PAGE_SHIFT;
+  if (lead) page_pool_put(run, lead);
+  if (spare > lead) page_pool_put(run + lead + pages, spare - lead);
+  return run + lead;
+}
+
 /* A collection it runs scans this thread from the caller's frame up
  * (slow_path_cut, threads/thread.h): below lie the last large
  * allocation's frames, which held the object the program dropped since. */
-SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_room) {
-  if (bytes > ((size_t)1 << ADDRESS_BITS)) return sgc_out_of_memory(bytes);
+SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_room,
+                                         size_t align) {
+  if (bytes > ((size_t)1 << ADDRESS_BITS) || align > ((size_t)1 << ADDRESS_BITS))
+    return sgc_out_of_memory(bytes);
   size_t rounded = (bytes + GRANULE_BYTES - 1) & ~(size_t)(GRANULE_BYTES - 1);
   size_t pages = (rounded + PAGE_BYTES - 1) >> PAGE_SHIFT;
   if (sgc_settings.max_heap_bytes && (pages << PAGE_SHIFT) > sgc_settings.max_heap_bytes)
@@ -39,7 +58,7 @@ SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_
   heap_lock_take(t);
   if (collect_torture_turn(t)) collect_torture();
   struct page_header *head = with_room ? page_pool_take_largest(pages) : NULL;
-  if (!head) head = page_acquire(pages);
+  if (!head) head = align > PAGE_BYTES ? acquire_aligned(pages, align) : page_acquire(pages);
   slow_path_uncut(t, outer);
   if (!head) {
     pthread_mutex_unlock(&heap_lock);
@@ -84,7 +103,14 @@ SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_
   return obj;
 }
 
-void *large_allocate(size_t bytes, unsigned kind) { return allocate_pages(bytes, kind, false); }
+void *large_allocate(size_t bytes, unsigned kind) {
+  return allocate_pages(bytes, kind, false, PAGE_BYTES);
+}
+
+/* GC_memalign's alignments above a page (a power of two). */
+void *large_allocate_aligned(size_t bytes, unsigned kind, size_t align) {
+  return allocate_pages(bytes, kind, false, align);
+}
 
 /* An object GC_realloc moves to grow goes to the head of the longest
  * free span, not the shortest that fits (page_acquire's best fit, which
@@ -92,7 +118,7 @@ void *large_allocate(size_t bytes, unsigned kind) { return allocate_pages(bytes,
  * place (large_grow_in_place).  Nothing is reserved; the rest of the
  * span stays free for any use. */
 void *large_allocate_to_grow(size_t bytes, unsigned kind) {
-  return allocate_pages(bytes, kind, true);
+  return allocate_pages(bytes, kind, true, PAGE_BYTES);
 }
 
 /* The pages of HEAD's object whose headers are untouched, which may hold

@@ -223,53 +223,7 @@ GC_API void *GC_debug_gcj_malloc(size_t bytes, void *vtable, const char *file, i
   return GC_gcj_malloc(bytes, vtable);
 }
 
-/* The debugging variants sgc's gc.h does not already route elsewhere. */
-GC_API void *GC_debug_malloc_ignore_off_page(size_t bytes, const char *file, int line) {
-  (void)file;
-  (void)line;
-  return GC_malloc(bytes);
-}
-GC_API void *GC_debug_malloc_atomic_ignore_off_page(size_t bytes, const char *file, int line) {
-  (void)file;
-  (void)line;
-  return GC_malloc_atomic(bytes);
-}
-GC_API void *GC_debug_malloc_atomic_uncollectable(size_t bytes, const char *file, int line) {
-  (void)file;
-  (void)line;
-  return GC_malloc_atomic_uncollectable(bytes);
-}
-GC_API void *GC_debug_malloc_stubborn(size_t bytes, const char *file, int line) {
-  (void)file;
-  (void)line;
-  return GC_malloc(bytes);
-}
 GC_API void GC_debug_change_stubborn(const void *p) { (void)p; }
 GC_API void GC_debug_end_stubborn_change(const void *p) { (void)p; }
 GC_API void GC_debug_ptr_store_and_dirty(void *p, const void *q) { *(const void **)p = q; }
-GC_API void *GC_debug_generic_or_special_malloc(size_t bytes, int kind, const char *file,
-                                                int line) {
-  (void)file;
-  (void)line;
-  return allocate_kind(bytes, kind, "GC_debug_generic_or_special_malloc");
-}
-GC_API void *GC_debug_malloc_replacement(size_t bytes) { return GC_malloc(bytes); }
-GC_API void *GC_debug_realloc_replacement(void *p, size_t bytes) { return GC_realloc(p, bytes); }
-GC_API char *GC_debug_strndup(const char *s, size_t max, const char *file, int line) {
-  (void)file;
-  (void)line;
-  return GC_strndup(s, max);
-}
 GC_API void GC_debug_register_displacement(size_t offset) { GC_register_displacement(offset); }
-GC_API void GC_debug_register_finalizer_ignore_self(void *obj, GC_finalization_proc fn, void *cd,
-                                                    GC_finalization_proc *ofn, void **ocd) {
-  GC_register_finalizer_ignore_self(obj, fn, cd, ofn, ocd);
-}
-GC_API void GC_debug_register_finalizer_no_order(void *obj, GC_finalization_proc fn, void *cd,
-                                                 GC_finalization_proc *ofn, void **ocd) {
-  GC_register_finalizer_no_order(obj, fn, cd, ofn, ocd);
-}
-GC_API void GC_debug_register_finalizer_unreachable(void *obj, GC_finalization_proc fn, void *cd,
-                                                    GC_finalization_proc *ofn, void **ocd) {
-  GC_register_finalizer_unreachable(obj, fn, cd, ofn, ocd);
-}

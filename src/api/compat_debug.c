@@ -15,9 +15,6 @@
 #include "roots/roots.h"
 #include "threads/thread.h"
 
-/* sgc keeps no debugging header in front of objects. */
-SGC_EXPORT const size_t GC_debug_header_size = 0;
-GC_API size_t GC_get_debug_header_size(void) { return 0; }
 
 static volatile GC_word noop_sink;
 GC_API void GC_noop1(GC_word x) { noop_sink = x; }

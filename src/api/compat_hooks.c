@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collect/debug_alloc.h"
 #include "collect/collect.h"
 #include "collect/events.h"
 #include "common.h"
@@ -166,10 +167,13 @@ GC_API GC_word GC_get_non_gc_bytes(void) { return GC_non_gc_bytes; }
 /* GC_no_dls is honoured: the static roots of shared libraries are skipped. */
 GC_API void GC_set_no_dls(int on) { GC_no_dls = on != 0; }
 GC_API int GC_get_no_dls(void) { return GC_no_dls; }
+/* Leak-finding mode (collect/debug_alloc.c): a plain int, as bdwgc's, which
+ * programs set before GC_INIT; read relaxed at each collection. */
 GC_API void GC_set_find_leak(int on) {
-  if (on) sgc_warn("GC_set_find_leak: sgc has no leak-finding mode; ignored");
+  __atomic_store_n(&GC_find_leak, on != 0, __ATOMIC_RELAXED);
+  if (on) debug_objects_leak_mode_on();
 }
-GC_API int GC_get_find_leak(void) { return 0; }
+GC_API int GC_get_find_leak(void) { return __atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED); }
 GC_API void GC_set_handle_fork(int on) { (void)on; /* sgc always handles fork (pthread_atfork) */ }
 GC_API void GC_set_rate(int n) { atomic_store(&rate, n); }
 GC_API int GC_get_rate(void) { return atomic_load(&rate); }

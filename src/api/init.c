@@ -14,6 +14,7 @@
 #include "alloc/page_path.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
+#include "collect/debug_alloc.h"
 #include "base/env.h"
 #include "collect/collect.h"
 #include "common.h"
@@ -72,6 +73,10 @@ static void read_settings(void) {
   s->print_stats = (int)env_long_in("SGC_STATS", 0, 0, 2);
   s->print_each_gc = getenv("GC_PRINT_STATS") != NULL || env_long_in("SGC_PRINT_STATS", 0, 0, 1) != 0;
   if (getenv("GC_DONT_GC")) GC_dont_gc = 1;
+  if (getenv("GC_FIND_LEAK")) { /* bdwgc's: leak-finding mode */
+    GC_find_leak = 1;
+    debug_objects_leak_mode_on();
+  }
   const char *trace = getenv("SGC_TRACE");
   if (trace && *trace) s->trace_path = trace; /* opened at the first collection */
   if (requested_set) {
@@ -107,10 +112,12 @@ static void fork_prepare(void) {
    * no thread holds a sweep-list, page-store or batch lock the child would
    * inherit held. */
   collector_locks_take();
+  debug_objects_fork_lock(true); /* after heap_lock, as collections take it */
   stats_before_fork();
 }
 static void fork_parent(void) {
   stats_after_fork_parent();
+  debug_objects_fork_lock(false);
   collector_locks_release();
 }
 static void fork_child(void) {
@@ -126,6 +133,7 @@ static void fork_child(void) {
    * the bound of a turn. */
   atomic_store_explicit(&lock_waiters, 0, memory_order_relaxed);
   atomic_store_explicit(&lock_starving, 0, memory_order_relaxed);
+  debug_objects_fork_lock(false);
   collector_locks_release();
 }
 

@@ -7,7 +7,7 @@
 SGC_EXPORT int GC_all_interior_pointers = 1;
 
 GC_API unsigned GC_get_version(void) {
-  return (GC_VERSION_MAJOR << 16) | (GC_VERSION_MINOR << 8) | GC_VERSION_MICRO;
+  return (GC_TMP_VERSION_MAJOR << 16) | (GC_TMP_VERSION_MINOR << 8) | GC_TMP_VERSION_MICRO;
 }
 
 /* Changing the rule after objects exist is allowed (bdwgc asks for it
@@ -51,24 +51,3 @@ GC_API void GC_set_markers_count(unsigned n) {
 GC_API int GC_get_parallel(void) { return GC_parallel; }
 GC_API void GC_start_mark_threads(void) {}
 
-GC_API void *GC_debug_malloc(size_t n, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_malloc(n);
-}
-GC_API void *GC_debug_malloc_atomic(size_t n, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_malloc_atomic(n);
-}
-GC_API void *GC_debug_malloc_uncollectable(size_t n, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_malloc_uncollectable(n);
-}
-GC_API void *GC_debug_realloc(void *p, size_t n, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_realloc(p, n);
-}
-GC_API void GC_debug_free(void *p) { GC_free(p); }
-GC_API char *GC_debug_strdup(const char *s, const char *file, int line) {
-  (void)file; (void)line;
-  return GC_strdup(s);
-}

@@ -1,21 +1,29 @@
 /* Errors and warnings: the GC_set_warn_proc and GC_set_abort_func hooks
  * and the fatal path for provable misuse (the out-of-memory hook is the
  * heap's: heap/out_of_memory.c). */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common.h"
 
-static void default_warn(char *msg, GC_word arg) {
-  (void)arg;
-  fprintf(stderr, "sgc: warning: %s\n", msg);
-}
+/* bdwgc's convention: MSG is a printf format, a whole line with its
+ * newline, with at most one conversion, for ARG. */
+static void default_warn(char *msg, GC_word arg) { fprintf(stderr, msg, (unsigned long)arg); }
 
 static _Atomic(GC_warn_proc) warn_proc = default_warn;
 static _Atomic(GC_abort_func) abort_func; /* NULL: print to stderr */
+
+void sgc_warn_line(const char *prefix, const char *text, const char *suffix, GC_word arg) {
+  char line[1100];
+  size_t n = (size_t)snprintf(line, 64, "%s", prefix);
+  for (const char *c = text; *c && n + 2 < 1024; c++) {
+    if (*c == '%') line[n++] = '%';
+    line[n++] = *c;
+  }
+  snprintf(line + n, sizeof line - n, "%s", suffix);
+  atomic_load(&warn_proc)(line, arg);
+}
 
 GC_API void GC_set_warn_proc(GC_warn_proc p) { atomic_store(&warn_proc, p ? p : default_warn); }
 GC_API GC_warn_proc GC_get_warn_proc(void) { return atomic_load(&warn_proc); }
@@ -30,7 +38,7 @@ void sgc_warn(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  atomic_load(&warn_proc)(msg, 0);
+  sgc_warn_line("sgc: warning: ", msg, "\n", 0);
 }
 
 void sgc_fatal(const char *fmt, ...) {

@@ -21,6 +21,7 @@
 #include "alloc/percpu.h"
 #include "collect/collect.h"
 #include "collect/events.h"
+#include "collect/debug_alloc.h"
 #include "collect/finalize.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -372,6 +373,9 @@ void collect_locked(enum SGC_gc_reason reason) {
   pthread_mutex_unlock(&registry_lock);
   thread_stacks_warn();
 
+  /* Marks are final and no sweep has read them yet (the page path is
+   * still closed): debugging objects are checked, leaks found. */
+  debug_objects_after_mark();
   collection_event(EVENT_RECLAIM_START);
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
@@ -437,6 +441,7 @@ void collect_locked(enum SGC_gc_reason reason) {
 
 void collect_after_unlock(void) {
   stats_flush_pending();
+  debug_objects_print_reports();
   finalize_run_or_notify();
 }
 

@@ -306,11 +306,6 @@ GC_API void GC_dump_finalization(void) {
   pthread_mutex_unlock(&meta_lock);
 }
 
-GC_API void GC_debug_register_finalizer(void *obj, GC_finalization_proc fn, void *cd,
-                                        GC_finalization_proc *ofn, void **ocd) {
-  GC_register_finalizer(obj, fn, cd, ofn, ocd);
-}
-
 /* The collection the program was last told of. */
 static _Atomic GC_word notified_gc_no;
 

@@ -1,0 +1,19 @@
+/* The collector's side of debugging allocation (collect/debug_alloc.c). */
+#ifndef SGC_API_DEBUG_ALLOC_H
+#define SGC_API_DEBUG_ALLOC_H
+
+#include <stdbool.h>
+
+/* After marking, before sweeping, heap_lock held: checks every debugging
+ * object, drops the unreachable ones from the list, and in leak mode
+ * reports and keeps those never freed. */
+void debug_objects_after_mark(void);
+/* Prints what the last collections found; outside every lock. */
+void debug_objects_print_reports(void);
+/* Around fork, with the collector's locks held: takes (TAKE) or releases
+ * the debugging objects' lock, so no child inherits it held. */
+void debug_objects_fork_lock(bool take);
+/* Leak mode was switched on: one more collection at exit. */
+void debug_objects_leak_mode_on(void);
+
+#endif
