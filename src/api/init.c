@@ -57,7 +57,11 @@ static void read_settings(void) {
   s->initial_heap_bytes = env_size(env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE"), 0);
   s->max_heap_bytes = env_size(env_first("SGC_MAXIMUM_HEAP_SIZE", "GC_MAXIMUM_HEAP_SIZE"), 0);
   s->torture_interval = (unsigned)env_long_in("SGC_TORTURE", 0, 0, INT32_MAX);
-  s->extra_bytes = (unsigned)env_long_in("SGC_EXTRA_BYTES", 0, 0, 256);
+  /* A program built for libgc was tested with bdwgc's byte past each
+   * object, and some write it (goo); one linked with -lsgc gets none
+   * unless asked (docs/behaviour.md, "Padding"). */
+  long default_extra = preload_stands_in_for_libgc() ? 1 : 0;
+  s->extra_bytes = (unsigned)env_long_in("SGC_EXTRA_BYTES", default_extra, 0, 256);
   long divisor = env_long_in("GC_FREE_SPACE_DIVISOR", 0, 1, 1L << 20);
   if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
   /* 0 asks for the default, as leaving it unset does. */
