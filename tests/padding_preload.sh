@@ -8,7 +8,8 @@
 # for libgc: the neighbours intact when preloaded (also with 4 GC threads
 # and in torture mode) and when loaded under libgc's name; GC_size,
 # GC_realloc and the padding of uncollectable, typed and
-# GC_generic_malloc_many objects as bdwgc answers them; SGC_EXTRA_BYTES=0
+# GC_generic_malloc_many objects as bdwgc answers them, and none without
+# interior pointers (GC_set_all_interior_pointers(0)); SGC_EXTRA_BYTES=0
 # still unpadded (the explicit setting wins), and a program linked with
 # -lsgc unpadded by default.
 #
@@ -37,7 +38,6 @@ run() {
 }
 
 run "poke with bdwgc" "$TMP/poke.bdwgc" "$TMP/past_end" poke
-run "sizes with bdwgc" "$TMP/sizes.bdwgc" "$TMP/past_end" sizes
 
 for setting in "SGC_MARKERS=4 SGC_ADAPTIVE=0" SGC_TORTURE=3 SGC_STATS=1; do
   # shellcheck disable=SC2086
@@ -45,9 +45,14 @@ for setting in "SGC_MARKERS=4 SGC_ADAPTIVE=0" SGC_TORTURE=3 SGC_STATS=1; do
 done
 grep -q "^sgc: [1-9][0-9]* collections" "$TMP/poke.sgc.err" ||
   fail "poke did not run on sgc: $(head -3 "$TMP/poke.sgc.err")"
-run "sizes with sgc preloaded" "$TMP/sizes.sgc" LD_PRELOAD="$LIB" "$TMP/past_end" sizes
-cmp -s "$TMP/sizes.bdwgc" "$TMP/sizes.sgc" ||
-  fail "sizes differ from bdwgc's: $(diff "$TMP/sizes.bdwgc" "$TMP/sizes.sgc" | head -8)"
+for mode in sizes sizes-no-interior; do
+  run "$mode with bdwgc" "$TMP/$mode.bdwgc" "$TMP/past_end" $mode
+  run "$mode with sgc preloaded" "$TMP/$mode.sgc" LD_PRELOAD="$LIB" "$TMP/past_end" $mode
+  cmp -s "$TMP/$mode.bdwgc" "$TMP/$mode.sgc" ||
+    fail "$mode: GC_size differs from bdwgc's: $(diff "$TMP/$mode.bdwgc" "$TMP/$mode.sgc" | head -8)"
+done
+grep -qx "GC_malloc(16): 16" "$TMP/sizes-no-interior.bdwgc" ||
+  fail "bdwgc pads without interior pointers: $(head -5 "$TMP/sizes-no-interior.bdwgc")"
 
 # Under libgc's name (a copy of LIBSGC found first as libgc.so.1).
 mkdir "$TMP/as_libgc"

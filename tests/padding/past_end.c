@@ -7,11 +7,13 @@
  *                   a line naming the first damaged object otherwise.
  *   past_end sizes  prints GC_size of the objects the allocation calls
  *                   give and whether GC_realloc moved an object, for the
- *                   test to compare with bdwgc's answers. */
+ *                   test to compare with bdwgc's answers.
+ *   past_end sizes-no-interior  the same with interior pointers off. */
 #include <gc/gc.h>
 #include <gc/gc_inline.h>
 #include <gc/gc_mark.h>
 #include <gc/gc_typed.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,9 +96,12 @@ static int print_sizes(void) {
 }
 
 int main(int argc, char **argv) {
+  /* Without interior pointers bdwgc does not pad (ECL's setting). */
+  bool exact = argc == 2 && strcmp(argv[1], "sizes-no-interior") == 0;
+  if (exact) GC_set_all_interior_pointers(0);
   GC_INIT();
   if (argc == 2 && strcmp(argv[1], "poke") == 0) return poke();
-  if (argc == 2 && strcmp(argv[1], "sizes") == 0) return print_sizes();
-  fprintf(stderr, "usage: past_end poke|sizes\n");
+  if (exact || (argc == 2 && strcmp(argv[1], "sizes") == 0)) return print_sizes();
+  fprintf(stderr, "usage: past_end poke|sizes|sizes-no-interior\n");
   return 2;
 }
