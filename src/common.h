@@ -62,6 +62,11 @@ void sgc_ensure_init(void) SGC_INTERNAL;
 /* Preloaded beside libgc: fails (or warns) when an import would bind to
  * bdwgc (api/preload_check.c). */
 void preload_check(void) SGC_INTERNAL;
+/* Whether libgc is loaded, or sgc was loaded under libgc's name (the
+ * default padding follows bdwgc's then). */
+bool preload_stands_in_for_libgc(void) SGC_INTERNAL;
+/* GC_set_all_interior_pointers: the default padding follows it (api/init.c). */
+void settings_interior_pointers_set(bool on) SGC_INTERNAL;
 /* Sets sgc_settings.markers and bdwgc's GC_parallel with it (api/misc.c). */
 void settings_set_markers(unsigned n) SGC_INTERNAL;
 extern _Atomic int sgc_initialised SGC_INTERNAL;

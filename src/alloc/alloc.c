@@ -63,14 +63,20 @@ GC_API void *GC_malloc(size_t bytes) { return allocate_fast(bytes, KIND_NORMAL);
 
 GC_API void *GC_malloc_atomic(size_t bytes) { return allocate_fast(bytes, KIND_ATOMIC); }
 
+/* A small uncollectable object is not padded, as in bdwgc: no pointer
+ * past its end is needed to keep it. */
+static size_t uncollectable_bytes(size_t bytes) {
+  return bytes <= MAX_SMALL_BYTES ? bytes : request_bytes(bytes);
+}
+
 GC_API void *GC_malloc_uncollectable(size_t bytes) {
   sgc_ensure_init();
-  return uncollectable_allocate(request_bytes(bytes), KIND_UNCOLLECTABLE);
+  return uncollectable_allocate(uncollectable_bytes(bytes), KIND_UNCOLLECTABLE);
 }
 
 GC_API void *GC_malloc_atomic_uncollectable(size_t bytes) {
   sgc_ensure_init();
-  return uncollectable_allocate(request_bytes(bytes), KIND_ATOMIC_UNCOLLECTABLE);
+  return uncollectable_allocate(uncollectable_bytes(bytes), KIND_ATOMIC_UNCOLLECTABLE);
 }
 
 /* sgc never needs a hint that pointers stay near an object's start. */

@@ -56,21 +56,19 @@ GC_API void *GC_generic_malloc_uncollectable(size_t bytes, int kind) {
                        "GC_generic_malloc_uncollectable");
 }
 
-/* A list of objects of BYTES and KIND linked through their first words
- * (GC_NEXT), the rest of each zeroed where the kind is cleared: up to a
- * page's worth, at least one, or NULL when out of memory.  The objects
- * wait in an array on this frame until linked: a collection while the
- * list grows sees them there, where the links of pointer-free objects
- * would hide them.  Language runtimes fill their own inline free lists
- * with this (Guile's allocation path). */
-GC_API void GC_generic_malloc_many(size_t bytes, int kind, void **result) {
-  if (bytes < sizeof(void *)) bytes = sizeof(void *);
+/* A list of objects linked through their first words (GC_NEXT), the rest
+ * of each zeroed where the kind is cleared: up to a page's worth of
+ * OBJECT_BYTES, at least one, or NULL when out of memory.  Each is
+ * allocate_kind's object for REQUEST.  The objects wait in an array on
+ * this frame until linked: a collection while the list grows sees them
+ * there, where the links of pointer-free objects would hide them. */
+static void allocate_many(size_t request, size_t object_bytes, int kind, void **result) {
   enum { MOST = PAGE_BYTES / GRANULE_BYTES };
   void *objects[MOST];
-  size_t count = bytes >= PAGE_BYTES / 2 ? 1 : PAGE_BYTES / bytes, have = 0;
+  size_t count = object_bytes >= PAGE_BYTES / 2 ? 1 : PAGE_BYTES / object_bytes, have = 0;
   if (count > MOST) count = MOST;
   while (have < count) {
-    void *p = allocate_kind(bytes, kind, "GC_generic_malloc_many");
+    void *p = allocate_kind(request, kind, "GC_generic_malloc_many");
     if (!p) break; /* what was allocated so far is still a valid list */
     objects[have++] = p;
   }
@@ -83,9 +81,23 @@ GC_API void GC_generic_malloc_many(size_t bytes, int kind, void **result) {
   *result = list;
 }
 
+/* Language runtimes fill their own inline free lists with this (Guile's
+ * allocation path), asking for a size class's bytes: as in bdwgc, a
+ * small object is exactly that, so the padding allocate_kind adds comes
+ * off the request (a Guile pair stays 16 bytes when sgc stands in for
+ * libgc, docs/behaviour.md "Padding"). */
+GC_API void GC_generic_malloc_many(size_t bytes, int kind, void **result) {
+  if (bytes < sizeof(void *)) bytes = sizeof(void *);
+  size_t extra = sgc_settings.extra_bytes, request = bytes;
+  if (bytes <= MAX_SMALL_BYTES) request = bytes > extra ? bytes - extra : 0;
+  allocate_many(request, bytes, kind, result);
+}
+
+/* GC_malloc's objects, padded as GC_malloc pads. */
 GC_API void *GC_malloc_many(size_t bytes) {
   void *list;
-  GC_generic_malloc_many(bytes, BDWGC_NORMAL, &list);
+  size_t padded = request_bytes(bytes);
+  allocate_many(bytes, padded < sizeof(void *) ? sizeof(void *) : padded, BDWGC_NORMAL, &list);
   return list;
 }
 
@@ -155,13 +167,16 @@ GC_API GC_word GC_make_descriptor(const GC_word *bitmap, size_t bits) {
 }
 
 GC_API void *GC_malloc_explicitly_typed(size_t bytes, GC_word descriptor) {
-  if (bytes > SIZE_MAX - sizeof(GC_word)) return sgc_out_of_memory(SIZE_MAX);
+  /* The descriptor word past the caller's bytes serves as bdwgc's
+   * padding does (it too pads a typed object only by that word). */
+  size_t extra = sgc_settings.extra_bytes, pad = extra > sizeof(GC_word) ? extra : sizeof(GC_word);
+  if (bytes > SIZE_MAX - pad) return sgc_out_of_memory(SIZE_MAX);
   unsigned kind = atomic_load_explicit(&typed_kind, memory_order_acquire);
   if (unlikely(kind == 0)) {
     pthread_once(&typed_kind_once, make_typed_kind);
     kind = atomic_load_explicit(&typed_kind, memory_order_acquire);
   }
-  size_t need = request_bytes(bytes + sizeof(GC_word));
+  size_t need = bytes + pad;
   GC_word *obj = custom_allocate(need, kind);
   if (!obj) return NULL;
   /* The descriptor goes in the object's last word (its size class's,

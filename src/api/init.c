@@ -54,13 +54,31 @@ static void read_markers_cycle(struct sgc_settings *s) {
   s->markers_cycle_length = n;
 }
 
+/* The padding is bdwgc's default (no SGC_EXTRA_BYTES, libgc stood in
+ * for), so it follows GC_set_all_interior_pointers as bdwgc's does. */
+static bool padding_follows_interior;
+
+/* bdwgc pads only while interior pointers are recognised (ECL turns them
+ * off before GC_init and gets unpadded objects).  Changed only while one
+ * thread is registered: the allocation paths read the padding unlocked. */
+void settings_interior_pointers_set(bool on) {
+  if (!padding_follows_interior || thread_registry_count() > 1) return;
+  sgc_settings.extra_bytes = on ? 1 : 0;
+  sgc_settings.small_request_limit = MAX_SMALL_BYTES - sgc_settings.extra_bytes;
+}
+
 static void read_settings(void) {
   struct sgc_settings *s = &sgc_settings;
   s->initial_heap_bytes =
       env_size_in(env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE"), 0, HEAP_BYTES_MAX);
   s->max_heap_bytes = env_size(env_first("SGC_MAXIMUM_HEAP_SIZE", "GC_MAXIMUM_HEAP_SIZE"), 0);
   s->torture_interval = (unsigned)env_long_in("SGC_TORTURE", 0, 0, INT32_MAX);
-  s->extra_bytes = (unsigned)env_long_in("SGC_EXTRA_BYTES", 0, 0, 256);
+  /* A program built for libgc was tested with bdwgc's byte past each
+   * object, and some write it (goo); one linked with -lsgc gets none
+   * unless asked (docs/behaviour.md, "Padding"). */
+  long default_extra = preload_stands_in_for_libgc() ? 1 : 0;
+  s->extra_bytes = (unsigned)env_long_in("SGC_EXTRA_BYTES", default_extra, 0, 256);
+  padding_follows_interior = default_extra && !env_value("SGC_EXTRA_BYTES");
   long divisor = env_long_in("GC_FREE_SPACE_DIVISOR", 0, 1, 1L << 20);
   if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
   /* 0 asks for the default, as leaving it unset does. */

@@ -13,8 +13,10 @@ GC_API unsigned GC_get_version(void) {
 /* Changing the rule after objects exist is allowed (bdwgc asks for it
  * before GC_INIT); it only makes marking more or less conservative. */
 GC_API void GC_set_all_interior_pointers(int on) {
+  sgc_ensure_init();
   GC_all_interior_pointers = on != 0;
   heap_interior_pointers = on != 0;
+  settings_interior_pointers_set(on != 0);
 }
 GC_API int GC_get_all_interior_pointers(void) { return heap_interior_pointers; }
 /* With interior pointers recognised every displacement is already valid;

@@ -11,7 +11,10 @@
  * SGC_PRELOAD_CHECK=warn reports and goes on, =off skips the check.
  *
  * The imports come from each object's dynamic symbol table
- * (dl_iterate_phdr), whose length the ELF hash sections give. */
+ * (dl_iterate_phdr), whose length the ELF hash sections give.
+ *
+ * The same look at the loaded objects tells init.c whether sgc stands in
+ * for libgc, where SGC_EXTRA_BYTES defaults to bdwgc's padding. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -105,10 +108,22 @@ static void check_imports(const struct dl_phdr_info *info, struct check *c) {
   }
 }
 
+/* bdwgc's library, not sgc loaded under its name (which has no
+ * collector of its own to mix with). */
 static int find_libgc(struct dl_phdr_info *info, size_t size, void *arg) {
   struct check *c = arg;
-  if (info->dlpi_name && is_libgc(info->dlpi_name)) c->libgc_base = info->dlpi_addr;
+  if (info->dlpi_name && is_libgc(info->dlpi_name) && info->dlpi_addr != c->sgc_base)
+    c->libgc_base = info->dlpi_addr;
   return 0;
+}
+
+/* Where sgc is loaded and under which file name; false if unknown. */
+static bool find_self(struct check *c, const char **name) {
+  Dl_info self;
+  if (!dladdr((void *)find_self, &self)) return false;
+  c->sgc_base = (uintptr_t)self.dli_fbase;
+  *name = self.dli_fname ? self.dli_fname : "";
+  return true;
 }
 
 static int visit_object(struct dl_phdr_info *info, size_t size, void *arg) {
@@ -120,6 +135,17 @@ static int visit_object(struct dl_phdr_info *info, size_t size, void *arg) {
   return 0;
 }
 
+/* libgc is loaded (the program or a library it uses needs libgc.so.1),
+ * or sgc itself was loaded under libgc's name: the program was built
+ * against bdwgc, whose objects have a byte to spare past their end. */
+bool preload_stands_in_for_libgc(void) {
+  struct check c = {0};
+  const char *name = "";
+  if (find_self(&c, &name) && is_libgc(name)) return true;
+  dl_iterate_phdr(find_libgc, &c);
+  return c.libgc_base != 0;
+}
+
 void preload_check(void) {
   enum { CHECK_FATAL, CHECK_WARN, CHECK_OFF };
   static const struct env_word words[] = {
@@ -127,11 +153,10 @@ void preload_check(void) {
   int mode = env_choice("SGC_PRELOAD_CHECK", words, ENV_WORDS_COUNT(words), CHECK_FATAL);
   if (mode == CHECK_OFF) return;
   struct check c = {0};
+  const char *name;
+  if (!find_self(&c, &name)) return;
   dl_iterate_phdr(find_libgc, &c);
   if (!c.libgc_base) return; /* nothing to bind to but sgc */
-  Dl_info self;
-  if (!dladdr((void *)preload_check, &self)) return;
-  c.sgc_base = (uintptr_t)self.dli_fbase;
   dl_iterate_phdr(visit_object, &c);
   if (!c.list_len && !c.truncated) return;
   const char *what = "this program uses GC_ functions sgc does not provide, which would run "
