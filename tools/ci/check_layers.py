@@ -132,7 +132,7 @@ def main():
                 graph[sf].add(inf)
         print("folder edges (includes):")
         for (a, b), n in sorted(counts.items()):
-            mark = "" if LEVEL.get(b, 99) < LEVEL.get(a, -1) else "   <- upward"
+            mark = "" if LEVEL.get(b, 99) <= LEVEL.get(a, -1) else "   <- upward"
             print("  %-8s -> %-8s %3d%s" % (a, b, n, mark))
         comps = cycles(graph)
         files_in = {f for f, sf, _, _ in edges if any(sf in c for c in comps)}
