@@ -12,7 +12,7 @@ import time
 from .mark_scaling import section_mark_scaling
 from .matrix import ALLOC_PROGRAMS, CEILING, IMPLS
 from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
-from .results import agg, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
+from .results import agg, agg_extra, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
 from .tables import (all_configs_table, alloc_peer_ratios, alloc_series, comparison_rows,
                      headline_table, mark_object_rate_rows, mark_rate_rows, md_table,
                      paired_ratio, paired_speedup, speedup_data, thread_time_ratios)
@@ -395,14 +395,15 @@ def section_sleepers(rows):
     for (prog, impl, t, gct, var), rs in group(rows).items():
         if prog != "sleepers":
             continue
-        body.append([impl, var, t, fmt_num(agg(rs, "bursts_per_s")), fmt_num(agg(rs, "collections")),
-                     fmt_num(agg(rs, "peak_heap_mb")), fmt_num(agg(rs, "kept_mb_approx")),
-                     fmt_num(agg(rs, "worst_burst_ms")), status_of(rs)])
+        body.append([impl, var, t, fmt_num(agg(rs, "metric")), fmt_num(agg(rs, "collections")),
+                     fmt_num(agg_extra(rs, "peak_heap_mb")), fmt_num(agg_extra(rs, "kept_mb_approx")),
+                     fmt_num(agg_extra(rs, "worst_burst_ms")), fmt_num(agg_extra(rs, "p99_burst_ms")),
+                     status_of(rs)])
     if not body:
         return []
     return ["## Sleeping threads with their own live sets (issue 53)\n",
             md_table(["impl", "variant", "threads", "bursts/s", "collections", "peak heap MB",
-                      "kept MB", "worst burst ms", "status"], body), ""]
+                      "kept MB", "worst burst ms", "p99 burst ms", "status"], body), ""]
 
 
 def section_pauses(rows):

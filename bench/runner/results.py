@@ -73,6 +73,22 @@ def agg(rs, col):
     return median([r.get(col) for r in ok_rows(rs)])
 
 
+def extra_value(row, key):
+    """A program's own RESULT field the runner keeps only in `extra`."""
+    for item in (row.get("extra") or "").split():
+        k, _, v = item.partition("=")
+        if k == key:
+            try:
+                return float(v)
+            except ValueError:
+                return None
+    return None
+
+
+def agg_extra(rs, key):
+    return median([extra_value(r, key) for r in ok_rows(rs)])
+
+
 def status_of(rs):
     bad = [r["status"] for r in rs if r["status"] != "ok"]
     if not bad:
