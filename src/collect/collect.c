@@ -447,21 +447,6 @@ void collect_after_unlock(void) {
 
 /* ---- the bdwgc calls that drive collection ---- */
 
-void collector_locks_take(void) {
-  heap_lock_acquire();
-  page_ops_wait();
-  lock_counted(&registry_lock);
-  page_path_close();
-  pthread_mutex_lock(&meta_lock);
-}
-
-void collector_locks_release(void) {
-  page_path_open();
-  pthread_mutex_unlock(&meta_lock);
-  pthread_mutex_unlock(&registry_lock);
-  pthread_mutex_unlock(&heap_lock);
-}
-
 /* A collection the program asks for lets a waiter for the collector's
  * locks in first (base/lock_wait.h), not only a starving one: it will
  * hold them for a whole collection.  Behind a 3.8 MB list collected in a

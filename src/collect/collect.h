@@ -20,13 +20,6 @@ bool collect_automatic_disabled(void);
 bool collect_force_unmap(void);
 
 
-/* Every lock a collection takes before it stops the world, in its order,
- * with no page op in flight and the page path closed: a thread stopped or
- * parked while they are held holds none of them, nor a sweep-list,
- * page-store or batch lock (fork, GC_stop_world_external,
- * GC_suspend_thread).  Released in the reverse order. */
-void collector_locks_take(void);
-void collector_locks_release(void);
 /* Both with heap_lock held. */
 bool collect_should_run(void);
 void collect_locked(enum SGC_gc_reason reason);

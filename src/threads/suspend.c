@@ -22,7 +22,6 @@
  * every taker of heap_lock (unit_suspend_waiters). */
 #include <stdlib.h>
 
-#include "collect/collect.h"
 #include "common.h"
 #include "gc/javaxfc.h"
 #include "threads/thread.h"

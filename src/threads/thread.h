@@ -293,6 +293,14 @@ void suspend_forget_ended(pthread_t thread);
 
 #define FOR_EACH_THREAD(t) for (struct sgc_thread *t = thread_registry_first(); t; t = t->next)
 
+/* Every lock a collection takes before it stops the world, in its order,
+ * with no page op in flight and the page path closed: a thread stopped or
+ * parked while they are held holds none of them, nor a sweep-list,
+ * page-store or batch lock (fork, GC_stop_world_external,
+ * GC_suspend_thread).  Released in the reverse order (world_locks.c). */
+void collector_locks_take(void);
+void collector_locks_release(void);
+
 /* A slow path that may collect cuts T's stack at its caller's frame: a
  * collection it runs scans T only from there up (collect/collect.c), not
  * the frames below, laid over dead stack whose unwritten slots hold
