@@ -35,7 +35,8 @@ static struct page_header *checked_object_in(struct page_header *page, void *p,
   if (state == PAGE_LARGE_HEAD && (uintptr_t)p == page->start) return page;
   struct page_header *holder;
   if (state == PAGE_LARGE_HEAD || state == PAGE_LARGE_TAIL ||
-      (state == PAGE_FREE && large_lazy_object_start((uintptr_t)p, &holder)))
+      (state == PAGE_FREE && page && page_header_untouched(page) &&
+       large_lazy_object_start((uintptr_t)p, &holder)))
     sgc_fatal("%s(%p): points inside a large object, not at its start", caller, p);
   if (page)
     sgc_fatal("%s(%p): points to a free heap page (freed twice?)", caller, p);

@@ -230,7 +230,11 @@ __attribute__((always_inline)) static inline uintptr_t object_start_in_page(
     p -= p->head_offset;
     if (atomic_load_explicit(&p->state, memory_order_relaxed) != PAGE_LARGE_HEAD) return 0;
   } else if (state != PAGE_LARGE_HEAD) {
-    return state == PAGE_FREE && interior ? large_lazy_object_start(a, page) : 0;
+    /* Only a never-written header can be a huge object's page: a false
+     * pointer into an ordinary free page costs no page-map lookup. */
+    return state == PAGE_FREE && interior && page_header_untouched(p)
+               ? large_lazy_object_start(a, page)
+               : 0;
   }
   if (a - p->start >= p->object_bytes && a != p->start) return 0;
   if (a != p->start && !interior && !heap_displacement_ok(a - p->start)) return 0;
