@@ -75,9 +75,7 @@ static void expect_fatal(const char *mode, const char *call) {
 
 static void expect_return(const char *mode) {
   char out[8192];
-  int st = spawn_case(mode, out, sizeof out);
-  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "returned"),
-        "%s: wanted the allocations to succeed, got status %#x: %s", mode, st, out);
+  spawn_case_expect_exit0(mode, "returned", out, sizeof out);
 }
 
 int main(int argc, char **argv) {

@@ -67,4 +67,14 @@ static T_UNUSED void spawn_case_alarm(unsigned seconds)
     alarm(seconds);
 }
 
+/* Runs case MODE and checks it exited 0 having printed MARKER; its
+ * output is left in BUF for further checks. */
+static T_UNUSED void spawn_case_expect_exit0(const char *mode, const char *marker, char *buf,
+                                            size_t cap)
+{
+    int st = spawn_case(mode, buf, cap);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(buf, marker),
+          "%s: wanted exit 0 after \"%s\", got status %#x: %s", mode, marker, st, buf);
+}
+
 #endif

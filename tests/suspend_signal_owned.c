@@ -95,9 +95,7 @@ static void expect_fatal(const char *mode) {
 
 static void expect_success(const char *mode) {
   char out[8192];
-  int st = spawn_case(mode, out, sizeof out);
-  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "collections done"),
-        "%s: status %#x: %s", mode, st, out);
+  spawn_case_expect_exit0(mode, "collections done", out, sizeof out);
   CHECK(!strstr(out, "sgc: "), "%s: sgc said something: %s", mode, out);
 }
 
