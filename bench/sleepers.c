@@ -9,7 +9,8 @@
  * its live set is constant (about 21 KB at the defaults: some 10 MB over
  * 500 threads) and everything else it allocates is garbage at once.
  *
- * Metrics: bursts_per_s over all threads; peak_heap_mb (GC_get_heap_size
+ * Metrics: bursts_per_s over all threads; kept_mb, the bytes the threads'
+ * rings hold at the end (object sizes summed); peak_heap_mb (GC_get_heap_size
  * sampled every 5 ms by the main thread) and peak_rss_mb; collections;
  * worst_burst_ms and p99_burst_ms: the longest time a burst took, as a
  * thread sees it, which holds any collection pause it met.
@@ -29,6 +30,7 @@ enum { MAX_KEPT = 64, LATENCY_BUCKETS = 4096 }; /* latency histogram: 0.05 ms bu
 typedef struct Sleeper {
   int id;
   long bursts;
+  size_t kept_bytes; /* what its ring holds at the end, counted */
   double worst_ms;
   uint32_t latency[LATENCY_BUCKETS];
 } Sleeper;
@@ -90,8 +92,10 @@ static void *sleeper(void *arg) {
     s->bursts++;
     b++;
   }
-  for (uint32_t k = b > (uint32_t)kept_bursts ? b - (uint32_t)kept_bursts : 0; k < b; k++)
+  for (uint32_t k = b > (uint32_t)kept_bursts ? b - (uint32_t)kept_bursts : 0; k < b; k++) {
     check_burst(ring[k % (uint32_t)kept_bursts], (uint32_t)s->id, k);
+    for (const Obj *o = ring[k % (uint32_t)kept_bursts]; o; o = o->next) s->kept_bytes += o->size;
+  }
   return NULL;
 }
 
@@ -143,10 +147,12 @@ int main(int argc, char **argv) {
   if (h > peak_heap) peak_heap = h;
 
   long bursts = 0;
+  size_t kept = 0;
   double worst = 0;
   static uint64_t hist[LATENCY_BUCKETS];
   for (int i = 0; i < nthreads; i++) {
     bursts += sl[i].bursts;
+    kept += sl[i].kept_bytes;
     if (sl[i].worst_ms > worst) worst = sl[i].worst_ms;
     for (int k = 0; k < LATENCY_BUCKETS; k++) hist[k] += sl[i].latency[k];
   }
@@ -159,13 +165,12 @@ int main(int argc, char **argv) {
       break;
     }
   }
-  double live_kb = (double)nthreads * kept_bursts * ((burst + keep_every - 1) / keep_every) * 104 / 1024;
   bench_result_begin("sleepers", nthreads, wall);
   bench_kv("bursts", "%ld", bursts);
   bench_kv("bursts_per_s", "%.0f", (double)bursts / wall);
   bench_kv("peak_heap_mb", "%.1f", (double)peak_heap / 1048576.0);
   bench_kv("peak_rss_mb", "%.1f", (double)bench_peak_rss_kb() / 1024.0);
-  bench_kv("kept_mb_approx", "%.1f", live_kb / 1024.0);
+  bench_kv("kept_mb", "%.1f", (double)kept / 1048576.0);
   bench_kv("collections", "%lu", bench_gc_count() - gc0);
   bench_kv("worst_burst_ms", "%.2f", worst);
   bench_kv("p99_burst_ms", "%.2f", (p99 + 1) * 0.05);

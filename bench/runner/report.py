@@ -396,7 +396,7 @@ def section_sleepers(rows):
         if prog != "sleepers":
             continue
         body.append([impl, var, t, fmt_num(agg(rs, "metric")), fmt_num(agg(rs, "collections")),
-                     fmt_num(agg_extra(rs, "peak_heap_mb")), fmt_num(agg_extra(rs, "kept_mb_approx")),
+                     fmt_num(agg_extra(rs, "peak_heap_mb")), fmt_num(agg_extra(rs, "kept_mb") or agg_extra(rs, "kept_mb_approx")),
                      fmt_num(agg_extra(rs, "worst_burst_ms")), fmt_num(agg_extra(rs, "p99_burst_ms")),
                      status_of(rs)])
     if not body:
