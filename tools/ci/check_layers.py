@@ -29,6 +29,7 @@ BASELINE = os.path.join(ROOT, "tools", "ci", "layers_baseline.txt")
 LAYERS = [
     [".", "base", "os"],   # messages, settings, OS calls, common types
     ["heap"],              # chunks, pages, headers, size classes, locks
+    ["barrier"],           # write barriers of the concurrent collector
     ["alloc"],             # free lists, page stores, caches, large objects
     ["mark"],              # the marker: stacks, stealing, termination
     ["sweep"],             # sweeping pages marked by the last collection

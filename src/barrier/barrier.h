@@ -1,0 +1,63 @@
+/* Write barriers of the concurrent collector (thesis §5.2.1): which heap
+ * pages the program wrote while a cycle marked concurrently, so that the
+ * marker rescans them (round after round, then at the finalize pause).
+ *
+ * One interface, a backend chosen at run time (SGC_BARRIER) and probed at
+ * start; an unavailable one falls back, with a warning naming the
+ * fallback, down to BARRIER_FULL, which needs nothing from the kernel and
+ * reports every page in use as written (always correct, and as slow as a
+ * full rescan).  The world need not be stopped for barrier_collect_dirty;
+ * barrier_arm and barrier_disarm run with the world stopped. */
+#ifndef SGC_BARRIER_H
+#define SGC_BARRIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum barrier_kind {
+  BARRIER_UFFD = 0,  /* userfaultfd WP_ASYNC + PAGEMAP_SCAN (Linux 6.7+) */
+  BARRIER_SOFTDIRTY, /* /proc/self/clear_refs and the pagemap's bit 55 */
+  BARRIER_MPROTECT,  /* write-protection and a SIGSEGV handler */
+  BARRIER_MANUAL,    /* the program marks its stores (GC_end_stubborn_change) */
+  BARRIER_FULL,      /* no barrier: every page in use counts as written */
+  BARRIER_KIND_COUNT
+};
+
+/* Per cycle, reset by barrier_arm (what the statistics report). */
+struct barrier_counts {
+  uint64_t dirty_pages;   /* pages reported by barrier_collect_dirty */
+  uint64_t collect_calls; /* barrier_collect_dirty calls (scans) */
+  uint64_t faults;        /* write faults taken (mprotect only) */
+  uint64_t arm_ns;        /* time spent arming and re-arming */
+};
+
+/* Parses SGC_BARRIER (uffd|softdirty|mprotect|manual|full; unset: the
+ * best available), probes it, falls back with a warning; returns the
+ * kind in use.  Called once, before the first concurrent cycle. */
+enum barrier_kind barrier_init(void);
+enum barrier_kind barrier_in_use(void);
+const char *barrier_name(enum barrier_kind kind);
+/* Whether KIND works in this process (probe only, no warning). */
+bool barrier_available(enum barrier_kind kind);
+
+/* World stopped: forgets earlier writes and starts recording writes to
+ * every heap page (the chunks' whole reserved ranges, so pages the heap
+ * grows into during the cycle are covered too). */
+void barrier_arm(void);
+/* A chunk added while armed (heap_grow): cover [LO, HI) as well. */
+void barrier_cover(uintptr_t lo, uintptr_t hi);
+/* Calls VISIT for each run of pages [lo, hi) written since barrier_arm
+ * or the previous call, re-arming them in the same step so that a write
+ * after the report shows in the next call; returns the pages reported. */
+size_t barrier_collect_dirty(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* World stopped: stops recording; pages are left writable. */
+void barrier_disarm(void);
+bool barrier_armed(void);
+/* The manual barrier's record of a store into P (GC_end_stubborn_change,
+ * GC_ptr_store_and_dirty); a no-op for the other backends. */
+void barrier_note_store(const void *p);
+
+struct barrier_counts barrier_counts(void);
+
+#endif
