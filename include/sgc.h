@@ -86,6 +86,14 @@ typedef struct SGC_gc_record {
    * four is pages left to the lazy sweep and free space in partly used
    * pages. */
   uint64_t store_free_bytes, pool_free_bytes;
+  /* The fast predictor's mark time for the markers used (0: none made;
+   * SGC_MARKERS=auto predicts every collection), the count it chose
+   * (0: not auto), and what a snapshot's dump took inside mark_ns
+   * (SGC_SNAPSHOT; docs/prediction.md). */
+  uint64_t predicted_mark_ns;
+  uint64_t snapshot_ns;
+  int auto_markers;
+  int reserved_predict;
 } SGC_gc_record_t;
 
 /* Totals since start. */
@@ -159,6 +167,12 @@ GC_API size_t SGC_get_page_store_stats(SGC_page_store_stats_t *out, size_t max);
 /* Copies up to MAX of the most recent records (oldest first) and returns how
  * many were copied; sgc keeps the last 1024. */
 GC_API size_t SGC_get_gc_records(SGC_gc_record_t *out, size_t max);
+
+/* The next collection writes a heap snapshot (the live graph as the
+ * marker sees it, docs/prediction.md) into directory DIR, as
+ * DIR/sgc-PID-GCNO.snap; SGC_SNAPSHOT=DIR does so at every collection.
+ * Returns 0, or -1 when DIR is NULL or too long. */
+GC_API int SGC_snapshot_next(const char *dir);
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,7 @@ struct sgc_settings {
   unsigned markers_cycle_length;
   bool sweep_parallel;        /* SGC_SWEEP=parallel */
   bool adaptive_markers;      /* SGC_ADAPTIVE (default on) */
+  bool markers_auto;          /* SGC_MARKERS=auto: the fast predictor chooses (mark/predict.c) */
   uint64_t stop_spin_ns;     /* SGC_STOP_SPIN_US: watch for stop acks before sleeping */
   uint64_t prewake_ns;       /* SGC_PREWAKE_US: GC threads woken before the stop wait this long */
   unsigned usable_cpus;      /* os_usable_cpus() at start-up */

@@ -82,7 +82,11 @@ static void read_settings(void) {
   long divisor = env_long_in("GC_FREE_SPACE_DIVISOR", 0, 1, 1L << 20);
   if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
   /* 0 asks for the default, as leaving it unset does. */
-  s->markers = (unsigned)env_long_in(env_first("SGC_MARKERS", "GC_MARKERS"), 0, 0, os_markers_limit());
+  const char *markers_name = env_first("SGC_MARKERS", "GC_MARKERS");
+  const char *markers_value = env_value(markers_name);
+  /* auto: up to the CPUs, as many as the fast predictor finds worth it. */
+  s->markers_auto = markers_value && !strcmp(markers_value, "auto");
+  s->markers = s->markers_auto ? 0 : (unsigned)env_long_in(markers_name, 0, 0, os_markers_limit());
   s->adaptive_markers = env_long_in("SGC_ADAPTIVE", 1, 0, 1) != 0;
   s->stop_spin_ns = (uint64_t)env_long_in("SGC_STOP_SPIN_US", 50, 0, 10000000) * 1000;
   s->prewake_ns = (uint64_t)env_long_in("SGC_PREWAKE_US", 2000, 0, 10000000) * 1000;

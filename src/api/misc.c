@@ -2,6 +2,7 @@
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
+#include "mark/snapshot.h"
 #include "os/os.h"
 
 SGC_EXPORT int GC_all_interior_pointers = 1;
@@ -53,3 +54,11 @@ GC_API void GC_set_markers_count(unsigned n) {
 GC_API int GC_get_parallel(void) { return GC_parallel; }
 GC_API void GC_start_mark_threads(void) {}
 
+
+GC_API int SGC_snapshot_next(const char *dir) {
+  sgc_ensure_init();
+  heap_lock_acquire(); /* collections read the request under it */
+  bool ok = snapshot_request(dir);
+  pthread_mutex_unlock(&heap_lock);
+  return ok ? 0 : -1;
+}

@@ -25,6 +25,8 @@
 #include "collect/finalize.h"
 #include "common.h"
 #include "heap/heap.h"
+#include "mark/predict.h"
+#include "mark/snapshot.h"
 #include "mark/mark.h"
 #include "os/os.h"
 #include "roots/roots.h"
@@ -427,6 +429,9 @@ void collect_locked(enum SGC_gc_reason reason) {
   c.rec.remote_pages = (uint64_t)pages.remote;
   c.rec.store_free_bytes = (uint64_t)pages.store_free << PAGE_SHIFT;
   c.rec.pool_free_bytes = (uint64_t)page_pool_free_pages() << PAGE_SHIFT;
+  c.rec.predicted_mark_ns = predict_last_ns();
+  c.rec.auto_markers = (int)predict_last_choice();
+  c.rec.snapshot_ns = snapshot_last_ns();
   struct marker_record shares[TRACE_MAX_MARKERS];
   unsigned share_count = c.totals.markers < TRACE_MAX_MARKERS ? c.totals.markers : TRACE_MAX_MARKERS;
   for (unsigned i = 0; i < share_count; i++) {

@@ -20,6 +20,8 @@
 #include "mark/disclaim.h"
 #include "common.h"
 #include "mark/mark.h"
+#include "mark/predict.h"
+#include "mark/snapshot.h"
 #include "os/os.h"
 
 enum { SPINS_BEFORE_YIELD = 64 };
@@ -218,6 +220,7 @@ static unsigned cycle_position;
 static unsigned markers_for_next_mark(void) {
   if (sgc_settings.markers_cycle_length)
     return sgc_settings.markers_cycle[cycle_position % sgc_settings.markers_cycle_length];
+  if (sgc_settings.markers_auto) return predict_markers(sgc_settings.markers ? sgc_settings.markers : 1);
   return parallel_adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1);
 }
 
@@ -436,6 +439,7 @@ static bool helpers_took_part(void) {
 void parallel_after_collection(const struct mark_totals *t) {
   last_live_bytes = t->bytes;
   cycle_position++;
+  predict_after_collection(t, t->markers > 1 && helpers_took_part(), sgc_settings.markers);
   if (!sgc_settings.adaptive_markers) return;
   if (t->markers > 1 && !helpers_took_part()) return; /* nothing learnt */
   if (t->markers > 1) {
@@ -501,6 +505,7 @@ static void drain_with_markers(void) {
 }
 
 void mark_drain_parallel(void) {
+  snapshot_before_drain(); /* SGC_SNAPSHOT: the roots are queued, nothing marked */
   drain_with_markers();
   mark_overflow_recover();
   /* Kinds marked from all (gc_disclaim.h): what the objects nothing

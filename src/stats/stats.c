@@ -183,14 +183,16 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    ",\"pages_taken\":%" PRIu64 ",\"remote_pages\":%" PRIu64
                    ",\"cache_bytes\":%" PRIu64 ",\"prestop_ns\":%" PRIu64
                    ",\"store_free_bytes\":%" PRIu64 ",\"pool_free_bytes\":%" PRIu64
-                   ",\"mark_threads\":[",
+                   ",\"predicted_mark_ns\":%" PRIu64 ",\"auto_markers\":%d"
+                   ",\"snapshot_ns\":%" PRIu64 ",\"mark_threads\":[",
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
                    r->steal_attempts, r->steal_successes, r->mark_idle_ns, r->mark_busy_max_ns,
                    r->mark_busy_min_ns, r->pages_consumed, r->pages_used, r->pages_live,
                    r->pages_taken, r->remote_pages, r->cache_bytes, r->prestop_ns,
-                   r->store_free_bytes, r->pool_free_bytes);
+                   r->store_free_bytes, r->pool_free_bytes, r->predicted_mark_ns,
+                   r->auto_markers, r->snapshot_ns);
   /* Each GC thread's share: its marked bytes and objects, steals tried and
    * won, busy and idle (stealing, terminating) time, and the CPU time it
    * got meanwhile. */

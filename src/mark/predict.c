@@ -1,0 +1,138 @@
+/* The fast predictor (thesis §4.4.2): the model of predict_model.c fed
+ * with a mark's totals instead of a snapshot's simulation.  T_1 from the
+ * objects and words marked, Q_1 as every live line missing once (the
+ * thesis's fast version also underestimates misses), T_inf from the
+ * heap's width, which the last multi-marker collection's parallelism
+ * (busy time summed over the busiest marker's) tells. */
+#include "mark/predict.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/env.h"
+#include "common.h"
+#include "heap/accounting.h"
+
+enum {
+  /* Lines a steal makes miss again (L, §4.3.6): about the prefetch
+   * window's worth, as the fast version tracks no lines. */
+  FAST_LIVE_LINES = 16,
+  RETRY_MIN = 8,
+  RETRY_MAX = 256,
+};
+/* Table 4.4: the fewest markers within 5% of the best predicted time. */
+#define PREDICT_SLACK 0.05
+/* A mark whose parallelism stayed under this share of its markers was
+ * limited by the heap's width, not by the markers. */
+#define NARROW_SHARE 0.7
+
+static struct predict_profile profile;
+static bool profile_ready;
+static struct {
+  bool known; /* a collection's figures */
+  uint64_t bytes, atomic, objects;
+  double width;  /* 0: unknown (wide) */
+  unsigned alone, retry; /* collections marked alone since it was learnt */
+  uint64_t chosen_for;   /* gc_count + 1 the cached choice is for */
+  unsigned chosen, chosen_max;
+  unsigned last_choice;
+  uint64_t last_ns;
+} state = {.retry = RETRY_MIN};
+
+static void load_profile(void) {
+  profile_ready = true;
+  predict_profile_default(&profile);
+  const char *path = env_value("SGC_PREDICT_PROFILE");
+  if (!path) return;
+  char text[8192];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+  if (fd >= 0) close(fd);
+  if (n < 0) {
+    sgc_warn("ignoring SGC_PREDICT_PROFILE=%s: cannot read it", path);
+    return;
+  }
+  text[n] = 0;
+  char error[160];
+  struct predict_profile p = profile;
+  if (predict_profile_parse(text, &p, error, sizeof error)) profile = p;
+  else sgc_warn("ignoring SGC_PREDICT_PROFILE=%s: %s", path, error);
+}
+
+const struct predict_profile *predict_profile(void) {
+  if (!profile_ready) load_profile();
+  return &profile;
+}
+
+void predict_fast_input(const struct predict_profile *prof, uint64_t bytes, uint64_t atomic,
+                        uint64_t objects, uint64_t root_bytes, double width,
+                        struct predict_input *in) {
+  *in = (struct predict_input){0};
+  double scanned = (double)(bytes > atomic ? bytes - atomic : 0);
+  double line = prof->line_bytes ? prof->line_bytes : 64;
+  in->t1_ns = (double)objects * prof->object_ns + (scanned + (double)root_bytes) / 8 * prof->word_ns;
+  in->tinf_ns = width > 0 ? in->t1_ns / width : 0;
+  /* Each scanned line once, and the mark bytes' lines (one byte per 16). */
+  in->misses = scanned / line + (double)bytes / 16 / line;
+  in->live_lines = FAST_LIVE_LINES;
+}
+
+static void current_input(struct predict_input *in) {
+  uint64_t bytes = state.bytes, atomic = state.atomic, objects = state.objects;
+  if (!state.known) {
+    /* Before the first collection: what was allocated bounds the live data. */
+    bytes = heap_accounting.allocated_since_gc;
+    atomic = 0;
+    objects = bytes / 32;
+  }
+  predict_fast_input(predict_profile(), bytes, atomic, objects, heap_accounting.root_bytes,
+                     state.width, in);
+}
+
+unsigned predict_markers(unsigned max) {
+  uint64_t coming = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) + 1;
+  /* The pre-wake and the mark ask for the same collection: one answer. */
+  if (state.chosen_for != coming || state.chosen_max != max) {
+    struct predict_input in;
+    current_input(&in);
+    state.chosen = predict_choose(predict_profile(), &in, max, PREDICT_SLACK, NULL);
+    state.chosen_for = coming;
+    state.chosen_max = max;
+  }
+  state.last_choice = state.chosen;
+  return state.chosen;
+}
+
+void predict_after_collection(const struct mark_totals *t, bool learnt, unsigned max) {
+  (void)max;
+  state.known = true;
+  state.bytes = t->bytes;
+  state.atomic = t->atomic_bytes;
+  state.objects = t->objects;
+  if (!sgc_settings.markers_auto) state.last_choice = 0;
+  struct predict_input in;
+  current_input(&in);
+  struct predict_point pt;
+  predict_at(predict_profile(), &in, t->markers ? t->markers : 1, 0, &pt);
+  state.last_ns = (uint64_t)pt.time_ns;
+  /* What this mark's parallelism says of the width, for the next ones. */
+  if (t->markers > 1 && learnt) {
+    double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;
+    if (achieved < NARROW_SHARE * t->markers) {
+      state.width = achieved > 1 ? achieved : 1;
+    } else {
+      state.width = 0; /* as wide as the markers at least */
+      state.retry = RETRY_MIN;
+    }
+    state.alone = 0;
+  } else if (t->markers <= 1 && state.width > 0 && ++state.alone >= state.retry) {
+    /* Marked alone for a while: the heap's shape may have changed, so
+     * the next collection tries the markers the profile alone gives. */
+    state.width = 0;
+    state.alone = 0;
+    state.retry = state.retry * 2 > RETRY_MAX ? RETRY_MAX : state.retry * 2;
+  }
+}
+
+uint64_t predict_last_ns(void) { return state.last_ns; }
+unsigned predict_last_choice(void) { return state.last_choice; }

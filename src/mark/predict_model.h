@@ -1,0 +1,110 @@
+/* The thesis's model of a parallel mark's time (ch. 4, §4.3), shared by
+ * the library's fast predictor (mark/predict.c) and the tools
+ * (tools/predict/): the inputs are a heap's work and misses, the machine
+ * is a profile (docs/prediction.md).  Pure arithmetic on doubles: it
+ * includes nothing of sgc's, so the tools compile it on its own. */
+#ifndef SGC_PREDICT_MODEL_H
+#define SGC_PREDICT_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { PREDICT_MAX_NODES = 64 };
+
+/* A machine (Table 4.1 and sgc's own costs); every time in ns. */
+struct predict_profile {
+  char name[64];
+  unsigned cpus;  /* processors of the machine (informative) */
+  unsigned nodes; /* memory nodes, each a queue of its own */
+  /* Pointer-chasing latency M_1 and a node's occupancy S_O per request,
+   * for reads and atomic read-modify-writes; remote: another node's. */
+  double read_miss_ns, read_remote_miss_ns, read_occupancy_ns;
+  double rmw_miss_ns, rmw_remote_miss_ns, rmw_occupancy_ns;
+  /* What one miss costs sgc's marker, whose prefetch window overlaps
+   * misses with scanning (the thesis ignores overlap, §4.3.2); 0: the
+   * pointer-chasing latency. */
+  double marker_miss_ns;
+  double object_ns; /* per object (or piece) marked: look-up, mark, push, pop */
+  double word_ns;   /* per word scanned, hits only */
+  double steal_ns;  /* one successful steal */
+  double join_ns;   /* from a mark's start until a GC thread joins it */
+  double marker_ns; /* serial cost of each marker past the first (wake, termination) */
+  /* The last-level cache the serial mark's misses are simulated in. */
+  uint64_t cache_bytes;
+  unsigned cache_ways, line_bytes;
+  /* Where the heap's lines are: true: spread evenly over the nodes
+   * (interleaved pages), false: the snapshot's nodes. */
+  bool interleave;
+};
+
+/* A heap's figures, the model's inputs (§4.3.4). */
+struct predict_input {
+  double t1_ns;      /* work without misses, one marker */
+  double tinf_ns;    /* critical path */
+  double misses;     /* Q_1, the serial mark's */
+  double live_lines; /* L: lines each steal makes miss again (§4.3.6) */
+  double rmw_share;  /* of the misses, those of atomic read-modify-writes */
+  unsigned nodes;    /* entries of node_share; 0: all on node 0 */
+  double node_share[PREDICT_MAX_NODES]; /* V_j: accesses to node j over all */
+};
+
+enum {
+  PREDICT_NO_CONTENTION = 1,  /* M_P = M_1 (Fig. 4.4's "Pred(M_P = M_1)") */
+  PREDICT_NO_EXTRA_MISSES = 2 /* Q_P = Q_1 */
+};
+
+/* The terms of T_P^M at one P (each the share it adds, in ns). */
+enum predict_term {
+  TERM_WORK,         /* T_1 / P */
+  TERM_CRITICAL,     /* T_inf beyond T_1 / P */
+  TERM_JOIN,         /* GC threads joining late, and each marker's serial cost */
+  TERM_STEALS,       /* N_S steals */
+  TERM_MISSES,       /* Q_1 M_1 / P */
+  TERM_EXTRA_MISSES, /* (Q_P - Q_1) M_1 / P */
+  TERM_CONTENTION,   /* Q_P (M_P - M_1) / P */
+  TERM_COUNT
+};
+extern const char *const predict_term_names[TERM_COUNT];
+
+struct predict_point {
+  unsigned p;
+  double time_ns;   /* T_P^M */
+  double tp_ns;     /* T_P: without miss costs */
+  double steals;    /* N_S */
+  double misses;    /* Q_P */
+  double miss_ns;   /* M_P */
+  double term_ns[TERM_COUNT];
+  enum predict_term limit; /* the largest term */
+};
+
+/* T_P^M for P markers (§4.3.1 step 5), FLAGS leaving terms out.  The
+ * misses are shared by min(P, T_1 / T_inf) markers, not P. */
+void predict_at(const struct predict_profile *prof, const struct predict_input *in, unsigned p,
+                unsigned flags, struct predict_point *out);
+
+/* The contention fixed point of §4.3.7 on its own: the T solving
+ * T = BASE + (Q / P) (M_1 + sum_j V_j S_O rho_j / (1 - rho_j)),
+ * rho_j = S_O V_j Q / T, by Newton's method kept inside a bracket (P
+ * may be fractional: the markers that share the misses). */
+double predict_solve_contention(double base_ns, double q, double p, double m1, double so,
+                                unsigned nodes, const double *share);
+
+/* The fewest markers, from 1 to MAX, whose predicted time is within
+ * SLACK (0.05: 5%) of the best (thesis Table 4.4); *BEST_NS gets its time. */
+unsigned predict_choose(const struct predict_profile *prof, const struct predict_input *in,
+                        unsigned max, double slack, double *chosen_ns);
+
+/* Profiles: "key value" lines, '#' comments (docs/prediction.md).
+ * predict_profile_default: this kind of host, uncalibrated. */
+void predict_profile_default(struct predict_profile *prof);
+/* Parses TEXT over PROF's values; false with ERROR filled on a bad line. */
+bool predict_profile_parse(const char *text, struct predict_profile *prof, char *error,
+                           size_t error_bytes);
+/* Writes PROF as a profile's text into BUF; the length, as snprintf. */
+int predict_profile_format(const struct predict_profile *prof, char *buf, size_t bytes);
+
+/* ln(x) for x > 0, without libm (the library links none). */
+double predict_ln(double x);
+
+#endif

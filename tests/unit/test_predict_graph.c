@@ -1,0 +1,191 @@
+/* The slow predictor's pieces against hand-computed answers
+ * (docs/prediction.md): T_1 and T_inf of a list, a wide tree and one big
+ * array split as the marker splits it; the LRU cache and the live lines
+ * on known access streams; the serial mark's misses on a two-object heap;
+ * a snapshot written and read back exactly.  Costs: 10 ns per object or
+ * piece, 1 ns per word. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph.h"
+#include "snapshot_read.h"
+#include "unit.h"
+
+#define NEAR(a, b) ((a) - (b) < 1e-9 && (b) - (a) < 1e-9)
+
+struct builder {
+  struct snapshot s;
+  size_t cap_objects, cap_edges;
+};
+
+static void init(struct builder *b) {
+  memset(b, 0, sizeof *b);
+  memcpy(b->s.header.magic, SNAPSHOT_MAGIC, 8);
+  b->s.header.version = SNAPSHOT_VERSION;
+  b->s.header.word_bytes = 8;
+  b->s.header.page_bytes = 4096;
+  b->s.header.split_bytes = 256;
+  b->s.header.nodes = 1;
+  b->cap_objects = b->cap_edges = 4096;
+  b->s.objects = calloc(b->cap_objects, sizeof *b->s.objects);
+  b->s.edges = calloc(b->cap_edges, sizeof *b->s.edges);
+}
+
+static uint32_t object(struct builder *b, uint64_t address, uint64_t bytes, uint8_t kind) {
+  uint32_t i = (uint32_t)b->s.header.objects++;
+  if (kind == SNAP_ROOT) b->s.header.roots++;
+  b->s.objects[i] = (struct snapshot_object){.address = address, .bytes = bytes, .kind = kind};
+  return i;
+}
+
+/* Edges must be added source by source, words ascending. */
+static void edge(struct builder *b, uint32_t from, uint32_t word, uint32_t to) {
+  struct snapshot_object *o = &b->s.objects[from];
+  if (!o->edge_count) o->first_edge = b->s.header.edges;
+  o->edge_count++;
+  b->s.edges[b->s.header.edges++] = (struct snapshot_edge){word, to};
+}
+
+/* A new graph: a root range of one word at 0x1000 finding an object of
+ * BYTES at 0x100000, whose index it returns. */
+static uint32_t rooted(struct builder *b, uint64_t bytes, uint8_t kind) {
+  init(b);
+  uint32_t root = object(b, 0x1000, 8, SNAP_ROOT), first = object(b, 0x100000, bytes, kind);
+  edge(b, root, 0, first);
+  return first;
+}
+
+/* T_1 and T_inf at 10 ns per range, 1 per word. */
+static void check_work(struct builder *b, uint64_t split, double t1, double tinf, const char *name) {
+  struct graph_work w;
+  CHECK(graph_work(&b->s, 10, 1, split, &w), "%s", name);
+  CHECK(NEAR(w.t1_ns, t1), "%s: T1 %f, want %f", name, w.t1_ns, t1);
+  CHECK(NEAR(w.tinf_ns, tinf), "%s: Tinf %f, want %f", name, w.tinf_ns, tinf);
+}
+
+static void test_list(void) {
+  struct builder b;
+  uint32_t prev = rooted(&b, 16, SNAP_SCANNED);
+  for (int k = 1; k < 100; k++) {
+    uint32_t node = object(&b, 0x100000 + 16 * k, 16, SNAP_SCANNED);
+    edge(&b, prev, 0, node);
+    prev = node;
+  }
+  /* 101 ranges x 10 + (1 + 200) words; node k starts at 11 k, the last
+   * ends 10 + 2 after 1100. */
+  check_work(&b, 256, 1211, 1112, "list");
+  snapshot_free(&b.s);
+}
+
+static void test_wide_tree(void) {
+  struct builder b;
+  uint32_t a = rooted(&b, 32, SNAP_SCANNED);
+  for (uint32_t k = 0; k < 4; k++) edge(&b, a, k, object(&b, 0x200000 + 32 * k, 32, SNAP_SCANNED));
+  /* 6 ranges x 10 + 21 words; A starts at 11, leaf 3 at 11 + 10 + 4 = 25
+   * and ends at 25 + 10 + 4. */
+  check_work(&b, 256, 81, 39, "tree");
+  snapshot_free(&b.s);
+}
+
+static void test_big_array(void) {
+  struct builder b;
+  uint32_t array = rooted(&b, 4096, SNAP_SCANNED);
+  for (uint32_t k = 0; k < 512; k++)
+    edge(&b, array, k, object(&b, 0x200000 + 16 * k, 16, SNAP_ATOMIC));
+  CHECK(graph_pieces(4096, 256) == 16, "pieces %llu", (unsigned long long)graph_pieces(4096, 256));
+  CHECK(graph_pieces(4096, 0) == 1 && graph_pieces(100, 256) == 1, "no split");
+  CHECK(graph_pieces(1000, 256) == 4, "1000 bytes: 496 + 504, then 248 each (%llu)",
+        (unsigned long long)graph_pieces(1000, 256));
+  /* Root 11; array 16 pieces x 10 + 512 words; leaves 512 x 10.  Four
+   * halvings put every piece at 11 + 40 = 51; a piece's last word is
+   * read at 51 + 10 + 32 = 93, and that leaf ends at 103. */
+  check_work(&b, 256, 5803, 103, "split array");
+  struct graph_work w;
+  CHECK(graph_work(&b.s, 10, 1, 256, &w) && w.pieces == 1 + 16 + 512, "pieces %llu",
+        (unsigned long long)w.pieces);
+  /* Unsplit: one range of 512 words, its last leaf found at 11 + 10 + 512. */
+  check_work(&b, 0, 5653, 543, "unsplit array");
+  snapshot_free(&b.s);
+}
+
+static void test_cache(void) {
+  /* 2 sets x 2 ways of 64-byte lines; lines 0, 2, 4 share set 0. */
+  struct cache_sim c;
+  CHECK(cache_init(&c, 256, 2, 64), "init");
+  static const uint64_t stream[] = {0, 128, 0, 256, 128, 64, 0};
+  static const bool miss[] = {true, true, false, true, true, true, true};
+  for (int i = 0; i < 7; i++)
+    CHECK(cache_access(&c, stream[i]) == miss[i], "access %d (address %llu)", i,
+          (unsigned long long)stream[i]);
+  CHECK(c.misses == 6 && c.accesses == 7, "misses %llu", (unsigned long long)c.misses);
+  CHECK(!cache_access(&c, 8) && !cache_access(&c, 130), "same lines hit");
+  cache_free(&c);
+  CHECK(!cache_init(&c, 256, 2, 48), "lines are powers of two");
+
+  /* Lines 1 2 1 3 2: live spans 2 + 3 + 0 over 5 accesses. */
+  struct line_life *l = line_life_new();
+  static const uint64_t lines[] = {1, 2, 1, 3, 2};
+  for (int i = 0; i < 5; i++) line_life_access(l, lines[i]);
+  CHECK(NEAR(line_life_average(l, 1000), 1.0), "L %f", line_life_average(l, 1000));
+  CHECK(NEAR(line_life_average(l, 0.5), 0.5), "L capped");
+  line_life_free(l);
+}
+
+static void test_serial_misses(void) {
+  struct builder b;
+  rooted(&b, 16, SNAP_SCANNED);
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  struct graph_misses m;
+  CHECK(graph_misses(&b.s, &prof, &m), "misses");
+  /* The root's word, the object's mark byte, the object's two words (one
+   * line): 4 accesses, 3 misses; only the object's line is used twice
+   * (accesses 2 and 3), so L = 1/4. */
+  CHECK(m.accesses == 4, "accesses %llu", (unsigned long long)m.accesses);
+  CHECK(NEAR(m.misses, 3) && NEAR(m.mark_misses, 1), "misses %f %f", m.misses, m.mark_misses);
+  CHECK(NEAR(m.live_lines, 0.25), "L %f", m.live_lines);
+  CHECK(m.nodes == 1 && NEAR(m.node_share[0], 1), "one node");
+  snapshot_free(&b.s);
+}
+
+static void test_read_back(void) {
+  struct builder b;
+  init(&b);
+  uint32_t root = object(&b, 0x1000, 24, SNAP_ROOT);
+  uint32_t x = object(&b, 0x10000, 48, SNAP_SCANNED), y = object(&b, 0x10030, 16, SNAP_ATOMIC);
+  edge(&b, root, 2, x);
+  edge(&b, x, 0, y);
+  edge(&b, x, 5, x);
+  b.s.objects[x].node = 3;
+  b.s.header.gc_no = 7;
+  char path[] = "/tmp/sgc-snapshot-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0, "temporary file");
+  close(fd);
+  CHECK(snapshot_write(path, &b.s), "write");
+  struct snapshot r;
+  char error[300];
+  CHECK(snapshot_read(path, &r, error, sizeof error), "read: %s", error);
+  CHECK(!memcmp(&r.header, &b.s.header, sizeof r.header), "header");
+  CHECK(!memcmp(r.objects, b.s.objects, 3 * sizeof *r.objects), "objects");
+  CHECK(!memcmp(r.edges, b.s.edges, 3 * sizeof *r.edges), "edges");
+  snapshot_free(&r);
+  /* An edge to no object is refused. */
+  b.s.edges[1].target = 9;
+  CHECK(snapshot_write(path, &b.s), "write");
+  CHECK(!snapshot_read(path, &r, error, sizeof error) && strstr(error, "edge"), "bad edge");
+  unlink(path);
+  snapshot_free(&b.s);
+}
+
+int main(void) {
+  test_list();
+  test_wide_tree();
+  test_big_array();
+  test_cache();
+  test_serial_misses();
+  test_read_back();
+  return unit_finish();
+}

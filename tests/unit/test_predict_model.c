@@ -1,0 +1,159 @@
+/* The prediction model (src/mark/predict_model.c, mark/predict.c) against
+ * hand-computed answers: the contention fixed point of §4.3.7 against its
+ * closed form, T_P^M's terms, the choice of markers (Table 4.4), the
+ * fast predictor's inputs, and profiles read and written. */
+#include <string.h>
+
+#include "mark/predict.h"
+#include "mark/predict_model.h"
+#include "unit.h"
+
+#define CLOSE(a, b) (((a) - (b)) * ((a) - (b)) <= 1e-14 * (b) * (b))
+
+/* One node: T = a + b c / (T - c), a = BASE + Q M1 / P, b = Q SO / P,
+ * c = SO Q: T = ((a + c) + sqrt((a - c)^2 + 4 b c)) / 2. */
+static void test_contention(void) {
+  double one = 1;
+  double t = predict_solve_contention(1000, 100, 2, 10, 5, 1, &one);
+  /* a 1500, b 250, c 500: (2000 + sqrt(1.5e6)) / 2 */
+  CHECK(CLOSE(t, 1612.3724356957945), "one node %.9f", t);
+  /* Near saturation, c > a: a 1350, b 625, c 5000:
+   * (6350 + sqrt(3650^2 + 4 625 5000)) / 2 */
+  t = predict_solve_contention(100, 1000, 8, 10, 5, 1, &one);
+  CHECK(CLOSE(t, 5715.792199295331), "saturated %.9f", t);
+  /* Two nodes sharing evenly: the one-node form with c / 2 = 250. */
+  double halves[2] = {0.5, 0.5};
+  t = predict_solve_contention(1000, 100, 2, 10, 5, 2, halves);
+  /* (1750 + sqrt(1250^2 + 4 250 250)) / 2 */
+  CHECK(CLOSE(t, 1548.145600891813), "two nodes %.9f", t);
+  /* No occupancy: no queue. */
+  t = predict_solve_contention(1000, 100, 2, 10, 0, 1, &one);
+  CHECK(CLOSE(t, 1500), "no contention %f", t);
+}
+
+static struct predict_profile plain_profile(void) {
+  struct predict_profile p;
+  predict_profile_default(&p);
+  p.join_ns = p.marker_ns = p.steal_ns = 0;
+  p.read_occupancy_ns = p.rmw_occupancy_ns = 0;
+  p.marker_miss_ns = 20;
+  p.nodes = 1;
+  return p;
+}
+
+static void test_terms(void) {
+  struct predict_profile p = plain_profile();
+  struct predict_input in = {.t1_ns = 1000, .tinf_ns = 300, .misses = 10};
+  struct predict_point pt;
+  predict_at(&p, &in, 1, 0, &pt);
+  CHECK(CLOSE(pt.time_ns, 1200), "P=1: 1000 + 10 x 20 (%f)", pt.time_ns);
+  CHECK(pt.limit == TERM_WORK, "P=1 limit %d", pt.limit);
+  predict_at(&p, &in, 4, 0, &pt);
+  /* max(250, 300) + 10 x 20 / 3.33: the misses shared by T_1 / T_inf
+   * markers, the most that work at once. */
+  CHECK(CLOSE(pt.time_ns, 360), "P=4 %f", pt.time_ns);
+  CHECK(CLOSE(pt.term_ns[TERM_CRITICAL], 50) && CLOSE(pt.term_ns[TERM_WORK], 250), "critical");
+  CHECK(pt.limit == TERM_WORK, "P=4 limit %s", predict_term_names[pt.limit]);
+  /* Steals: N_S = 2 ln 1000 = 13.815511; each costs 1 ns, shared by 2;
+   * with L = 3 each makes 3 more misses. */
+  p.steal_ns = 1;
+  in.live_lines = 3;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.steals, 13.815510558), "N_S %f", pt.steals);
+  CHECK(CLOSE(pt.misses, 10 + 3 * 13.815510558), "Q_P %f", pt.misses);
+  CHECK(CLOSE(pt.time_ns, 500 + 6.907755279 + (10 + 41.446531674) * 20 / 2), "P=2 %f", pt.time_ns);
+  predict_at(&p, &in, 2, PREDICT_NO_EXTRA_MISSES, &pt);
+  CHECK(CLOSE(pt.misses, 10), "Q_P = Q_1");
+  /* Helpers joining 100 ns late: the collector marks alone meanwhile. */
+  p.steal_ns = 0;
+  p.join_ns = 100;
+  in.live_lines = 0;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.tp_ns, 550), "join %f", pt.tp_ns);
+  CHECK(CLOSE(predict_ln(1000), 6.907755278982137), "ln %f", predict_ln(1000));
+  CHECK(CLOSE(predict_ln(0.125), -2.0794415416798357), "ln small");
+}
+
+static void test_choose(void) {
+  struct predict_profile p = plain_profile();
+  struct predict_input in = {.t1_ns = 1000, .tinf_ns = 300, .misses = 10};
+  /* Times for P = 1..8: 1200 600 400, then 300 + 200 / 3.33 = 360 from 4
+   * on (T_1 / T_inf = 3.33 markers share the misses).  The best is 360;
+   * 400 is within 15% of it, not within 5%. */
+  double t;
+  CHECK(predict_choose(&p, &in, 8, 0.05, &t) == 4 && CLOSE(t, 360), "choice, %f", t);
+  CHECK(predict_choose(&p, &in, 8, 0.15, &t) == 3 && CLOSE(t, 400), "15%%: %f", t);
+  CHECK(predict_choose(&p, &in, 8, 0, NULL) == 4, "no slack: the best");
+  CHECK(predict_choose(&p, &in, 1, 0.05, NULL) == 1, "one allowed");
+  /* A list: T_inf = T_1, nothing to gain; join costs make 1 best. */
+  in.tinf_ns = 1000;
+  p.join_ns = 50;
+  CHECK(predict_choose(&p, &in, 8, 0.05, NULL) == 1, "list");
+}
+
+static void test_fast_input(void) {
+  struct predict_profile p;
+  predict_profile_default(&p);
+  p.object_ns = 2;
+  p.word_ns = 0.5;
+  p.line_bytes = 64;
+  struct predict_input in;
+  predict_fast_input(&p, 4096, 1024, 100, 800, 4, &in);
+  /* 100 x 2 + (3072 + 800) / 8 x 0.5; misses 3072 / 64 + 4096 / 16 / 64 */
+  CHECK(CLOSE(in.t1_ns, 442), "T1 %f", in.t1_ns);
+  CHECK(CLOSE(in.tinf_ns, 110.5), "Tinf %f", in.tinf_ns);
+  CHECK(CLOSE(in.misses, 52), "Q1 %f", in.misses);
+  predict_fast_input(&p, 4096, 1024, 100, 800, 0, &in);
+  CHECK(in.tinf_ns == 0, "unknown width: wide");
+}
+
+static void test_profiles(void) {
+  struct predict_profile p;
+  predict_profile_default(&p);
+  char error[200];
+  CHECK(predict_profile_parse("name o2k # a comment\n\nnodes 24\nread_miss_ns 270\n"
+                              "read_remote_miss_ns 590\nplacement interleave\n",
+                              &p, error, sizeof error),
+        "parse: %s", error);
+  CHECK(!strcmp(p.name, "o2k") && p.nodes == 24 && p.read_miss_ns == 270 &&
+            p.read_remote_miss_ns == 590 && p.interleave && p.rmw_remote_miss_ns == p.rmw_miss_ns,
+        "values");
+  char text[4096];
+  predict_profile_format(&p, text, sizeof text);
+  struct predict_profile q;
+  predict_profile_default(&q);
+  CHECK(predict_profile_parse(text, &q, error, sizeof error), "reparse: %s", error);
+  CHECK(!strcmp(q.name, p.name) && q.nodes == p.nodes && q.read_remote_miss_ns == 590 &&
+            q.cache_bytes == p.cache_bytes && q.interleave && q.word_ns == p.word_ns,
+        "round trip");
+  CHECK(!predict_profile_parse("colour blue\n", &q, error, sizeof error) && strstr(error, "colour"),
+        "unknown key: %s", error);
+  CHECK(!predict_profile_parse("nodes -1\n", &q, error, sizeof error), "negative");
+  CHECK(!predict_profile_parse("nodes 1 2\n", &q, error, sizeof error), "extra word");
+  /* The thesis's machines ship as files (tools/predict/profiles). */
+  for (int k = 0; k < 2; k++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tools/predict/profiles/%s.profile", SGC_SOURCE_DIR,
+             k ? "o2k" : "e10k");
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "%s", path);
+    if (!f) continue;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    predict_profile_default(&q);
+    CHECK(predict_profile_parse(text, &q, error, sizeof error), "%s: %s", path, error);
+    CHECK(q.read_miss_ns == (k ? 270 : 560) && q.read_occupancy_ns == (k ? 230 : 250) &&
+              q.rmw_miss_ns == (k ? 850 : 610) && q.rmw_occupancy_ns == (k ? 490 : 420),
+          "Table 4.1's figures in %s", path);
+  }
+}
+
+int main(void) {
+  test_contention();
+  test_terms();
+  test_choose();
+  test_fast_input();
+  test_profiles();
+  return unit_finish();
+}

@@ -1,0 +1,304 @@
+/* Work, critical path and misses of a snapshot's graph (graph.h). */
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The marker's halving of [LO, HI) (offsets, multiples of 8). */
+static uint64_t halve(uint64_t lo, uint64_t hi) { return lo + (((hi - lo) / 2) & ~(uint64_t)7); }
+
+uint64_t graph_pieces(uint64_t bytes, uint64_t split) {
+  if (!split || bytes <= split) return 1;
+  uint64_t mid = halve(0, bytes);
+  return graph_pieces(mid, split) + graph_pieces(bytes - mid, split);
+}
+
+static bool scanned(const struct snapshot_object *o) { return o->kind != SNAP_ATOMIC; }
+
+/* ---- T_inf: earliest discovery times, Dijkstra over a binary heap ---- */
+
+struct queue {
+  double *time;
+  uint32_t *index;
+  size_t count, cap;
+};
+
+static bool queue_push(struct queue *q, double t, uint32_t i) {
+  if (q->count == q->cap) {
+    size_t cap = q->cap ? 2 * q->cap : 1024;
+    double *time = realloc(q->time, cap * sizeof *time);
+    if (!time) return false;
+    q->time = time;
+    uint32_t *index = realloc(q->index, cap * sizeof *index);
+    if (!index) return false;
+    q->index = index;
+    q->cap = cap;
+  }
+  size_t k = q->count++;
+  while (k && q->time[(k - 1) / 2] > t) {
+    q->time[k] = q->time[(k - 1) / 2];
+    q->index[k] = q->index[(k - 1) / 2];
+    k = (k - 1) / 2;
+  }
+  q->time[k] = t;
+  q->index[k] = i;
+  return true;
+}
+
+static void queue_pop(struct queue *q, double *t, uint32_t *i) {
+  *t = q->time[0];
+  *i = q->index[0];
+  double lt = q->time[--q->count];
+  uint32_t li = q->index[q->count];
+  size_t k = 0;
+  for (;;) {
+    size_t c = 2 * k + 1;
+    if (c >= q->count) break;
+    if (c + 1 < q->count && q->time[c + 1] < q->time[c]) c++;
+    if (q->time[c] >= lt) break;
+    q->time[k] = q->time[c];
+    q->index[k] = q->index[c];
+    k = c;
+  }
+  q->time[k] = lt;
+  q->index[k] = li;
+}
+
+/* The latest finish over the pieces of [LO, HI), available at T. */
+static double pieces_finish(uint64_t lo, uint64_t hi, double t, uint64_t split, double object_ns,
+                            double word_ns) {
+  if (!split || hi - lo <= split) return t + object_ns + (double)((hi - lo) / 8) * word_ns;
+  uint64_t mid = halve(lo, hi);
+  t += object_ns; /* a split: the upper half pushed, both halves available */
+  double a = pieces_finish(lo, mid, t, split, object_ns, word_ns);
+  double b = pieces_finish(mid, hi, t, split, object_ns, word_ns);
+  return a > b ? a : b;
+}
+
+/* When the scan of an object available at T reads word W. */
+static double word_time(uint64_t bytes, uint64_t w, double t, uint64_t split, double object_ns,
+                        double word_ns) {
+  uint64_t lo = 0, hi = bytes;
+  while (split && hi - lo > split) {
+    uint64_t mid = halve(lo, hi);
+    if (w * 8 < mid) hi = mid;
+    else lo = mid;
+    t += object_ns;
+  }
+  return t + object_ns + (double)(w - lo / 8 + 1) * word_ns;
+}
+
+bool graph_work(const struct snapshot *s, double object_ns, double word_ns, uint64_t split,
+                struct graph_work *out) {
+  memset(out, 0, sizeof *out);
+  uint64_t n = s->header.objects;
+  for (uint64_t i = 0; i < n; i++) {
+    const struct snapshot_object *o = &s->objects[i];
+    uint64_t pieces = scanned(o) ? graph_pieces(o->bytes, split) : 1;
+    uint64_t words = scanned(o) ? o->bytes / 8 : 0;
+    out->pieces += pieces;
+    out->scanned_words += words;
+  }
+  out->t1_ns = (double)out->pieces * object_ns + (double)out->scanned_words * word_ns;
+
+  double *start = malloc((n ? n : 1) * sizeof *start);
+  struct queue q = {0};
+  bool ok = start != NULL;
+  for (uint64_t i = 0; ok && i < n; i++) start[i] = i < s->header.roots ? 0 : -1;
+  for (uint64_t i = 0; ok && i < s->header.roots; i++) ok = queue_push(&q, 0, (uint32_t)i);
+  double longest = 0;
+  while (ok && q.count) {
+    double t;
+    uint32_t i;
+    queue_pop(&q, &t, &i);
+    if (t > start[i]) continue; /* reached earlier by another path */
+    const struct snapshot_object *o = &s->objects[i];
+    double finish = scanned(o) ? pieces_finish(0, o->bytes, t, split, object_ns, word_ns)
+                               : t + object_ns;
+    if (finish > longest) longest = finish;
+    for (uint64_t e = o->first_edge; ok && e < o->first_edge + o->edge_count; e++) {
+      uint32_t target = s->edges[e].target;
+      double at = word_time(o->bytes, s->edges[e].word, t, split, object_ns, word_ns);
+      if (start[target] < 0 || at < start[target]) {
+        start[target] = at;
+        ok = queue_push(&q, at, target);
+      }
+    }
+  }
+  out->tinf_ns = longest;
+  free(start);
+  free(q.time);
+  free(q.index);
+  return ok;
+}
+
+/* ---- the cache ---- */
+
+bool cache_init(struct cache_sim *c, uint64_t bytes, unsigned ways, unsigned line_bytes) {
+  memset(c, 0, sizeof *c);
+  unsigned shift = 0;
+  while ((1u << shift) < line_bytes) shift++;
+  if (!ways || (1u << shift) != line_bytes) return false;
+  c->line_shift = shift;
+  c->ways = ways;
+  c->sets = (unsigned)(bytes / line_bytes / ways);
+  if (!c->sets) return false;
+  c->tags = calloc((size_t)c->sets * ways, sizeof *c->tags);
+  return c->tags != NULL;
+}
+
+bool cache_access(struct cache_sim *c, uint64_t address) {
+  uint64_t line = address >> c->line_shift, tag = line + 1;
+  uint64_t *set = &c->tags[(line % c->sets) * c->ways];
+  c->accesses++;
+  unsigned k = 0;
+  while (k < c->ways && set[k] != tag) k++;
+  bool miss = k == c->ways;
+  if (miss) {
+    c->misses++;
+    k = c->ways - 1; /* the least recently used goes */
+  }
+  memmove(set + 1, set, k * sizeof *set);
+  set[0] = tag;
+  return miss;
+}
+
+void cache_free(struct cache_sim *c) {
+  free(c->tags);
+  c->tags = NULL;
+}
+
+/* ---- live lines: first and last access of every line ---- */
+
+struct line_life {
+  uint64_t *keys; /* line + 1, 0: empty */
+  uint64_t *first, *last;
+  size_t cap, used;
+  uint64_t now;
+};
+
+static size_t line_slot(uint64_t key, size_t cap) {
+  return (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctzll(cap)));
+}
+
+struct line_life *line_life_new(void) { return calloc(1, sizeof(struct line_life)); }
+
+static bool line_life_grow(struct line_life *l) {
+  size_t cap = l->cap ? 2 * l->cap : 1 << 12;
+  uint64_t *keys = calloc(cap, sizeof *keys), *first = malloc(cap * sizeof *first),
+           *last = malloc(cap * sizeof *last);
+  if (!keys || !first || !last) {
+    free(keys);
+    free(first);
+    free(last);
+    return false;
+  }
+  for (size_t i = 0; i < l->cap; i++) {
+    if (!l->keys[i]) continue;
+    size_t s = line_slot(l->keys[i], cap);
+    while (keys[s]) s = (s + 1) & (cap - 1);
+    keys[s] = l->keys[i];
+    first[s] = l->first[i];
+    last[s] = l->last[i];
+  }
+  free(l->keys);
+  free(l->first);
+  free(l->last);
+  l->keys = keys;
+  l->first = first;
+  l->last = last;
+  l->cap = cap;
+  return true;
+}
+
+void line_life_access(struct line_life *l, uint64_t line) {
+  if (2 * (l->used + 1) > l->cap && !line_life_grow(l)) return;
+  uint64_t key = line + 1;
+  size_t s = line_slot(key, l->cap);
+  while (l->keys[s] && l->keys[s] != key) s = (s + 1) & (l->cap - 1);
+  if (!l->keys[s]) {
+    l->keys[s] = key;
+    l->first[s] = l->now;
+    l->used++;
+  }
+  l->last[s] = l->now++;
+}
+
+double line_life_average(const struct line_life *l, double capacity) {
+  if (!l->now) return 0;
+  double sum = 0;
+  for (size_t i = 0; i < l->cap; i++)
+    if (l->keys[i]) sum += (double)(l->last[i] - l->first[i]);
+  double average = sum / (double)l->now;
+  return average < capacity ? average : capacity;
+}
+
+void line_life_free(struct line_life *l) {
+  if (!l) return;
+  free(l->keys);
+  free(l->first);
+  free(l->last);
+  free(l);
+}
+
+/* ---- the serial mark's access stream ---- */
+
+/* Mark bytes, one per 16-byte granule, as a dense table apart from the
+ * heap (sgc keeps them in the page headers). */
+static uint64_t mark_address(uint64_t object) { return (1ull << 60) | (object >> 4); }
+
+struct sim {
+  struct cache_sim cache;
+  struct line_life *life;
+  double node_accesses[PREDICT_MAX_NODES];
+};
+
+static bool touch(struct sim *m, uint64_t address, unsigned node) {
+  line_life_access(m->life, address >> m->cache.line_shift);
+  if (node < PREDICT_MAX_NODES) m->node_accesses[node]++;
+  return cache_access(&m->cache, address);
+}
+
+bool graph_misses(const struct snapshot *s, const struct predict_profile *prof,
+                  struct graph_misses *out) {
+  memset(out, 0, sizeof *out);
+  struct sim m;
+  memset(&m, 0, sizeof m);
+  if (!cache_init(&m.cache, prof->cache_bytes, prof->cache_ways, prof->line_bytes)) return false;
+  m.life = line_life_new();
+  uint64_t n = s->header.objects;
+  uint8_t *marked = calloc(n ? n : 1, 1);
+  uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
+  bool ok = m.life && marked && stack;
+  size_t top = 0;
+  /* The roots in the order they were pushed: the last is popped first. */
+  for (uint64_t i = 0; ok && i < s->header.roots; i++) stack[top++] = (uint32_t)i;
+  while (ok && top) {
+    const struct snapshot_object *o = &s->objects[stack[--top]];
+    const struct snapshot_edge *e = &s->edges[o->first_edge], *end = e + o->edge_count;
+    for (uint64_t w = 0; w < o->bytes / 8; w++) {
+      touch(&m, o->address + 8 * w, o->node);
+      for (; e < end && e->word == w; e++) {
+        const struct snapshot_object *t = &s->objects[e->target];
+        if (touch(&m, mark_address(t->address), t->node)) out->mark_misses++;
+        if (marked[e->target]) continue;
+        marked[e->target] = 1;
+        if (scanned(t)) stack[top++] = e->target; /* each object once: N entries suffice */
+      }
+    }
+  }
+  out->accesses = m.cache.accesses;
+  out->misses = (double)m.cache.misses;
+  double lines = (double)prof->cache_bytes / prof->line_bytes;
+  if (ok) out->live_lines = line_life_average(m.life, lines);
+  out->nodes = s->header.nodes ? s->header.nodes : 1;
+  if (out->nodes > PREDICT_MAX_NODES) out->nodes = PREDICT_MAX_NODES;
+  for (unsigned j = 0; j < out->nodes; j++)
+    out->node_share[j] = out->accesses ? m.node_accesses[j] / (double)out->accesses : 0;
+  if (!out->accesses) out->node_share[0] = 1;
+  cache_free(&m.cache);
+  line_life_free(m.life);
+  free(marked);
+  free(stack);
+  return ok;
+}

@@ -1,0 +1,58 @@
+/* The slow predictor's inspection of a snapshot (thesis §4.3.4): work and
+ * critical path, and the serial mark's misses from a cache simulation. */
+#ifndef SGC_PREDICT_GRAPH_H
+#define SGC_PREDICT_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mark/predict_model.h"
+#include "snapshot_read.h"
+
+/* Pieces a range of BYTES becomes when the marker halves it down to
+ * SPLIT bytes (mark.c: mid = lo + half rounded down to a word). */
+uint64_t graph_pieces(uint64_t bytes, uint64_t split);
+
+struct graph_work {
+  double t1_ns;   /* every object (and extra piece) once, every scanned word once */
+  double tinf_ns; /* the longest chain: earliest discovery, split pieces in parallel */
+  uint64_t scanned_words, pieces;
+};
+/* T_1 and T_inf with OBJECT_NS per range popped (object, piece, root)
+ * and WORD_NS per word scanned; SPLIT as SGC_SPLIT_BYTES (0: never). */
+bool graph_work(const struct snapshot *s, double object_ns, double word_ns, uint64_t split,
+                struct graph_work *out);
+
+/* A set-associative cache with LRU replacement. */
+struct cache_sim {
+  uint64_t *tags; /* sets x ways, most recent first; 0: empty */
+  unsigned sets, ways, line_shift;
+  uint64_t accesses, misses;
+};
+bool cache_init(struct cache_sim *c, uint64_t bytes, unsigned ways, unsigned line_bytes);
+/* True when ADDRESS's line missed. */
+bool cache_access(struct cache_sim *c, uint64_t address);
+void cache_free(struct cache_sim *c);
+
+/* L of §4.3.6: lines live (accessed again later) at an access, averaged
+ * over a stream of line numbers, at most CAPACITY lines. */
+struct line_life;
+struct line_life *line_life_new(void);
+void line_life_access(struct line_life *l, uint64_t line);
+double line_life_average(const struct line_life *l, double capacity);
+void line_life_free(struct line_life *l);
+
+struct graph_misses {
+  uint64_t accesses;
+  double misses;      /* Q_1 */
+  double mark_misses; /* of them, on mark bytes' lines */
+  double live_lines;  /* L */
+  unsigned nodes;
+  double node_share[PREDICT_MAX_NODES];
+};
+/* Runs the serial mark (depth first, last found first) over S through a
+ * cache of PROF's shape. */
+bool graph_misses(const struct snapshot *s, const struct predict_profile *prof,
+                  struct graph_misses *out);
+
+#endif

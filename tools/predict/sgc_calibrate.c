@@ -1,0 +1,349 @@
+/* sgc-calibrate [-q] [-o FILE]: measures this host for the predictor and
+ * writes a profile (docs/prediction.md):
+ *  - miss latency M_1: a pointer chase through a random cycle of lines in
+ *    a buffer far larger than the last-level cache, with plain loads and
+ *    with atomic read-modify-writes;
+ *  - occupancy S_O: every CPU chasing 32 independent cycles at once, all on
+ *    the host's memory: the time per access when the memory is the
+ *    bottleneck (an upper bound where it never saturates);
+ *  - sgc's marker: per-object and per-word costs from collections of
+ *    known heaps (one GC thread), and what one miss costs it (its prefetch
+ *    window overlaps misses) from a heap of scattered objects;
+ *  - a steal: four cache-line transfers between two threads (the victim's
+ *    lock, bottom, entries and the idle flag), from a ping-pong;
+ *  - join: a futex wake until the woken thread runs; marker: one more
+ *    marker's serial cost, from collections of a tiny heap with 2 markers
+ *    against 1. */
+#include <dirent.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mark/predict_model.h"
+#include "sgc.h"
+
+static bool quick;
+/* Independent chases per thread: enough misses in flight to find the
+ * memory's limit rather than one thread's latency. */
+enum { CHAINS = 32 };
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_random(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+static void *map(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    fprintf(stderr, "sgc-calibrate: cannot map %zu bytes\n", bytes);
+    exit(1);
+  }
+  return p;
+}
+
+/* ---- the host's cache and memory ---- */
+
+static unsigned long sysfs_number(const char *path) {
+  FILE *f = fopen(path, "r");
+  unsigned long v = 0;
+  char unit = 0;
+  if (f) {
+    if (fscanf(f, "%lu%c", &v, &unit) < 1) v = 0;
+    fclose(f);
+  }
+  if (unit == 'K') v <<= 10;
+  if (unit == 'M') v <<= 20;
+  return v;
+}
+
+/* The last-level cache (the highest level cpu0 has), and the nodes. */
+static void read_cache(struct predict_profile *p) {
+  unsigned long best = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    unsigned long level = sysfs_number(path);
+    if (level < 2 || level < best) continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    unsigned long size = sysfs_number(path);
+    if (!size) continue;
+    best = level;
+    p->cache_bytes = size;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/ways_of_associativity", i);
+    unsigned long ways = sysfs_number(path);
+    if (ways) p->cache_ways = (unsigned)ways;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/coherency_line_size", i);
+    unsigned long line = sysfs_number(path);
+    if (line) p->line_bytes = (unsigned)line;
+  }
+  unsigned nodes = 0;
+  DIR *d = opendir("/sys/devices/system/node");
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (!strncmp(e->d_name, "node", 4) && e->d_name[4] >= '0' && e->d_name[4] <= '9') nodes++;
+  if (d) closedir(d);
+  p->nodes = nodes ? nodes : 1;
+}
+
+/* A random cycle through the lines of [BASE, BASE + LINES * 64), each
+ * line's first word pointing to the next line of the cycle. */
+static void make_cycle(uintptr_t *base, size_t lines, size_t stride_words) {
+  size_t *order = map(lines * sizeof *order);
+  for (size_t i = 0; i < lines; i++) order[i] = i;
+  for (size_t i = lines - 1; i > 0; i--) {
+    size_t j = next_random() % (i + 1), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  for (size_t i = 0; i < lines; i++)
+    base[order[i] * stride_words] = (uintptr_t)&base[order[(i + 1) % lines] * stride_words];
+  munmap(order, lines * sizeof *order);
+}
+
+struct chase {
+  uintptr_t *start[CHAINS];
+  size_t steps;
+  bool rmw;
+  double ns;
+  uintptr_t sink;
+};
+
+/* Follows up to CHAINS cycles in step (independent misses, overlapping). */
+static void *chase_run(void *arg) {
+  struct chase *c = arg;
+  uintptr_t *p[CHAINS];
+  unsigned chains = 0;
+  while (chains < CHAINS && c->start[chains]) {
+    p[chains] = c->start[chains];
+    chains++;
+  }
+  double t0 = now_ns();
+  for (size_t s = 0; s < c->steps; s++)
+    for (unsigned k = 0; k < chains; k++)
+      p[k] = c->rmw ? (uintptr_t *)atomic_fetch_add((_Atomic uintptr_t *)p[k], 0)
+                    : (uintptr_t *)*(volatile uintptr_t *)p[k];
+  c->ns = now_ns() - t0;
+  for (unsigned k = 0; k < chains; k++) c->sink += (uintptr_t)p[k];
+  return NULL;
+}
+
+/* Latency (one chain, one thread) and time per access with every CPU
+ * chasing CHAINS chains, for loads or RMWs. */
+static void memory_costs(uintptr_t *buf, size_t lines, unsigned cpus, bool rmw, double *latency,
+                         double *occupancy) {
+  size_t steps = quick ? 200000 : 2000000;
+  struct chase one = {.start = {buf}, .steps = steps, .rmw = rmw};
+  chase_run(&one);
+  *latency = one.ns / (double)steps;
+  unsigned threads = cpus > 64 ? 64 : cpus;
+  struct chase many[64];
+  pthread_t ids[64];
+  for (unsigned t = 0; t < threads; t++) {
+    memset(&many[t], 0, sizeof many[t]);
+    for (unsigned k = 0; k < CHAINS; k++) many[t].start[k] = &buf[(next_random() % lines) * 8];
+    many[t].steps = steps / CHAINS;
+    many[t].rmw = rmw;
+  }
+  double t0 = now_ns();
+  for (unsigned t = 0; t < threads; t++) pthread_create(&ids[t], NULL, chase_run, &many[t]);
+  for (unsigned t = 0; t < threads; t++) pthread_join(ids[t], NULL);
+  double elapsed = now_ns() - t0;
+  *occupancy = elapsed / ((double)threads * CHAINS * (double)(steps / CHAINS));
+}
+
+/* ---- a steal and a join ---- */
+
+static _Atomic int ping;
+static void *pong(void *arg) {
+  int rounds = *(int *)arg;
+  for (int i = 0; i < rounds; i++) {
+    while (atomic_load_explicit(&ping, memory_order_acquire) != 2 * i + 1) {}
+    atomic_store_explicit(&ping, 2 * i + 2, memory_order_release);
+  }
+  return NULL;
+}
+
+/* One line's transfer between two CPUs (half a round trip). */
+static double transfer_ns(void) {
+  int rounds = quick ? 20000 : 200000;
+  pthread_t id;
+  atomic_store(&ping, 0);
+  pthread_create(&id, NULL, pong, &rounds);
+  double t0 = now_ns();
+  for (int i = 0; i < rounds; i++) {
+    atomic_store_explicit(&ping, 2 * i + 1, memory_order_release);
+    while (atomic_load_explicit(&ping, memory_order_acquire) != 2 * i + 2) {}
+  }
+  double ns = (now_ns() - t0) / rounds / 2;
+  pthread_join(id, NULL);
+  return ns;
+}
+
+static _Atomic uint32_t futex_word;
+static _Atomic double woke_at;
+static void *sleeper(void *arg) {
+  int rounds = *(int *)arg;
+  for (int i = 0; i < rounds; i++) {
+    while (atomic_load(&futex_word) == (uint32_t)(2 * i))
+      syscall(SYS_futex, &futex_word, FUTEX_WAIT_PRIVATE, 2 * i, NULL, NULL, 0);
+    atomic_store(&woke_at, now_ns());
+    atomic_store(&futex_word, (uint32_t)(2 * i + 2));
+  }
+  return NULL;
+}
+
+/* From a futex wake until the sleeper runs, the median of ROUNDS. */
+static double join_ns(void) {
+  enum { ROUNDS = 101 };
+  int rounds = ROUNDS;
+  double took[ROUNDS];
+  pthread_t id;
+  atomic_store(&futex_word, 0);
+  pthread_create(&id, NULL, sleeper, &rounds);
+  for (int i = 0; i < ROUNDS; i++) {
+    usleep(200); /* let it sleep */
+    double t0 = now_ns();
+    atomic_store(&futex_word, (uint32_t)(2 * i + 1));
+    syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    while (atomic_load(&futex_word) != (uint32_t)(2 * i + 2)) sched_yield();
+    took[i] = atomic_load(&woke_at) - t0;
+  }
+  pthread_join(id, NULL);
+  for (int i = 1; i < ROUNDS; i++)
+    for (int j = i; j > 0 && took[j] < took[j - 1]; j--) {
+      double t = took[j];
+      took[j] = took[j - 1];
+      took[j - 1] = t;
+    }
+  return took[ROUNDS / 2];
+}
+
+/* ---- sgc's marker ---- */
+
+static void *volatile keep; /* the heap under test, a root */
+
+/* The fastest of a few collections' mark time. */
+static double mark_ns(void) {
+  double best = 0;
+  for (int i = 0; i < (quick ? 3 : 7); i++) {
+    GC_gcollect();
+    SGC_gc_record_t r;
+    SGC_get_gc_records(&r, 1);
+    if (i == 0 || (double)r.mark_ns < best) best = (double)r.mark_ns;
+  }
+  return best;
+}
+
+/* An array of N pointers to objects of BYTES each (ATOMIC: pointer-free
+ * kind; else scanned, their words zero), in a random order when SCATTER. */
+static void build(size_t n, size_t bytes, bool atomic, bool scatter) {
+  keep = NULL;
+  void **array = GC_MALLOC(n * sizeof(void *));
+  for (size_t i = 0; i < n; i++) array[i] = atomic ? GC_MALLOC_ATOMIC(bytes) : GC_MALLOC(bytes);
+  for (size_t i = 0; scatter && i + 1 < n; i++) {
+    size_t j = i + next_random() % (n - i);
+    void *t = array[i];
+    array[i] = array[j];
+    array[j] = t;
+  }
+  for (size_t i = 0; atomic && i < n; i++) memset(array[i], 0, bytes);
+  keep = array;
+}
+
+static void marker_costs(struct predict_profile *p) {
+  GC_set_markers_count(1);
+  keep = NULL;
+  double base = mark_ns(); /* the roots alone */
+  size_t n = quick ? 20000 : 100000;
+  /* Few large objects of zero words: the per-word cost (and N pointers). */
+  size_t big = 64 << 10, bigs = (quick ? 16 : 64);
+  build(bigs, big, false, false);
+  double words = (double)bigs * big / 8 + bigs;
+  double word = (mark_ns() - base) / words;
+  /* N pointer-free objects: per object, plus the array's N words. */
+  build(n, 16, true, false);
+  double object = (mark_ns() - base - (double)n * word) / (double)n;
+  if (word < 0.01) word = 0.01;
+  if (object < 0.5) object = 0.5;
+  p->word_ns = word;
+  p->object_ns = object;
+  /* Scattered 64-byte objects, 4x the cache: what a miss costs the marker. */
+  size_t scattered = 4 * p->cache_bytes / 64;
+  if (scattered < (1u << 19)) scattered = 1u << 19;
+  if (quick) scattered = 1u << 16;
+  build(scattered, 64, false, true);
+  double t = mark_ns() - base;
+  double work = (double)scattered * (object + 9 * word);
+  double misses = (double)scattered * (1 + 1.0 / 16) + (double)scattered * 8 / 64;
+  p->marker_miss_ns = t > work ? (t - work) / misses : 1;
+  keep = NULL;
+  /* One more marker, on a tiny heap: its serial cost. */
+  GC_set_markers_count(2);
+  double two = mark_ns();
+  GC_set_markers_count(1);
+  double one = mark_ns();
+  p->marker_ns = two > one ? two - one : 0;
+}
+
+int main(int argc, char **argv) {
+  const char *out = NULL;
+  int opt;
+  while ((opt = getopt(argc, argv, "qo:")) != -1) {
+    if (opt == 'q') quick = true;
+    else if (opt == 'o') out = optarg;
+    else {
+      fprintf(stderr, "usage: sgc-calibrate [-q] [-o PROFILE]\n  -q  quick, small and rough\n");
+      return 2;
+    }
+  }
+  /* The marker counts below must be the ones asked for. */
+  if (!getenv("SGC_ADAPTIVE")) {
+    setenv("SGC_ADAPTIVE", "0", 1);
+    unsetenv("SGC_MARKERS");
+    execv("/proc/self/exe", argv);
+  }
+  struct predict_profile p;
+  predict_profile_default(&p);
+  snprintf(p.name, sizeof p.name, "calibrated");
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  p.cpus = cpus > 0 ? (unsigned)cpus : 1;
+  read_cache(&p);
+  size_t bytes = 4 * p.cache_bytes;
+  if (bytes < (64u << 20)) bytes = 64u << 20;
+  if (quick) bytes = 16u << 20;
+  uintptr_t *buf = map(bytes);
+  make_cycle(buf, bytes / 64, 8);
+  memory_costs(buf, bytes / 64, p.cpus, false, &p.read_miss_ns, &p.read_occupancy_ns);
+  memory_costs(buf, bytes / 64, p.cpus, true, &p.rmw_miss_ns, &p.rmw_occupancy_ns);
+  p.read_remote_miss_ns = p.read_miss_ns;
+  p.rmw_remote_miss_ns = p.rmw_miss_ns;
+  munmap(buf, bytes);
+  p.steal_ns = p.cpus > 1 ? 4 * transfer_ns() : 0;
+  p.join_ns = p.cpus > 1 ? join_ns() : 0;
+  marker_costs(&p);
+  char text[4096];
+  predict_profile_format(&p, text, sizeof text);
+  FILE *f = out ? fopen(out, "w") : stdout;
+  if (!f) {
+    fprintf(stderr, "sgc-calibrate: cannot write %s\n", out);
+    return 1;
+  }
+  fprintf(f, "# sgc-calibrate%s: this host (docs/prediction.md)\n%s", quick ? " -q" : "", text);
+  if (out) fclose(f);
+  return 0;
+}

@@ -1,0 +1,153 @@
+/* sgc-predict SNAPSHOT PROFILE: the slow predictor (thesis §4.3).  Prints
+ * the predicted mark time and speed-up for P markers, with the curves
+ * that leave out contention (M_P = M_1) or the steals' extra misses
+ * (Q_P = Q_1), and the term that limits each P (docs/prediction.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph.h"
+#include "mark/predict_model.h"
+#include "snapshot_read.h"
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: sgc-predict [-a] [-j] [-x] [-m MAX] [-p P,P,...] [-s SPLIT] SNAPSHOT PROFILE\n"
+          "  -a  every P from 1 to MAX (default: 1-16, then steps to MAX)\n"
+          "  -j  one JSON object instead of the table\n"
+          "  -x  marks set by an atomic exchange (SGC_MARK_SET=exchange): mark-byte\n"
+          "      misses cost read-modify-writes\n"
+          "  -m  the largest P (default 256)\n"
+          "  -p  exactly these P\n"
+          "  -s  split bytes (default: the snapshot's SGC_SPLIT_BYTES)\n");
+  exit(2);
+}
+
+static bool read_profile(const char *path, struct predict_profile *prof) {
+  predict_profile_default(prof);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "sgc-predict: cannot open profile %s\n", path);
+    return false;
+  }
+  static char text[65536];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  char error[200];
+  if (!predict_profile_parse(text, prof, error, sizeof error)) {
+    fprintf(stderr, "sgc-predict: profile %s: %s\n", path, error);
+    return false;
+  }
+  return true;
+}
+
+int main(int argc, char **argv) {
+  bool all = false, json = false, rmw = false;
+  unsigned max = 256, list[512], listed = 0;
+  long split = -1;
+  int opt;
+  while ((opt = getopt(argc, argv, "ajxm:p:s:")) != -1) {
+    switch (opt) {
+    case 'a': all = true; break;
+    case 'j': json = true; break;
+    case 'x': rmw = true; break;
+    case 'm': max = (unsigned)strtoul(optarg, NULL, 10); break;
+    case 's': split = strtol(optarg, NULL, 10); break;
+    case 'p':
+      for (char *t = strtok(optarg, ","); t && listed < 512; t = strtok(NULL, ","))
+        list[listed++] = (unsigned)strtoul(t, NULL, 10);
+      break;
+    default: usage();
+    }
+  }
+  if (argc - optind != 2 || max < 1 || max > 4096) usage();
+  struct snapshot s;
+  char error[300];
+  if (!snapshot_read(argv[optind], &s, error, sizeof error)) {
+    fprintf(stderr, "sgc-predict: %s\n", error);
+    return 1;
+  }
+  struct predict_profile prof;
+  if (!read_profile(argv[optind + 1], &prof)) return 1;
+  uint64_t split_bytes = split >= 0 ? (uint64_t)split : s.header.split_bytes;
+
+  struct graph_work work;
+  struct graph_misses misses;
+  if (!graph_work(&s, prof.object_ns, prof.word_ns, split_bytes, &work) ||
+      !graph_misses(&s, &prof, &misses)) {
+    fprintf(stderr, "sgc-predict: out of memory\n");
+    return 1;
+  }
+  struct predict_input in = {
+      .t1_ns = work.t1_ns,
+      .tinf_ns = work.tinf_ns,
+      .misses = misses.misses,
+      .live_lines = misses.live_lines,
+      .rmw_share = rmw && misses.misses > 0 ? misses.mark_misses / misses.misses : 0,
+      .nodes = misses.nodes,
+  };
+  memcpy(in.node_share, misses.node_share, sizeof in.node_share);
+  uint64_t live = 0;
+  for (uint64_t i = s.header.roots; i < s.header.objects; i++) live += s.objects[i].bytes;
+
+  if (!listed) {
+    static const unsigned steps[] = {20, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024, 2048, 4096};
+    for (unsigned p = 1; p <= max && p <= (all ? max : 16); p++) list[listed++] = p;
+    for (unsigned k = 0; !all && k < sizeof steps / sizeof *steps; k++)
+      if (steps[k] <= max) list[listed++] = steps[k];
+  }
+  struct predict_point one;
+  predict_at(&prof, &in, 1, 0, &one);
+  if (json) {
+    printf("{\"snapshot\":\"%s\",\"profile\":\"%s\",\"gc_no\":%u,\"objects\":%llu,"
+           "\"live_bytes\":%llu,\"t1_ns\":%.1f,\"tinf_ns\":%.1f,\"misses\":%.0f,"
+           "\"live_lines\":%.1f,\"points\":[",
+           argv[optind], prof.name, s.header.gc_no,
+           (unsigned long long)(s.header.objects - s.header.roots), (unsigned long long)live,
+           in.t1_ns, in.tinf_ns, in.misses, in.live_lines);
+  } else {
+    printf("snapshot %s (collection %u): %llu objects, %llu root ranges, %llu edges, %.3f MB live\n",
+           argv[optind], s.header.gc_no, (unsigned long long)(s.header.objects - s.header.roots),
+           (unsigned long long)s.header.roots, (unsigned long long)s.header.edges, live / 1e6);
+    printf("profile %s; split %llu bytes\n", prof.name, (unsigned long long)split_bytes);
+    printf("T1 %.3f ms (%llu pieces, %llu words)  Tinf %.3f ms  T1/Tinf %.1f\n", in.t1_ns / 1e6,
+           (unsigned long long)work.pieces, (unsigned long long)work.scanned_words,
+           in.tinf_ns / 1e6, in.tinf_ns > 0 ? in.t1_ns / in.tinf_ns : 0);
+    printf("Q1 %.0f misses of %llu accesses (%.0f on mark bytes)  L %.1f lines\n", in.misses,
+           (unsigned long long)misses.accesses, misses.mark_misses, in.live_lines);
+    printf("%5s %11s %8s %12s %12s %9s %12s  %s\n", "P", "mark ms", "speedup", "no-content.",
+           "no-extra", "M_P ns", "Q_P", "largest term");
+  }
+  struct predict_point last = one;
+  for (unsigned k = 0; k < listed; k++) {
+    struct predict_point pt, free_pt, same_pt;
+    predict_at(&prof, &in, list[k], 0, &pt);
+    predict_at(&prof, &in, list[k], PREDICT_NO_CONTENTION, &free_pt);
+    predict_at(&prof, &in, list[k], PREDICT_NO_EXTRA_MISSES, &same_pt);
+    last = pt;
+    if (json)
+      printf("%s{\"p\":%u,\"mark_ns\":%.1f,\"speedup\":%.4f,\"speedup_no_contention\":%.4f,"
+             "\"speedup_no_extra_misses\":%.4f,\"miss_ns\":%.2f,\"misses\":%.0f,\"limit\":\"%s\"}",
+             k ? "," : "", pt.p, pt.time_ns, one.time_ns / pt.time_ns,
+             one.time_ns / free_pt.time_ns, one.time_ns / same_pt.time_ns, pt.miss_ns, pt.misses,
+             predict_term_names[pt.limit]);
+    else
+      printf("%5u %11.4f %8.2f %12.2f %12.2f %9.1f %12.0f  %s\n", pt.p, pt.time_ns / 1e6,
+             one.time_ns / pt.time_ns, one.time_ns / free_pt.time_ns,
+             one.time_ns / same_pt.time_ns, pt.miss_ns, pt.misses, predict_term_names[pt.limit]);
+  }
+  /* What keeps the speed-up from growing: the largest term that does not
+   * shrink as 1/P (work and misses do). */
+  enum predict_term limit = TERM_CRITICAL;
+  for (int t = TERM_CRITICAL; t < TERM_COUNT; t++)
+    if (t != TERM_MISSES && last.term_ns[t] > last.term_ns[limit]) limit = (enum predict_term)t;
+  const char *name = last.term_ns[limit] > 0.1 * last.time_ns ? predict_term_names[limit]
+                                                              : "nothing (it scales)";
+  if (json) printf("],\"limit\":\"%s\"}\n", name);
+  else printf("at P=%u the speed-up is limited by %s (%.0f%% of the time)\n", last.p, name,
+              100 * last.term_ns[limit] / last.time_ns);
+  snapshot_free(&s);
+  return 0;
+}
