@@ -139,7 +139,7 @@ static void test_serial_misses(void) {
   struct predict_profile prof;
   predict_profile_default(&prof);
   struct graph_misses m;
-  CHECK(graph_misses(&b.s, &prof, &m), "misses");
+  CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
   /* The root's word, the object's mark byte, the object's two words (one
    * line): 4 accesses, 3 misses; only the object's line is used twice
    * (accesses 2 and 3), so L = 1/4. */
@@ -147,6 +147,9 @@ static void test_serial_misses(void) {
   CHECK(NEAR(m.misses, 3) && NEAR(m.mark_misses, 1), "misses %f %f", m.misses, m.mark_misses);
   CHECK(NEAR(m.live_lines, 0.25), "L %f", m.live_lines);
   CHECK(m.nodes == 1 && NEAR(m.node_share[0], 1), "one node");
+  /* Warm: the root's and the object's lines are cached; the mark line misses. */
+  CHECK(graph_misses(&b.s, &prof, true, &m), "warm");
+  CHECK(m.accesses == 4 && NEAR(m.misses, 1) && NEAR(m.mark_misses, 1), "warm misses %f", m.misses);
   snapshot_free(&b.s);
 }
 

@@ -4,6 +4,7 @@
  * fast predictor's inputs, and profiles read and written. */
 #include <string.h>
 
+#include "heap/accounting.h"
 #include "mark/predict.h"
 #include "mark/predict_model.h"
 #include "unit.h"
@@ -149,7 +150,39 @@ static void test_profiles(void) {
   }
 }
 
+/* The width the fast predictor learns from a parallel mark (mark/predict.c),
+ * with the default profile: a 64 MB heap found wide takes several markers;
+ * found narrow (parallelism 1.02 of 4 markers), one; after 8 collections
+ * marked alone the width is forgotten and several are tried again. */
+static unsigned next_choice(void) {
+  atomic_fetch_add(&heap_accounting.gc_count, 1); /* a new collection's choice */
+  return predict_markers(8);
+}
+
+static void test_learning(void) {
+  struct mark_totals t = {.bytes = 64 << 20, .objects = 2 << 20, .markers = 4,
+                          .sum_busy_ns = 4000, .max_busy_ns = 1010};
+  predict_after_collection(&t, true, 8);
+  unsigned wide = next_choice();
+  CHECK(wide > 2, "wide: %u markers", wide);
+  CHECK(predict_last_ns() > 0, "a prediction for the record");
+  t.sum_busy_ns = 1020;
+  t.max_busy_ns = 1000;
+  predict_after_collection(&t, false, 8);
+  CHECK(next_choice() == wide, "a mark whose helpers did not run teaches nothing");
+  predict_after_collection(&t, true, 8);
+  CHECK(next_choice() == 1, "narrow: one marker");
+  t.markers = 1;
+  for (int k = 1; k < 8; k++) {
+    predict_after_collection(&t, false, 8);
+    CHECK(next_choice() == 1, "alone, collection %d", k);
+  }
+  predict_after_collection(&t, false, 8);
+  CHECK(next_choice() == wide, "retried after 8 alone");
+}
+
 int main(void) {
+  test_learning();
   test_contention();
   test_terms();
   test_choose();

@@ -259,12 +259,38 @@ static bool touch(struct sim *m, uint64_t address, unsigned node) {
   return cache_access(&m->cache, address);
 }
 
-bool graph_misses(const struct snapshot *s, const struct predict_profile *prof,
+static int by_address(const void *a, const void *b) {
+  uint64_t x = (*(const struct snapshot_object *const *)a)->address;
+  uint64_t y = (*(const struct snapshot_object *const *)b)->address;
+  return x < y ? -1 : x > y;
+}
+
+/* The mutator's last touch of every live object, in address order. */
+static bool warm_up(struct cache_sim *c, const struct snapshot *s) {
+  uint64_t n = s->header.objects;
+  const struct snapshot_object **order = malloc((n ? n : 1) * sizeof *order);
+  if (!order) return false;
+  for (uint64_t i = 0; i < n; i++) order[i] = &s->objects[i];
+  qsort(order, n, sizeof *order, by_address);
+  uint64_t line = (uint64_t)1 << c->line_shift;
+  for (uint64_t i = 0; i < n; i++)
+    for (uint64_t a = order[i]->address & ~(line - 1); a < order[i]->address + order[i]->bytes; a += line)
+      cache_access(c, a);
+  free(order);
+  c->accesses = c->misses = 0;
+  return true;
+}
+
+bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, bool warm,
                   struct graph_misses *out) {
   memset(out, 0, sizeof *out);
   struct sim m;
   memset(&m, 0, sizeof m);
   if (!cache_init(&m.cache, prof->cache_bytes, prof->cache_ways, prof->line_bytes)) return false;
+  if (warm && !warm_up(&m.cache, s)) {
+    cache_free(&m.cache);
+    return false;
+  }
   m.life = line_life_new();
   uint64_t n = s->header.objects;
   uint8_t *marked = calloc(n ? n : 1, 1);

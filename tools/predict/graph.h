@@ -51,8 +51,10 @@ struct graph_misses {
   double node_share[PREDICT_MAX_NODES];
 };
 /* Runs the serial mark (depth first, last found first) over S through a
- * cache of PROF's shape. */
-bool graph_misses(const struct snapshot *s, const struct predict_profile *prof,
+ * cache of PROF's shape: cold, or WARM, holding what a mutator touching
+ * every live object in address order leaves (a heap smaller than the
+ * cache then misses little). */
+bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, bool warm,
                   struct graph_misses *out);
 
 #endif

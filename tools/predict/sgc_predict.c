@@ -13,9 +13,10 @@
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: sgc-predict [-a] [-j] [-x] [-m MAX] [-p P,P,...] [-s SPLIT] SNAPSHOT PROFILE\n"
+          "usage: sgc-predict [-a] [-j] [-w] [-x] [-m MAX] [-p P,P,...] [-s SPLIT] SNAPSHOT PROFILE\n"
           "  -a  every P from 1 to MAX (default: 1-16, then steps to MAX)\n"
           "  -j  one JSON object instead of the table\n"
+          "  -w  a warm cache: the live objects touched in address order before the mark\n"
           "  -x  marks set by an atomic exchange (SGC_MARK_SET=exchange): mark-byte\n"
           "      misses cost read-modify-writes\n"
           "  -m  the largest P (default 256)\n"
@@ -44,15 +45,16 @@ static bool read_profile(const char *path, struct predict_profile *prof) {
 }
 
 int main(int argc, char **argv) {
-  bool all = false, json = false, rmw = false;
+  bool all = false, json = false, rmw = false, warm = false;
   unsigned max = 256, list[512], listed = 0;
   long split = -1;
   int opt;
-  while ((opt = getopt(argc, argv, "ajxm:p:s:")) != -1) {
+  while ((opt = getopt(argc, argv, "ajwxm:p:s:")) != -1) {
     switch (opt) {
     case 'a': all = true; break;
     case 'j': json = true; break;
     case 'x': rmw = true; break;
+    case 'w': warm = true; break;
     case 'm': max = (unsigned)strtoul(optarg, NULL, 10); break;
     case 's': split = strtol(optarg, NULL, 10); break;
     case 'p':
@@ -76,7 +78,7 @@ int main(int argc, char **argv) {
   struct graph_work work;
   struct graph_misses misses;
   if (!graph_work(&s, prof.object_ns, prof.word_ns, split_bytes, &work) ||
-      !graph_misses(&s, &prof, &misses)) {
+      !graph_misses(&s, &prof, warm, &misses)) {
     fprintf(stderr, "sgc-predict: out of memory\n");
     return 1;
   }

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Predicted against measured mark times, per collection (docs/prediction.md).
+
+For every program: one run takes snapshots of its first K collections
+(SGC_SNAPSHOT), a second run marks with the counts of -c in turn
+(SGC_MARKERS_CYCLE, no snapshots, so nothing warms its caches) and traces
+them; the programs are deterministic, so collection g of both runs marks
+alike heaps.  For each snapshot, sgc-predict (the slow predictor) gives the
+time for the count collection g used, set beside its mark_ns and the fast
+predictor's predicted_mark_ns from the same record.  Then per program and
+count, the median error of each (Table 4.2's analogue), the slow
+predictor's speed-up curve to 128 markers (Fig. 4.5's), and, with
+--report, the measured speed-ups of a mark-scaling report (the 16-CPU
+results: docs/benchmarks/results/*-16cpu-mark-scaling/report.md) beside
+the predicted ones.  Run it on a quiet machine, with a profile of that
+machine from sgc-calibrate:
+
+  build/tools/predict/sgc-calibrate -o /tmp/host.profile
+  tools/analysis/predict_vs_measured.py -b build -p /tmp/host.profile
+  tools/analysis/predict_vs_measured.py -b build -p /tmp/host.profile -c 1,2,4,8,16 -t 16 \\
+      --report docs/benchmarks/results/20261128-041431-16cpu-mark-scaling/report.md \\
+      gcbench bh-pt-long cky cube
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from runner.matrix import PROGRAMS, THREAD_FLAG  # noqa: E402
+
+DEFAULT = ["gcbench", "bh-pt-long", "cky", "cube", "mark-list", "mark-tiny", "mark-wide", "mark-tree"]
+CURVE = [1, 2, 4, 8, 16, 32, 64, 128]
+
+
+def run(cmd, env):
+    done = subprocess.run(cmd, env=dict(os.environ, **env), capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"{' '.join(cmd)} failed: {done.stderr[-500:]}")
+    return done.stdout
+
+
+def predict(tool, snap, profile, counts, warm):
+    out = run([tool, "-j"] + (["-w"] if warm else []) + ["-p", ",".join(map(str, counts)), snap, profile], {})
+    r = json.loads(out)
+    return {p["p"]: p["mark_ns"] for p in r["points"]}, r
+
+
+def scaling_report(path):
+    """The cycle-opt rows of a mark-scaling report: program -> {count: speed-up}."""
+    rows, counts = {}, None
+    for line in open(path):
+        if line.startswith("| program | thr | variant |") and "GC thr" in line:
+            counts = [int(c.split()[0]) for c in line.split("|")[5:-2]]
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if counts and len(cells) == 5 + len(counts) and cells[2] == "cycle-opt":
+            rows[cells[0]] = {n: float(re.match(r"[\d.]+", v).group()) for n, v in zip(counts, cells[4:-1])}
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-b", "--build", default="build")
+    ap.add_argument("-p", "--profile", required=True, help="a profile of this machine (sgc-calibrate)")
+    ap.add_argument("-s", "--size", default="headline", choices=["smoke", "headline", "full"])
+    ap.add_argument("-t", "--threads", type=int, default=1, help="the programs' threads")
+    ap.add_argument("-c", "--counts", default="1,2", help="GC thread counts, taken in turn")
+    ap.add_argument("-k", "--snapshots", type=int, default=8, help="collections snapshotted a program")
+    ap.add_argument("-w", "--warm", action="store_true", help="sgc-predict -w: a warm cache")
+    ap.add_argument("--report", help="a mark-scaling report.md to set measured speed-ups beside")
+    ap.add_argument("programs", nargs="*", default=DEFAULT)
+    a = ap.parse_args()
+    counts = [int(c) for c in a.counts.split(",")]
+    tool = os.path.join(a.build, "tools", "predict", "sgc-predict")
+    measured16 = scaling_report(a.report) if a.report else {}
+    print("| program | gc | GC thr | measured ms | slow ms | slow err | fast ms | fast err |")
+    print("|---|---|---|---|---|---|---|---|")
+    errors, curves = {}, {}
+    for name in a.programs:
+        prog = PROGRAMS[name]
+        cmd = [os.path.join(a.build, "bench", f"bench-{prog['bin']}-sgc")] + prog["args"][a.size]
+        cmd += [THREAD_FLAG, str(a.threads)]
+        with tempfile.TemporaryDirectory() as tmp:
+            run(cmd, {"SGC_SNAPSHOT": tmp, "SGC_SNAPSHOT_LIMIT": str(a.snapshots)})
+            trace = os.path.join(tmp, "trace.json")
+            run(cmd, {"SGC_MARKERS_CYCLE": a.counts, "SGC_TRACE": trace})
+            recs = {r["gc_no"]: r for r in map(json.loads, open(trace))}
+            speedups = []
+            for snap in sorted(f for f in os.listdir(tmp) if f.endswith(".snap")):
+                times, whole = predict(tool, os.path.join(tmp, snap), a.profile, sorted(set(counts + CURVE)), a.warm)
+                rec = recs.get(whole["gc_no"])
+                speedups.append({p: times[1] / times[p] for p in CURVE})
+                if not rec:
+                    continue
+                p, got = rec["markers"], rec["mark_ns"] - rec.get("snapshot_ns", 0)
+                slow, fast = times[p], rec.get("predicted_mark_ns", 0)
+                errors.setdefault((name, p), []).append((slow / got - 1, fast / got - 1 if fast else None))
+                fast_cells = f"{fast / 1e6:.3f} | {100 * (fast / got - 1):+.0f}%" if fast else "- | -"
+                print(f"| {name} | {whole['gc_no']} | {p} | {got / 1e6:.3f} | {slow / 1e6:.3f} | "
+                      f"{100 * (slow / got - 1):+.0f}% | {fast_cells} |")
+            if speedups:
+                curves[name] = {p: statistics.median(s[p] for s in speedups) for p in CURVE}
+    print("\nMedian error per program and count (prediction / measured - 1):\n")
+    print("| program | GC thr | collections | slow | fast |")
+    print("|---|---|---|---|---|")
+    for (name, p), errs in sorted(errors.items()):
+        slow = statistics.median(e[0] for e in errs)
+        fasts = [e[1] for e in errs if e[1] is not None]
+        fast = f"{100 * statistics.median(fasts):+.0f}%" if fasts else "-"
+        print(f"| {name} | {p} | {len(errs)} | {100 * slow:+.0f}% | {fast} |")
+    print(f"\nPredicted mark speed-up (slow predictor, {os.path.basename(a.profile)}; median over snapshots):\n")
+    print("| program | " + " | ".join(f"{p}" for p in CURVE) + " |")
+    print("|---|" + "---|" * len(CURVE))
+    for name, c in curves.items():
+        print(f"| {name} | " + " | ".join(f"{c[p]:.2f}" for p in CURVE) + " |")
+        if name in measured16:
+            print(f"| {name} (measured, --report) | " +
+                  " | ".join(f"{measured16[name][p]:.2f}" if p in measured16[name] else "" for p in CURVE) + " |")
+
+
+if __name__ == "__main__":
+    main()
