@@ -12,14 +12,17 @@ count, the median error of each (Table 4.2's analogue), the slow
 predictor's speed-up curve to 128 markers (Fig. 4.5's), and, with
 --report, the measured speed-ups of a mark-scaling report (the 16-CPU
 results: docs/benchmarks/results/*-16cpu-mark-scaling/report.md) beside
-the predicted ones.  Run it on a quiet machine, with a profile of that
-machine from sgc-calibrate:
+the predicted ones; with --also, the curves under other profiles; with
+--adaptive, SGC_MARKERS=auto against each fixed count (Table 4.4's
+analogue).  Run it on a quiet machine, with a profile of that machine
+from sgc-calibrate:
 
   build/tools/predict/sgc-calibrate -o /tmp/host.profile
   tools/analysis/predict_vs_measured.py -b build -p /tmp/host.profile
   tools/analysis/predict_vs_measured.py -b build -p /tmp/host.profile -c 1,2,4,8,16 -t 16 \\
       --report docs/benchmarks/results/20261128-041431-16cpu-mark-scaling/report.md \\
-      gcbench bh-pt-long cky cube
+      --also tools/predict/profiles/e10k.profile --also tools/predict/profiles/o2k.profile \\
+      --adaptive gcbench bh-pt-long cky cube
 """
 import argparse
 import json
@@ -50,6 +53,24 @@ def predict(tool, snap, profile, counts, warm):
     return {p["p"]: p["mark_ns"] for p in r["points"]}, r
 
 
+def compare_adaptive(cmd, counts, tmp):
+    """Mean mark ms over the collections every run has, per fixed count and auto."""
+    def marks(env):
+        trace = os.path.join(tmp, "adaptive.json")
+        run(cmd, dict(env, SGC_TRACE=trace))
+        recs = {r["gc_no"]: r for r in map(json.loads, open(trace))}
+        os.unlink(trace)
+        return recs
+    runs = {n: marks({"SGC_MARKERS": str(n), "SGC_ADAPTIVE": "0"}) for n in counts}
+    auto = marks({"SGC_MARKERS": "auto"})
+    common = set(auto).intersection(*runs.values()) - {1}  # the first marks a heap being built
+    if not common:
+        return {n: float("nan") for n in counts}, float("nan"), float("nan")
+    mean = lambda recs: statistics.mean(recs[g]["mark_ns"] for g in common) / 1e6
+    return ({n: mean(r) for n, r in runs.items()}, mean(auto),
+            statistics.mean(auto[g]["markers"] for g in common))
+
+
 def scaling_report(path):
     """The cycle-opt rows of a mark-scaling report: program -> {count: speed-up}."""
     rows, counts = {}, None
@@ -71,15 +92,22 @@ def main():
     ap.add_argument("-c", "--counts", default="1,2", help="GC thread counts, taken in turn")
     ap.add_argument("-k", "--snapshots", type=int, default=8, help="collections snapshotted a program")
     ap.add_argument("-w", "--warm", action="store_true", help="sgc-predict -w: a warm cache")
+    ap.add_argument("--also", action="append", default=[], metavar="PROFILE",
+                    help="also print the speed-up curve under this profile (repeatable: "
+                         "tools/predict/profiles/e10k.profile, o2k.profile, a 16-CPU host's)")
+    ap.add_argument("--adaptive", action="store_true",
+                    help="also run SGC_MARKERS=auto against each fixed count of -c (Table 4.4)")
     ap.add_argument("--report", help="a mark-scaling report.md to set measured speed-ups beside")
     ap.add_argument("programs", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
+    # The fast predictor (predicted_mark_ns, SGC_MARKERS=auto) assumes the same machine.
+    os.environ["SGC_PREDICT_PROFILE"] = os.path.abspath(a.profile)
     tool = os.path.join(a.build, "tools", "predict", "sgc-predict")
     measured16 = scaling_report(a.report) if a.report else {}
     print("| program | gc | GC thr | measured ms | slow ms | slow err | fast ms | fast err |")
     print("|---|---|---|---|---|---|---|---|")
-    errors, curves = {}, {}
+    errors, curves, adaptive = {}, {}, []
     for name in a.programs:
         prog = PROGRAMS[name]
         cmd = [os.path.join(a.build, "bench", f"bench-{prog['bin']}-sgc")] + prog["args"][a.size]
@@ -89,11 +117,14 @@ def main():
             trace = os.path.join(tmp, "trace.json")
             run(cmd, {"SGC_MARKERS_CYCLE": a.counts, "SGC_TRACE": trace})
             recs = {r["gc_no"]: r for r in map(json.loads, open(trace))}
-            speedups = []
+            speedups = {}
             for snap in sorted(f for f in os.listdir(tmp) if f.endswith(".snap")):
+                for extra in a.also:
+                    t, _ = predict(tool, os.path.join(tmp, snap), extra, CURVE, a.warm)
+                    speedups.setdefault(extra, []).append({p: t[1] / t[p] for p in CURVE})
                 times, whole = predict(tool, os.path.join(tmp, snap), a.profile, sorted(set(counts + CURVE)), a.warm)
                 rec = recs.get(whole["gc_no"])
-                speedups.append({p: times[1] / times[p] for p in CURVE})
+                speedups.setdefault(a.profile, []).append({p: times[1] / times[p] for p in CURVE})
                 if not rec:
                     continue
                 p, got = rec["markers"], rec["mark_ns"] - rec.get("snapshot_ns", 0)
@@ -102,8 +133,10 @@ def main():
                 fast_cells = f"{fast / 1e6:.3f} | {100 * (fast / got - 1):+.0f}%" if fast else "- | -"
                 print(f"| {name} | {whole['gc_no']} | {p} | {got / 1e6:.3f} | {slow / 1e6:.3f} | "
                       f"{100 * (slow / got - 1):+.0f}% | {fast_cells} |")
-            if speedups:
-                curves[name] = {p: statistics.median(s[p] for s in speedups) for p in CURVE}
+            for prof, runs in speedups.items():
+                curves[(name, prof)] = {p: statistics.median(s[p] for s in runs) for p in CURVE}
+            if a.adaptive:
+                adaptive.append((name, compare_adaptive(cmd, counts, tmp)))
     print("\nMedian error per program and count (prediction / measured - 1):\n")
     print("| program | GC thr | collections | slow | fast |")
     print("|---|---|---|---|---|")
@@ -112,14 +145,26 @@ def main():
         fasts = [e[1] for e in errs if e[1] is not None]
         fast = f"{100 * statistics.median(fasts):+.0f}%" if fasts else "-"
         print(f"| {name} | {p} | {len(errs)} | {100 * slow:+.0f}% | {fast} |")
-    print(f"\nPredicted mark speed-up (slow predictor, {os.path.basename(a.profile)}; median over snapshots):\n")
-    print("| program | " + " | ".join(f"{p}" for p in CURVE) + " |")
-    print("|---|" + "---|" * len(CURVE))
-    for name, c in curves.items():
-        print(f"| {name} | " + " | ".join(f"{c[p]:.2f}" for p in CURVE) + " |")
+    print("\nPredicted mark speed-up (slow predictor; median over snapshots; Fig. 4.5):\n")
+    print("| program | profile | " + " | ".join(f"{p}" for p in CURVE) + " |")
+    print("|---|---|" + "---|" * len(CURVE))
+    for name in a.programs:
+        for prof in [a.profile] + a.also:
+            c = curves.get((name, prof))
+            if c:
+                print(f"| {name} | {os.path.basename(prof)} | " + " | ".join(f"{c[p]:.2f}" for p in CURVE) + " |")
         if name in measured16:
-            print(f"| {name} (measured, --report) | " +
+            print(f"| {name} | measured (--report) | " +
                   " | ".join(f"{measured16[name][p]:.2f}" if p in measured16[name] else "" for p in CURVE) + " |")
+    if adaptive:
+        print("\nSGC_MARKERS=auto against fixed counts (Table 4.4): mean mark ms per collection, "
+              "collections paired by number; auto's mean GC threads:\n")
+        print("| program | " + " | ".join(f"{n} GC thr" for n in counts) + " | auto | auto thr | auto / best |")
+        print("|---|" + "---|" * (len(counts) + 3))
+        for name, (fixed, auto, threads) in adaptive:
+            best = min(fixed.values())
+            print(f"| {name} | " + " | ".join(f"{fixed[n]:.3f}" for n in counts) +
+                  f" | {auto:.3f} | {threads:.2f} | {auto / best:.3f} |")
 
 
 if __name__ == "__main__":
