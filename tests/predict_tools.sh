@@ -48,6 +48,7 @@ assert pts[0]["p"] == 1 and abs(pts[0]["speedup"] - 1) < 1e-9, pts[0]
 assert pts[-1]["p"] == 128 and all(p["speedup"] > 0 for p in pts), pts[-1]
 names = {"work", "critical path", "joining", "steals", "misses", "extra misses", "contention"}
 assert all(p["limit"] in names for p in pts), pts
+assert r["limit"] in names | {"nothing"}, r["limit"]
 PY
   done
 done

@@ -175,6 +175,12 @@ static void test_read_back(void) {
   CHECK(!memcmp(r.objects, b.s.objects, 3 * sizeof *r.objects), "objects");
   CHECK(!memcmp(r.edges, b.s.edges, 3 * sizeof *r.edges), "edges");
   snapshot_free(&r);
+  /* An object whose edges run past the table is refused, even where
+   * first_edge + edge_count wraps around. */
+  b.s.objects[x].first_edge = UINT64_MAX - 1;
+  CHECK(snapshot_write(path, &b.s), "write");
+  CHECK(!snapshot_read(path, &r, error, sizeof error) && strstr(error, "object record"), "bad range");
+  b.s.objects[x].first_edge = 1;
   /* An edge to no object is refused. */
   b.s.edges[1].target = 9;
   CHECK(snapshot_write(path, &b.s), "write");

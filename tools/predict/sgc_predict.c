@@ -145,11 +145,14 @@ int main(int argc, char **argv) {
   enum predict_term limit = TERM_CRITICAL;
   for (int t = TERM_CRITICAL; t < TERM_COUNT; t++)
     if (t != TERM_MISSES && last.term_ns[t] > last.term_ns[limit]) limit = (enum predict_term)t;
-  const char *name = last.term_ns[limit] > 0.1 * last.time_ns ? predict_term_names[limit]
-                                                              : "nothing (it scales)";
+  bool limited = last.term_ns[limit] > 0.1 * last.time_ns;
+  const char *name = limited ? predict_term_names[limit] : "nothing";
   if (json) printf("],\"limit\":\"%s\"}\n", name);
-  else printf("at P=%u the speed-up is limited by %s (%.0f%% of the time)\n", last.p, name,
-              100 * last.term_ns[limit] / last.time_ns);
+  else if (limited)
+    printf("at P=%u the speed-up is limited by %s (%.0f%% of the time)\n", last.p, name,
+           100 * last.term_ns[limit] / last.time_ns);
+  else printf("at P=%u nothing but the work and misses, which shrink as 1/P, is over 10%% of the time\n",
+              last.p);
   snapshot_free(&s);
   return 0;
 }

@@ -39,7 +39,7 @@ bool snapshot_read(const char *path, struct snapshot *s, char *error, size_t err
   }
   for (uint64_t i = 0; i < h->objects; i++) {
     const struct snapshot_object *o = &s->objects[i];
-    if (o->first_edge + o->edge_count > h->edges || o->kind > SNAP_CUSTOM ||
+    if (o->first_edge > h->edges || o->edge_count > h->edges - o->first_edge || o->kind > SNAP_CUSTOM ||
         (o->kind == SNAP_ROOT) != (i < h->roots)) {
       snapshot_free(s);
       return fail(error, error_bytes, path, "an object record out of range");
