@@ -91,7 +91,8 @@ double predict_solve_contention(double base_ns, double q, double p, double m1, d
                                 unsigned nodes, const double *share);
 
 /* The fewest markers, from 1 to MAX, whose predicted time is within
- * SLACK (0.05: 5%) of the best (thesis Table 4.4); *BEST_NS gets its time. */
+ * SLACK (0.05: 5%) of the best (thesis Table 4.4); *CHOSEN_NS gets its
+ * time.  Past 16 it looks at counts about 1/16 apart, and MAX. */
 unsigned predict_choose(const struct predict_profile *prof, const struct predict_input *in,
                         unsigned max, double slack, double *chosen_ns);
 

@@ -86,6 +86,14 @@ static void test_choose(void) {
   CHECK(predict_choose(&p, &in, 8, 0.15, &t) == 3 && CLOSE(t, 400), "15%%: %f", t);
   CHECK(predict_choose(&p, &in, 8, 0, NULL) == 4, "no slack: the best");
   CHECK(predict_choose(&p, &in, 1, 0.05, NULL) == 1, "one allowed");
+  /* Wide and all work: the best is the most, past 16 looked at in steps
+   * (17 18 ... 32 34 ... 64 68 ... 1000), and 1000 itself is one. */
+  struct predict_input wide = {.t1_ns = 1e9};
+  CHECK(predict_choose(&p, &wide, 1000, 0, &t) == 1000 && CLOSE(t, 1e6), "1000: %f", t);
+  /* 5% slack: the first count looked at with 1e9/P <= 1e6/0.95, P >= 950:
+   * the steps (P += P/16) run ... 808, 858, 911, 967, 1000. */
+  CHECK(predict_choose(&p, &wide, 1000, 0.05, NULL) == 967, "slack over the steps: %u",
+        predict_choose(&p, &wide, 1000, 0.05, NULL));
   /* A list: T_inf = T_1, nothing to gain; join costs make 1 best. */
   in.tinf_ns = 1000;
   p.join_ns = 50;
