@@ -40,7 +40,7 @@ struct snapshot_object {
   uint64_t first_edge; /* its edges: [first_edge, first_edge + edge_count) */
   uint32_t edge_count;
   uint8_t kind;        /* enum snapshot_kind */
-  uint8_t node;        /* memory node of its first page */
+  uint8_t node;        /* memory node of its first page (move_pages; 0: unknown) */
   uint16_t reserved;   /* 0 */
 };
 

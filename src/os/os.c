@@ -120,3 +120,11 @@ unsigned os_markers_limit(void) {
   }
   return limit;
 }
+
+bool os_page_nodes(void *const *addresses, int *nodes, unsigned long count) {
+  /* move_pages with no target nodes only reports where each page is. */
+  if (syscall(SYS_move_pages, 0, count, addresses, NULL, nodes, 0) != 0) return false;
+  for (unsigned long i = 0; i < count; i++)
+    if (nodes[i] < 0) nodes[i] = -1;
+  return true;
+}

@@ -28,6 +28,10 @@ void futex_wait(_Atomic uint32_t *word, uint32_t expected);
 void futex_wait_timeout(_Atomic uint32_t *word, uint32_t expected, uint64_t ns);
 void futex_wake_all(_Atomic uint32_t *word);
 
+/* The memory node of each of the COUNT pages at ADDRESSES into NODES (-1
+ * where none is known: not yet touched, or no NUMA support); false when
+ * the kernel tells nothing (move_pages refused). */
+bool os_page_nodes(void *const *addresses, int *nodes, unsigned long count);
 uint64_t os_now_ns(void);      /* CLOCK_MONOTONIC */
 uint64_t os_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID: time this thread ran */
 /* When the calling thread runs on CPU, moves it to another CPU of its
