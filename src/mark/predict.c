@@ -3,7 +3,8 @@
  * objects and words marked, Q_1 as every live line missing once (the
  * thesis's fast version also underestimates misses), T_inf from the
  * heap's width, which the last multi-marker collection's parallelism
- * (busy time summed over the busiest marker's) tells. */
+ * (busy time summed over the busiest marker's) tells, and all of it
+ * scaled by what this machine's marks took against their predictions. */
 #include "mark/predict.h"
 
 #include <fcntl.h>
@@ -25,6 +26,10 @@ enum {
 /* A mark whose parallelism stayed under this share of its markers was
  * limited by the heap's width, not by the markers. */
 #define NARROW_SHARE 0.7
+/* The scale's bounds, and the weight of each mark in it. */
+#define SCALE_MIN (1.0 / 64)
+#define SCALE_MAX 64.0
+#define SCALE_WEIGHT 0.25
 
 static struct predict_profile profile;
 static bool profile_ready;
@@ -37,7 +42,13 @@ static struct {
   unsigned chosen, chosen_max;
   unsigned last_choice;
   uint64_t last_ns;
-} state = {.retry = RETRY_MIN};
+  /* Marks measured here over the profile's predictions for them, smoothed:
+   * it scales the profile's work and miss costs to this machine as it
+   * runs, so that an uncalibrated profile still weighs work against the
+   * fixed costs of more markers in the right proportion. */
+  double scale;
+  unsigned samples;
+} state = {.retry = RETRY_MIN, .scale = 1};
 
 static void load_profile(void) {
   profile_ready = true;
@@ -87,6 +98,9 @@ static void current_input(struct predict_input *in) {
   }
   predict_fast_input(predict_profile(), bytes, atomic, objects, heap_accounting.root_bytes,
                      state.width, in);
+  in->t1_ns *= state.scale;
+  in->tinf_ns *= state.scale;
+  in->misses *= state.scale;
 }
 
 unsigned predict_markers(unsigned max) {
@@ -115,6 +129,15 @@ void predict_after_collection(const struct mark_totals *t, bool learnt, unsigned
   struct predict_point pt;
   predict_at(predict_profile(), &in, t->markers ? t->markers : 1, 0, &pt);
   state.last_ns = (uint64_t)pt.time_ns;
+  /* The mark's own time: its busiest marker's busy time and a share of
+   * the idle time (stealing, termination).  Only from marks whose
+   * helpers ran: the others measured the machine's other work. */
+  double measured = (double)t->max_busy_ns + (t->markers ? (double)t->idle_ns / t->markers : 0);
+  if ((t->markers <= 1 || learnt) && measured > 0 && pt.time_ns > 0) {
+    double sample = state.scale * measured / pt.time_ns;
+    sample = sample < SCALE_MIN ? SCALE_MIN : sample > SCALE_MAX ? SCALE_MAX : sample;
+    state.scale = state.samples++ ? (1 - SCALE_WEIGHT) * state.scale + SCALE_WEIGHT * sample : sample;
+  }
   /* What this mark's parallelism says of the width, for the next ones. */
   if (t->markers > 1 && learnt) {
     double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;

@@ -168,14 +168,27 @@ static unsigned next_choice(void) {
 }
 
 static void test_learning(void) {
-  struct mark_totals t = {.bytes = 64 << 20, .objects = 2 << 20, .markers = 4,
-                          .sum_busy_ns = 4000, .max_busy_ns = 1010};
+  /* The first mark predicted as measured: the scale stays 1. */
+  struct mark_totals t = {.bytes = 64 << 20, .objects = 2 << 20, .markers = 4};
+  predict_after_collection(&t, false, 8);
+  t.max_busy_ns = predict_last_ns();
+  t.sum_busy_ns = 4 * t.max_busy_ns;
   predict_after_collection(&t, true, 8);
+  uint64_t predicted = predict_last_ns();
+  CHECK(predicted == t.max_busy_ns, "scale 1: %llu", (unsigned long long)predicted);
   unsigned wide = next_choice();
   CHECK(wide > 2, "wide: %u markers", wide);
-  CHECK(predict_last_ns() > 0, "a prediction for the record");
-  t.sum_busy_ns = 1020;
-  t.max_busy_ns = 1000;
+  /* Marks twice as long as predicted: the scale moves a quarter of the
+   * way to 2 per mark, so the second such mark was predicted at 1.25
+   * times (a little less: the GC threads' join is not scaled). */
+  t.max_busy_ns = 2 * predicted;
+  t.sum_busy_ns = 4 * t.max_busy_ns; /* still wide */
+  predict_after_collection(&t, true, 8);
+  predict_after_collection(&t, true, 8);
+  CHECK(predict_last_ns() > predicted * 6 / 5 && predict_last_ns() < predicted * 13 / 10,
+        "scaled: %llu against %llu", (unsigned long long)predict_last_ns(),
+        (unsigned long long)predicted);
+  t.sum_busy_ns = t.max_busy_ns * 102 / 100;
   predict_after_collection(&t, false, 8);
   CHECK(next_choice() == wide, "a mark whose helpers did not run teaches nothing");
   predict_after_collection(&t, true, 8);
