@@ -439,7 +439,7 @@ static bool helpers_took_part(void) {
 void parallel_after_collection(const struct mark_totals *t) {
   last_live_bytes = t->bytes;
   cycle_position++;
-  predict_after_collection(t, t->markers > 1 && helpers_took_part(), sgc_settings.markers);
+  predict_after_collection(t, t->markers > 1 && helpers_took_part());
   if (!sgc_settings.adaptive_markers) return;
   if (t->markers > 1 && !helpers_took_part()) return; /* nothing learnt */
   if (t->markers > 1) {

@@ -117,8 +117,7 @@ unsigned predict_markers(unsigned max) {
   return state.chosen;
 }
 
-void predict_after_collection(const struct mark_totals *t, bool learnt, unsigned max) {
-  (void)max;
+void predict_after_collection(const struct mark_totals *t, bool learnt) {
   state.known = true;
   state.bytes = t->bytes;
   state.atomic = t->atomic_bytes;

@@ -15,7 +15,7 @@
 unsigned predict_markers(unsigned max);
 /* After a collection's mark: T, its totals; LEARNT, whether its helpers
  * ran enough for its parallelism to tell the heap's width. */
-void predict_after_collection(const struct mark_totals *t, bool learnt, unsigned max);
+void predict_after_collection(const struct mark_totals *t, bool learnt);
 /* For the trace: the fast prediction of the last collection's mark time
  * with the markers it used, from its own live figures; the count
  * SGC_MARKERS=auto chose for it (0: not auto). */

@@ -170,10 +170,10 @@ static unsigned next_choice(void) {
 static void test_learning(void) {
   /* The first mark predicted as measured: the scale stays 1. */
   struct mark_totals t = {.bytes = 64 << 20, .objects = 2 << 20, .markers = 4};
-  predict_after_collection(&t, false, 8);
+  predict_after_collection(&t, false);
   t.max_busy_ns = predict_last_ns();
   t.sum_busy_ns = 4 * t.max_busy_ns;
-  predict_after_collection(&t, true, 8);
+  predict_after_collection(&t, true);
   uint64_t predicted = predict_last_ns();
   CHECK(predicted == t.max_busy_ns, "scale 1: %llu", (unsigned long long)predicted);
   unsigned wide = next_choice();
@@ -183,22 +183,22 @@ static void test_learning(void) {
    * times (a little less: the GC threads' join is not scaled). */
   t.max_busy_ns = 2 * predicted;
   t.sum_busy_ns = 4 * t.max_busy_ns; /* still wide */
-  predict_after_collection(&t, true, 8);
-  predict_after_collection(&t, true, 8);
+  predict_after_collection(&t, true);
+  predict_after_collection(&t, true);
   CHECK(predict_last_ns() > predicted * 6 / 5 && predict_last_ns() < predicted * 13 / 10,
         "scaled: %llu against %llu", (unsigned long long)predict_last_ns(),
         (unsigned long long)predicted);
   t.sum_busy_ns = t.max_busy_ns * 102 / 100;
-  predict_after_collection(&t, false, 8);
+  predict_after_collection(&t, false);
   CHECK(next_choice() == wide, "a mark whose helpers did not run teaches nothing");
-  predict_after_collection(&t, true, 8);
+  predict_after_collection(&t, true);
   CHECK(next_choice() == 1, "narrow: one marker");
   t.markers = 1;
   for (int k = 1; k < 8; k++) {
-    predict_after_collection(&t, false, 8);
+    predict_after_collection(&t, false);
     CHECK(next_choice() == 1, "alone, collection %d", k);
   }
-  predict_after_collection(&t, false, 8);
+  predict_after_collection(&t, false);
   CHECK(next_choice() == wide, "retried after 8 alone");
 }
 
