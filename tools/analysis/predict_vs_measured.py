@@ -40,6 +40,13 @@ DEFAULT = ["gcbench", "bh-pt-long", "cky", "cube", "mark-list", "mark-tiny", "ma
 CURVE = [1, 2, 4, 8, 16, 32, 64, 128]
 
 
+def records(trace):
+    """A trace's records by collection number ({} when it never collected)."""
+    if not os.path.exists(trace):
+        return {}
+    return {r["gc_no"]: r for r in map(json.loads, open(trace))}
+
+
 def run(cmd, env):
     done = subprocess.run(cmd, env=dict(os.environ, **env), capture_output=True, text=True)
     if done.returncode:
@@ -58,8 +65,9 @@ def compare_adaptive(cmd, counts, tmp):
     def marks(env):
         trace = os.path.join(tmp, "adaptive.json")
         run(cmd, dict(env, SGC_TRACE=trace))
-        recs = {r["gc_no"]: r for r in map(json.loads, open(trace))}
-        os.unlink(trace)
+        recs = records(trace)
+        if recs:
+            os.unlink(trace)
         return recs
     runs = {n: marks({"SGC_MARKERS": str(n), "SGC_ADAPTIVE": "0"}) for n in counts}
     auto = marks({"SGC_MARKERS": "auto"})
@@ -116,7 +124,7 @@ def main():
             run(cmd, {"SGC_SNAPSHOT": tmp, "SGC_SNAPSHOT_LIMIT": str(a.snapshots)})
             trace = os.path.join(tmp, "trace.json")
             run(cmd, {"SGC_MARKERS_CYCLE": a.counts, "SGC_TRACE": trace})
-            recs = {r["gc_no"]: r for r in map(json.loads, open(trace))}
+            recs = records(trace)
             speedups = {}
             for snap in sorted(f for f in os.listdir(tmp) if f.endswith(".snap")):
                 for extra in a.also:
