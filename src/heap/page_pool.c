@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "heap/heap.h"
+#include "heap/placement.h"
 #include "os/os.h"
 
 enum { EXACT_BUCKETS = 64 };
@@ -124,11 +125,18 @@ static struct page_header *span_take_head(struct page_header *span, size_t pages
   size_t lazy_from = lazy_at == UINTPTR_MAX ? pages
                      : lazy_at <= span->start ? 0 /* pages added to an object past its mark */
                                               : (lazy_at - span->start) >> PAGE_SHIFT;
+  /* First touch: a page whose memory is fresh or released gets it from
+   * the node of the thread taking it now, which writes it first. */
+  unsigned toucher = numa_active() && numa_placement == NUMA_FIRSTTOUCH ? numa_current_node() : 0;
   for (size_t i = 0; i < pages; i++) {
     if (i >= lazy_from && page_header_untouched(&span[i])) continue;
     atomic_store_explicit(&span[i].state, PAGE_RESERVED, memory_order_relaxed);
     span[i].start = span->start + (i << PAGE_SHIFT);
     span[i].owner_store = NULL; /* a claim (below) ends with the span */
+    if (numa_active())
+      span[i].node = (uint8_t)(numa_placement != NUMA_FIRSTTOUCH ? heap_node_of(&span[i], span[i].start)
+                               : span[i].flags & PAGE_DIRTY ? span[i].node
+                                                            : toucher);
     if (span[i].flags & PAGE_DIRTY) dirty_free_pages--;
     if (span[i].flags & PAGE_RELEASED) {
       span[i].flags &= (uint8_t)~PAGE_RELEASED;
@@ -220,12 +228,44 @@ static struct page_header *span_cut(struct page_header *head, size_t offset) {
   return upper;
 }
 
+/* Local placement: a free span no other store claims that holds a page
+ * of NODE's stripes, cut so that the page heads it; NULL when none has. */
+static struct page_header *span_on_node(unsigned node, const struct page_store *claimant) {
+  for (unsigned b = 1; b <= EXACT_BUCKETS; b++) {
+    for (struct page_header *s = buckets[b % EXACT_BUCKETS]; s; s = s->next) {
+      if (claimed_by_other(s, claimant)) continue;
+      uintptr_t end = s->start + ((uintptr_t)s->span_pages << PAGE_SHIFT);
+      uintptr_t a = s->start;
+      /* Stripes alternate over the nodes: one round of them from the
+       * span's start finds NODE's, if the span reaches that far. */
+      for (unsigned k = 0; k <= numa.nodes && a < end; k++) {
+        if (heap_stripe_node(a) == node)
+          return a == s->start ? s : span_cut(s, (size_t)((a - s->start) >> PAGE_SHIFT));
+        a = (a | (((uintptr_t)1 << LOCAL_STRIPE_SHIFT) - 1)) + 1;
+      }
+    }
+  }
+  return NULL;
+}
+
 struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor) {
+  return page_pool_take_run_on(claimant, cursor, UINT32_MAX);
+}
+
+struct page_header *page_pool_take_run_on(struct page_store *claimant, struct page_header **cursor,
+                                          unsigned node) {
   struct page_header *span = *cursor;
+  bool on_node = node < numa.nodes && numa_placement == NUMA_LOCAL;
   /* The cursor no longer heads a free span of this store's (taken, merged
-   * away, or claimed by another): a new span. */
-  if (!span || !page_pool_is_span_head(span) || claimed_by_other(span, claimant)) {
-    span = span_find(1, claimed_by_other, claimant);
+   * away, or claimed by another), or has run into another node's stripe:
+   * a new span. */
+  if (!span || !page_pool_is_span_head(span) || claimed_by_other(span, claimant) ||
+      (on_node && heap_stripe_node(span->start) != node)) {
+    span = on_node ? span_on_node(node, claimant) : NULL;
+    /* No page of NODE free: another node's rather than a larger heap
+     * (papers/002 §3.3: a fragment running dry must not count as the
+     * heap's being full). */
+    if (!span) span = span_find(1, claimed_by_other, claimant);
     if (!span) {
       struct page_header *largest = NULL;
       page_pool_for_each_span(keep_largest, &largest);
@@ -237,6 +277,8 @@ struct page_header *page_pool_take_run(struct page_store *claimant, struct page_
   }
   size_t have = span->span_pages;
   struct page_header *page = span_take_head(span, 1, UINTPTR_MAX);
+  if (on_node && heap_stripe_node(page->start) != node)
+    atomic_fetch_add_explicit(&heap_foreign_takes, 1, memory_order_relaxed);
   *cursor = have > 1 ? page + 1 : NULL;
   if (have > 1) page[1].owner_store = claimant;
   return page;
