@@ -228,24 +228,37 @@ static struct page_header *span_cut(struct page_header *head, size_t offset) {
   return upper;
 }
 
-/* Local placement: a free span no other store claims that holds a page
- * of NODE's stripes, cut so that the page heads it; NULL when none has. */
-static struct page_header *span_on_node(unsigned node, const struct page_store *claimant) {
+/* Local placement: a free span that holds a page of NODE's stripes, cut
+ * so that the page heads it; NULL when none has.  A span another store
+ * claims is cut too when NODE's stripe lies past its head: that store
+ * refills on its own node, never from this stripe, and keeps the part
+ * before with its cursor.  One whose head is on NODE is taken over only
+ * when no other is left (its claimant may have exited, or it shares the
+ * node): a page of the node beats a page off it. */
+static struct page_header *span_on_node_pass(unsigned node, const struct page_store *claimant,
+                                             bool take_claimed) {
   for (unsigned b = 1; b <= EXACT_BUCKETS; b++) {
     for (struct page_header *s = buckets[b % EXACT_BUCKETS]; s; s = s->next) {
-      if (claimed_by_other(s, claimant)) continue;
       uintptr_t end = s->start + ((uintptr_t)s->span_pages << PAGE_SHIFT);
       uintptr_t a = s->start;
       /* Stripes alternate over the nodes: one round of them from the
        * span's start finds NODE's, if the span reaches that far. */
       for (unsigned k = 0; k <= numa.nodes && a < end; k++) {
-        if (heap_stripe_node(a) == node)
-          return a == s->start ? s : span_cut(s, (size_t)((a - s->start) >> PAGE_SHIFT));
+        if (heap_stripe_node(a) == node) {
+          if (a > s->start) return span_cut(s, (size_t)((a - s->start) >> PAGE_SHIFT));
+          if (take_claimed || !claimed_by_other(s, claimant)) return s;
+          break;
+        }
         a = (a | (((uintptr_t)1 << LOCAL_STRIPE_SHIFT) - 1)) + 1;
       }
     }
   }
   return NULL;
+}
+
+static struct page_header *span_on_node(unsigned node, const struct page_store *claimant) {
+  struct page_header *s = span_on_node_pass(node, claimant, false);
+  return s ? s : span_on_node_pass(node, claimant, true);
 }
 
 struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor) {

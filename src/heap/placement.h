@@ -17,9 +17,11 @@ enum {
   /* A local stripe is a chunk's worth: chunks are aligned to it, so a
    * chunk's pages and its growths are whole stripes. */
   LOCAL_STRIPE_SHIFT = CHUNK_SHIFT,
-  /* BMB: 64 pages' headers (24 KiB of descriptor) go to one node, the
-   * next 64 pages' to the next. */
-  BMB_STRIPE_SHIFT = PAGE_SHIFT + 6,
+  /* BMB: 256 pages' headers go to one node, the next 256 pages' to the
+   * next: 23 whole descriptor pages while a header is 368 bytes, so the
+   * nodes get equal shares (a stripe of headers that ended inside a page
+   * would put that page's other headers on its node too). */
+  BMB_STRIPE_SHIFT = PAGE_SHIFT + 8,
 };
 
 /* The node the placement puts heap address A on; under first touch, the

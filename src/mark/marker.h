@@ -86,7 +86,7 @@ struct marker {
    * seen), and the bytes of heap objects it scanned per node this
    * collection, counted only while there are several nodes (mark.c). */
   _Alignas(64) unsigned node;
-  bool pinned;
+  _Atomic bool pinned; /* set by its own thread as it starts; read by statistics */
   uint64_t node_scanned_bytes[NUMA_MAX_NODES];
 } __attribute__((aligned(64)));
 

@@ -334,7 +334,8 @@ static void *helper_main(void *arg) {
   uint32_t seen = 0, hint = atomic_load_explicit(&prewake_seq, memory_order_relaxed);
   /* SGC_NUMA_PIN: on its node's CPUs for good (parallel_ensure_markers
    * chose the node), unless the process was bound to some already. */
-  if (numa_pin && numa_active()) m->pinned = numa_pin_self(m->node);
+  if (numa_pin && numa_active())
+    atomic_store_explicit(&m->pinned, numa_pin_self(m->node), memory_order_relaxed);
   atomic_fetch_add_explicit(&helpers_started, 1, memory_order_release);
   for (;;) {
     bool awake;
@@ -343,8 +344,9 @@ static void *helper_main(void *arg) {
     if (!gate_join(epoch)) continue;
     atomic_fetch_add_explicit(&phase_joins, 1, memory_order_relaxed);
     if (m->index < active) {
-      if (!m->pinned) os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
-      if (numa_active() && !m->pinned) m->node = numa_current_node();
+      bool pinned = atomic_load_explicit(&m->pinned, memory_order_relaxed);
+      if (!pinned) os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
+      if (numa_active() && !pinned) m->node = numa_current_node();
       /* phase_start_ns was written before the epoch's release store. */
       /* The mark's join only: a parallel sweep's phase follows it in the
        * same collection, and its join would overwrite what the trace

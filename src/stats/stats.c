@@ -441,7 +441,8 @@ static void numa_stats_read(SGC_stats_t *out) {
   out->numa_bmb = numa_bmb && numa_active();
   out->numa_pinned_threads = 0;
   for (unsigned i = 0; i < parallel_markers_created(); i++)
-    out->numa_pinned_threads += parallel_marker(i)->pinned;
+    out->numa_pinned_threads +=
+        atomic_load_explicit(&parallel_marker(i)->pinned, memory_order_relaxed);
   if (!numa_active()) return;
   uint64_t used[NUMA_MAX_NODES], free_pages[NUMA_MAX_NODES];
   heap_pages_per_node(used, free_pages);
