@@ -73,7 +73,7 @@ struct page_store *page_store_of(struct sgc_thread *t) {
     atomic_store_explicit(&all_stores, s, memory_order_release);
   }
   atomic_store_explicit(&s->owner_tid, t->tid, memory_order_relaxed);
-  atomic_store_explicit(&s->node, numa_current_node(), memory_order_relaxed);
+  if (numa_active()) atomic_store_explicit(&s->node, numa_current_node(), memory_order_relaxed);
   atomic_store_explicit(&s->alive, true, memory_order_relaxed);
   atomic_store_explicit(&s->active_epoch, atomic_load_explicit(&gc_epoch, memory_order_relaxed),
                         memory_order_relaxed);

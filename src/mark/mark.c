@@ -113,7 +113,7 @@ void mark_begin(void) {
     m->steal_attempts = m->steal_successes = 0;
     m->busy_ns = m->idle_ns = m->cpu_ns = m->join_ns = 0;
     m->prewoken = false;
-    if (numa_active()) memset(m->node_scanned_bytes, 0, sizeof m->node_scanned_bytes);
+    if (numa_counting) memset(m->node_scanned_bytes, 0, sizeof m->node_scanned_bytes);
   }
   /* One walk over the page headers: collectable pages lose their marks;
    * uncollectable objects keep theirs (the bit means "allocated") and are
@@ -352,7 +352,7 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
 
 /* NUMA statistics (docs/numa.md): the node of the heap object a range
  * scans, by the placement's rule; ranges outside the heap (roots) count
- * nowhere.  Called once a scanned range, only with several nodes. */
+ * nowhere.  Called once a scanned range, only while numa_counting. */
 SGC_NOINLINE static void count_node_scan(struct marker *m, uintptr_t lo, uintptr_t hi) {
   struct page_header *p = page_of_address(lo);
   if (p) m->node_scanned_bytes[heap_node_of(p, lo)] += hi - lo;
@@ -373,7 +373,7 @@ void mark_drain_own(struct marker *m) {
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   uintptr_t span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
   uint64_t bytes = 0, objects = 0, atomic_bytes = 0;
-  bool count_nodes = numa_active(); /* the loop's one NUMA test, per scanned range */
+  bool count_nodes = numa_counting; /* the loop's one NUMA test, per scanned range */
   /* Valid for this drain only: pages do not change while marking. */
   struct page_cache cache = {1, NULL};
   struct owner_view v;

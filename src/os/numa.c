@@ -19,7 +19,7 @@
 
 struct numa_topology numa = {.nodes = 1, .nodes_with_cpus = 1};
 enum numa_placement numa_placement = NUMA_FIRSTTOUCH;
-bool numa_bmb, numa_pin;
+bool numa_bmb, numa_pin, numa_counting;
 struct numa_decisions numa_decisions;
 
 enum { KERNEL_NODES_MAX = 1024, MASK_WORDS = KERNEL_NODES_MAX / (8 * sizeof(unsigned long)) };
@@ -163,6 +163,13 @@ void numa_init(void) {
                                                    ENV_WORDS_COUNT(words), NUMA_FIRSTTOUCH);
   numa_bmb = env_long_in("SGC_BMB", 0, 0, 1) != 0;
   numa_pin = env_long_in("SGC_NUMA_PIN", 0, 0, 1) != 0;
+  /* A multi-node machine running with the defaults pays nothing per
+   * scanned object unless statistics were asked for. */
+  numa_counting = numa.nodes > 1 && (numa.fake || numa_placement != NUMA_FIRSTTOUCH || numa_bmb ||
+                                     numa_pin || sgc_settings.print_stats || sgc_settings.trace_path);
+  if (numa_pin && numa.bound && numa.nodes > 1)
+    sgc_warn("SGC_NUMA_PIN=1: this process is bound to some CPUs or memory nodes already; "
+             "GC threads are left where the binding puts them");
 }
 
 /* Stored plus one, so that the zero a new thread's TLS starts with means

@@ -52,6 +52,10 @@ void numa_read_topology(const char *sys_root, const cpu_set_t *allowed, unsigned
 
 /* The one test the hot paths make: more than one node. */
 static inline bool numa_active(void) { return numa.nodes > 1; }
+/* Whether GC threads count the heap bytes they scan per node, and each
+ * collection its pages per node (docs/numa.md, "Statistics"): with
+ * several nodes, when a NUMA setting or SGC_STATS / SGC_TRACE asks. */
+extern bool numa_counting;
 
 /* The node of the calling thread: its override (numa_set_thread_node),
  * else the node of the CPU it runs on (0 when unknown). */

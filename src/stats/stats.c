@@ -197,7 +197,7 @@ static void at_exit(void) {
 void stats_init(void) {
   roots_exclude_own_table(ring, sizeof ring);
   roots_exclude_own_table(ring_markers, sizeof ring_markers);
-  if (numa_active()) {
+  if (numa_counting) {
     ring_numa = os_alloc(RING_SIZE * sizeof *ring_numa);
     if (!ring_numa) sgc_warn("no memory for NUMA statistics: the trace leaves them out");
   }
@@ -209,7 +209,7 @@ static unsigned node_entry(unsigned n) { return n < SGC_NUMA_NODES ? n : SGC_NUM
 
 /* NUMA's part of a record, from the GC threads' counters (mark.c resets
  * them at the next collection's start) and a walk of the heap's pages
- * (heap_lock held).  Only with several nodes. */
+ * (heap_lock held).  Only while numa_counting. */
 static void record_numa(SGC_gc_record_t *r, struct numa_marker_record *markers, unsigned count) {
   r->numa_nodes = (int)numa.nodes;
   for (unsigned i = 0; i < parallel_markers_created(); i++) {
