@@ -13,7 +13,8 @@
  *   - BMB: descriptor bytes spread over every node by heap address, also
  *     where all objects live on one node; none under SGC_MARK_VARIANT=no-bmb;
  *   - GC threads: pinned round-robin over the nodes with CPUs; a thief
- *     takes from a victim on its own node before any other;
+ *     takes from a victim on its own node before any other; so does an
+ *     LPS page steal;
  *   - statistics: pages per node in SGC_get_stats add up to the heap's.
  * Where the kernel has several nodes (not fake), move_pages confirms where
  * a stripe's page lies; here that part is skipped. */
@@ -219,6 +220,63 @@ static void check_dry_node(void) {
         (unsigned long long)free_after[dry]);
 }
 
+/* LPS steals (before any collection max l is 0, so growth is not
+ * allowed and a thread with no free page steals): a store on the thief's
+ * node gives its pages before a fuller one elsewhere.  The stores belong
+ * to made-up threads; their free pages come straight from the pool. */
+static struct sgc_thread near_owner = {.tid = 900001}, far_owner = {.tid = 900002},
+                         thief = {.tid = 900003};
+
+static struct page_store *store_on(struct sgc_thread *t, int node) {
+  numa_set_thread_node(node);
+  heap_lock_acquire();
+  struct page_store *s = page_store_of(t);
+  pthread_mutex_unlock(&heap_lock);
+  numa_set_thread_node(-1);
+  return s;
+}
+
+static void give_free_pages(struct page_store *s, unsigned pages, struct page_header **out) {
+  heap_lock_acquire();
+  for (unsigned i = 0; i < pages; i++) {
+    struct page_header *p = page_pool_take(1);
+    p->owner_store = s;
+    atomic_fetch_add(&s->used, 1);
+    small_page_release(p); /* back to its owner's store: a free page there */
+    out[i] = p;
+  }
+  pthread_mutex_unlock(&heap_lock);
+}
+
+static bool one_of(struct page_header *p, struct page_header **set, unsigned n) {
+  for (unsigned i = 0; i < n; i++)
+    if (set[i] == p) return true;
+  return false;
+}
+
+static void check_store_steals(void) {
+  if (page_policy != PAGE_POLICY_LPS) return;
+  struct page_store *near = store_on(&near_owner, 0), *far = store_on(&far_owner, 1);
+  store_on(&thief, 0);
+  enum { NEAR = 2, FAR = 10 };
+  struct page_header *near_pages[NEAR], *far_pages[FAR], *stolen[NEAR + 1];
+  give_free_pages(near, NEAR, near_pages);
+  give_free_pages(far, FAR, far_pages);
+  for (unsigned i = 0; i < NEAR + 1; i++) stolen[i] = small_page_take_own(&thief);
+  for (unsigned i = 0; i < NEAR; i++)
+    CHECK(stolen[i] && one_of(stolen[i], near_pages, NEAR),
+          "steal %u: not from the store on the thief's node (the fuller one is remote)", i);
+  CHECK(stolen[NEAR] && one_of(stolen[NEAR], far_pages, FAR),
+        "with the node's stores empty, a remote store's page");
+  heap_lock_acquire();
+  for (unsigned i = 0; i < NEAR + 1; i++)
+    if (stolen[i]) small_page_release(stolen[i]);
+  pthread_mutex_unlock(&heap_lock);
+  page_store_retire(&near_owner);
+  page_store_retire(&far_owner);
+  page_store_retire(&thief);
+}
+
 /* ---- BMB ---- */
 
 static void check_bmb(void) {
@@ -364,6 +422,7 @@ int main(void) {
   check_placement();
   check_bmb();
   if (numa_placement == NUMA_LOCAL) check_dry_node();
+  check_store_steals();
   check_kernel_placement();
   GC_enable();
   settings_set_markers(4);
