@@ -244,8 +244,18 @@ void page_stores_visit(void (*visit)(const struct page_store_counters *, void *)
 /* OWN's emptied pages, then (LPS, growth not allowed) another thread's,
  * then OWN's reserved fresh pages: LPS's order (thesis §2.2.3) with the
  * reserve standing for the pool. */
+/* With several nodes: the node OWN's thread runs on now, which a steal
+ * prefers and local placement refills from.  Only the owner writes it;
+ * others read it as a hint (relaxed: it orders nothing). */
+static unsigned store_note_node(struct page_store *own) {
+  unsigned node = numa_current_node();
+  if (store_node(own) != node) atomic_store_explicit(&own->node, node, memory_order_relaxed);
+  return node;
+}
+
 static struct page_header *take_own_or_steal(struct page_store *own,
                                              const struct page_policy_view *v) {
+  if (numa_active()) store_note_node(own);
   struct page_header *p = store_pop(own);
   if (p) return p;
   if (page_policy == PAGE_POLICY_LPS && !heap_expansion_allowed(v) && (p = steal(own)) != NULL)
@@ -257,11 +267,7 @@ static struct page_header *take_own_or_steal(struct page_store *own,
  * (page_pool_take_run says why). */
 static struct page_header *fresh_page(struct page_store *own) {
   if (!numa_active()) return page_pool_take_run(own, &own->fresh_cursor);
-  /* The node the thread runs on now (heap_lock held: a steal reading it
-   * meanwhile sees the old or the new one, either a hint). */
-  unsigned node = numa_current_node();
-  atomic_store_explicit(&own->node, node, memory_order_relaxed);
-  return page_pool_take_run_on(own, &own->fresh_cursor, node);
+  return page_pool_take_run_on(own, &own->fresh_cursor, store_note_node(own));
 }
 
 static struct page_policy_view view(void) {
@@ -321,6 +327,7 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
     switch (page_policy_choose(&v, own_free, others_free)) {
     case PAGE_FROM_OWN: p = take_own_or_steal(own, &v); break;
     case PAGE_FROM_STEAL:
+      if (numa_active()) store_note_node(own);
       /* The counts that chose a steal are read without the stores'
        * locks, and a store's owner takes its own pages back on the page
        * path, without heap_lock: with 2,000 threads, 66-76 stores held

@@ -65,11 +65,13 @@ static const char *reason_name(int reason) {
 
 static void print_store(const struct page_store_counters *c, void *arg) {
   (void)arg;
+  char node[24] = "";
+  if (numa_active()) snprintf(node, sizeof node, "; node %d", c->node);
   fprintf(stderr,
           "sgc: page store of thread %d (%s): u_i %ld, max u_i %ld; taken %ld, remote %ld, "
-          "stolen %ld; %ld free\n",
+          "stolen %ld; %ld free%s\n",
           c->tid, c->alive ? "running" : "exited", c->used, c->max_used, c->taken, c->remote,
-          c->stolen, c->free);
+          c->stolen, c->free, node);
 }
 
 /* papers/002 Table 4 from accesses per node: the share that was remote,

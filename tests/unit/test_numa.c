@@ -262,7 +262,9 @@ static void check_store_steals(void) {
   struct page_header *near_pages[NEAR], *far_pages[FAR], *stolen[NEAR + 1];
   give_free_pages(near, NEAR, near_pages);
   give_free_pages(far, FAR, far_pages);
+  numa_set_thread_node(0); /* the thief's node: a refill notes where its thread runs */
   for (unsigned i = 0; i < NEAR + 1; i++) stolen[i] = small_page_take_own(&thief);
+  numa_set_thread_node(-1);
   for (unsigned i = 0; i < NEAR; i++)
     CHECK(stolen[i] && one_of(stolen[i], near_pages, NEAR),
           "steal %u: not from the store on the thief's node (the fuller one is remote)", i);
