@@ -82,10 +82,11 @@ struct marker {
   _Alignas(64) _Atomic int64_t cl_bottom;
   _Atomic(struct cl_buffer *) cl_buffer;
   struct cl_buffer *cl_retired; /* grown-out buffers thieves may still read */
-  /* NUMA (os/numa.h), owner only: the node it runs on (pinned or last
-   * seen), and the bytes of heap objects it scanned per node this
-   * collection, counted only while there are several nodes (mark.c). */
-  _Alignas(64) unsigned node;
+  /* NUMA (os/numa.h): the node it runs on (pinned or last seen; written
+   * by its owner, read by thieves choosing a victim: relaxed, a hint),
+   * and, owner only, the bytes of heap objects it scanned per node this
+   * collection, counted only while numa_counting (mark.c). */
+  _Alignas(64) _Atomic unsigned node;
   _Atomic bool pinned; /* set by its own thread as it starts; read by statistics */
   uint64_t node_scanned_bytes[NUMA_MAX_NODES];
 } __attribute__((aligned(64)));

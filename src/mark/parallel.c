@@ -61,10 +61,14 @@ bool parallel_steal_from_someone(struct marker *m) {
   unsigned n = active;
   unsigned start = (unsigned)(next_random(m) % n);
   bool by_node = numa_active();
+  unsigned node = atomic_load_explicit(&m->node, memory_order_relaxed);
   for (unsigned pass = 0; pass < 1u + by_node; pass++) {
     for (unsigned k = 0; k < n; k++) {
       struct marker *victim = markers[(start + k) % n];
-      if (victim == m || (by_node && (victim->node == m->node) != (pass == 0))) continue;
+      if (victim == m) continue;
+      if (by_node &&
+          (atomic_load_explicit(&victim->node, memory_order_relaxed) == node) != (pass == 0))
+        continue;
       if (mark_config.deque == DEQUE_CHASE_LEV ? cl_steal(m, victim) : marker_steal(m, victim))
         return true;
     }
@@ -335,7 +339,9 @@ static void *helper_main(void *arg) {
   /* SGC_NUMA_PIN: on its node's CPUs for good (parallel_ensure_markers
    * chose the node), unless the process was bound to some already. */
   if (numa_pin && numa_active())
-    atomic_store_explicit(&m->pinned, numa_pin_self(m->node), memory_order_relaxed);
+    atomic_store_explicit(&m->pinned,
+                          numa_pin_self(atomic_load_explicit(&m->node, memory_order_relaxed)),
+                          memory_order_relaxed);
   atomic_fetch_add_explicit(&helpers_started, 1, memory_order_release);
   for (;;) {
     bool awake;
@@ -346,7 +352,8 @@ static void *helper_main(void *arg) {
     if (m->index < active) {
       bool pinned = atomic_load_explicit(&m->pinned, memory_order_relaxed);
       if (!pinned) os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
-      if (numa_active() && !pinned) m->node = numa_current_node();
+      if (numa_active() && !pinned)
+        atomic_store_explicit(&m->node, numa_current_node(), memory_order_relaxed);
       /* phase_start_ns was written before the epoch's release store. */
       /* The mark's join only: a parallel sweep's phase follows it in the
        * same collection, and its join would overwrite what the trace
@@ -372,7 +379,7 @@ void parallel_ensure_markers(unsigned want) {
     int refused = ENOMEM;
     if (m && marker_init(m, index)) {
       markers[index] = m;
-      m->node = numa_active() ? numa_pin_node(index) : 0;
+      atomic_store_explicit(&m->node, numa_active() ? numa_pin_node(index) : 0, memory_order_relaxed);
       pthread_t thread;
       pthread_attr_t attr;
       pthread_attr_init(&attr);
@@ -481,7 +488,8 @@ unsigned parallel_adaptive_markers(unsigned want) {
 /* The drain by every marker of this collection. */
 static void drain_with_markers(void) {
   parallel_set_active(markers_for_next_mark());
-  if (numa_active()) mark_collector->node = numa_current_node();
+  if (numa_active())
+    atomic_store_explicit(&mark_collector->node, numa_current_node(), memory_order_relaxed);
   if (active <= 1) {
     uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
     mark_configure_drain(true);

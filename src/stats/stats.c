@@ -221,9 +221,10 @@ static void record_numa(SGC_gc_record_t *r, struct numa_marker_record *markers, 
       all += m->node_scanned_bytes[n];
       r->numa_scanned_bytes[node_entry(n)] += m->node_scanned_bytes[n];
     }
-    uint64_t local = m->node < numa.nodes ? m->node_scanned_bytes[m->node] : 0;
+    unsigned node = atomic_load_explicit(&m->node, memory_order_relaxed);
+    uint64_t local = node < numa.nodes ? m->node_scanned_bytes[node] : 0;
     r->numa_local_scanned_bytes += local;
-    if (i < count) markers[i] = (struct numa_marker_record){m->node, all, local};
+    if (i < count) markers[i] = (struct numa_marker_record){node, all, local};
   }
   uint64_t used[NUMA_MAX_NODES], free_pages[NUMA_MAX_NODES];
   heap_pages_per_node(used, free_pages);
