@@ -71,7 +71,14 @@ static void span_unlink(struct page_header *head) {
   free_pages -= head->span_pages;
 }
 
+/* Pages added to the pool (put back, or a chunk's new pages): a node's
+ * stripes found without a free page stay so until this moves
+ * (page_pool_take_run_on's dry_at).  Under heap_lock, as the pool is. */
+static uint64_t pool_additions;
+static uint64_t dry_at[NUMA_MAX_NODES]; /* pool_additions + 1 when NODE was found dry; 0: not */
+
 void page_pool_add_chunk(struct chunk *c) {
+  pool_additions++;
   c->pages[0].start = c->base;
   c->pages[0].freed_at = pool_collections;
   span_link(&c->pages[0], c->page_count);
@@ -98,6 +105,7 @@ static void link_joined(struct page_header *first, size_t pages, struct page_hea
 /* The new pages join a free span ending at the old end, as page_pool_put
  * joins a freed run with the span before it. */
 void page_pool_add_grown(struct chunk *c, size_t from) {
+  pool_additions++;
   struct page_header *first = &c->pages[from];
   first->start = c->base + (from << PAGE_SHIFT);
   link_joined(first, c->page_count - from, from ? first - 1 : NULL);
@@ -256,9 +264,15 @@ static struct page_header *span_on_node_pass(unsigned node, const struct page_st
   return NULL;
 }
 
+/* A thread on a node without free pages would otherwise walk every span
+ * twice for each page it takes elsewhere: the walk is skipped until a
+ * page comes back to the pool. */
 static struct page_header *span_on_node(unsigned node, const struct page_store *claimant) {
+  if (dry_at[node] == pool_additions + 1) return NULL;
   struct page_header *s = span_on_node_pass(node, claimant, false);
-  return s ? s : span_on_node_pass(node, claimant, true);
+  if (!s) s = span_on_node_pass(node, claimant, true);
+  if (!s) dry_at[node] = pool_additions + 1;
+  return s;
 }
 
 struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor) {
@@ -300,6 +314,7 @@ struct page_header *page_pool_take_run_on(struct page_store *claimant, struct pa
 /* Neighbours are found through the page map, which also tells whether the
  * neighbouring page belongs to the same chunk. */
 void page_pool_put(struct page_header *first, size_t pages) {
+  pool_additions++;
   for (size_t i = 0; i < pages; i++) {
     if (page_header_untouched(&first[i])) continue; /* free, clean and unmarked as it is */
     if (first[i].flags & PAGE_RELEASED) released_pages--; /* not expected: in use pages */
