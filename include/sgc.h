@@ -185,7 +185,7 @@ typedef struct {
   uint64_t remote_pages;     /* ... that another thread consumed first */
   uint64_t stolen_pages;     /* ... taken from another thread's store (LPS) */
   uint64_t free_pages;       /* emptied pages waiting in it (AL, LPS) */
-  int node;                  /* memory node its thread ran on at its latest fresh page */
+  int node;                  /* memory node its thread ran on at its latest refill */
 } SGC_page_store_stats_t;
 
 /* Copies up to MAX stores, newest first, and returns how many exist (more

@@ -141,11 +141,6 @@ static struct page_store *steal_hint(struct page_store *own) {
   return hint && hint != own && free_pages(hint) > 0 ? hint : NULL;
 }
 
-/* LPS step 2-3: another thread's free page: from the store this one last
- * stole from while it has any, else the fullest store.  The counts are
- * read without their locks (a hint); the pop takes the lock.  A look for
- * the fullest at every steal walked every store: with 2,000 threads it
- * took 11% of bench-shapes -s threads. */
 static unsigned store_node(struct page_store *s) {
   return atomic_load_explicit(&s->node, memory_order_relaxed);
 }
@@ -163,9 +158,14 @@ static struct page_store *fullest_store(struct page_store *own, bool same_node) 
   return victim;
 }
 
-/* With several memory nodes a store on OWN's node goes first (a hint on
- * another yields to one), so a stolen page is local while any is: the
- * thread-local lists sit under their node (docs/numa.md). */
+/* LPS step 2-3: another thread's free page: from the store this one last
+ * stole from while it has any, else the fullest store.  The counts are
+ * read without their locks (a hint); the pop takes the lock.  A look for
+ * the fullest at every steal walked every store: with 2,000 threads it
+ * took 11% of bench-shapes -s threads.  With several memory nodes a
+ * store on OWN's node goes first (a hint on another yields to one), so a
+ * stolen page is local while any is: the thread-local lists sit under
+ * their node (docs/numa.md). */
 static struct page_header *steal(struct page_store *own) {
   if (!others_may_have_free(own)) return NULL;
   struct page_store *victim = steal_hint(own);
@@ -241,9 +241,6 @@ void page_stores_visit(void (*visit)(const struct page_store_counters *, void *)
   }
 }
 
-/* OWN's emptied pages, then (LPS, growth not allowed) another thread's,
- * then OWN's reserved fresh pages: LPS's order (thesis §2.2.3) with the
- * reserve standing for the pool. */
 /* With several nodes: the node OWN's thread runs on now, which a steal
  * prefers and local placement refills from.  Only the owner writes it;
  * others read it as a hint (relaxed: it orders nothing). */
@@ -253,6 +250,9 @@ static unsigned store_note_node(struct page_store *own) {
   return node;
 }
 
+/* OWN's emptied pages, then (LPS, growth not allowed) another thread's,
+ * then OWN's reserved fresh pages: LPS's order (thesis §2.2.3) with the
+ * reserve standing for the pool. */
 static struct page_header *take_own_or_steal(struct page_store *own,
                                              const struct page_policy_view *v) {
   if (numa_active()) store_note_node(own);

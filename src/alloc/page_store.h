@@ -50,7 +50,7 @@ struct page_store {
   /* The store this one last stole from, tried first at the next steal
    * (only the owner reads or writes it; stores are never freed). */
   struct page_store *steal_hint;
-  /* Memory node its thread ran on at its latest fresh page (os/numa.h):
+  /* Memory node its thread ran on at its latest refill (os/numa.h):
    * where local placement takes its pages, and which stores a steal
    * tries first.  Written by the owner; others read it as a hint
    * (relaxed: it orders nothing). */
