@@ -47,6 +47,9 @@ enum SGC_gc_reason {
   SGC_REASON_FINALIZERS = 4  /* finalizers registered since the last collection */
 };
 
+/* Length of the per-node arrays of the statistics below. */
+enum { SGC_NUMA_NODES = 16 };
+
 /* One record per collection (also written by SGC_TRACE=FILE as JSON). */
 typedef struct SGC_gc_record {
   uint64_t gc_no;
@@ -94,6 +97,16 @@ typedef struct SGC_gc_record {
   uint64_t snapshot_ns;
   int auto_markers;
   int reserved_predict;
+  /* Memory nodes (docs/numa.md; SGC_NUMA_FAKE simulates them): 0 or 1
+   * with one node, when the fields below stay zero.  Heap bytes the GC
+   * threads scanned, by the node the placement put each object on
+   * (papers/002 Table 4's accesses per node), and of them those scanned
+   * by a GC thread on that same node; pages in use per node after the
+   * collection.  Nodes from SGC_NUMA_NODES - 1 on add up in the last entry. */
+  int numa_nodes;
+  uint64_t numa_scanned_bytes[SGC_NUMA_NODES];
+  uint64_t numa_local_scanned_bytes;
+  uint64_t numa_pages_used[SGC_NUMA_NODES];
 } SGC_gc_record_t;
 
 /* Totals since start. */
@@ -141,6 +154,28 @@ typedef struct SGC_stats {
    * pages left to the lazy sweep and the free space in partly used pages. */
   uint64_t last_heap_bytes, last_live_bytes, last_cache_bytes, last_store_free_bytes,
       last_pool_free_bytes;
+  /* Memory nodes (docs/numa.md), nodes past the array's end added to its
+   * last entry: how many (1: NUMA off), whether SGC_NUMA_FAKE simulates
+   * them, SGC_NUMA_PLACEMENT (0 firsttouch, 1 interleave, 2 local),
+   * SGC_BMB as in force, GC threads pinned (SGC_NUMA_PIN). */
+  int numa_nodes, numa_fake, numa_placement, numa_bmb, numa_pinned_threads;
+  /* Small and large pages in use per node now, and free pages in the pool
+   * per node (interleave and local only: a clean page has no node under
+   * first touch). */
+  uint64_t numa_pages_used[SGC_NUMA_NODES], numa_pages_free[SGC_NUMA_NODES];
+  /* Summed over collections: heap bytes scanned per object's node, and of
+   * them by a GC thread on the object's node. */
+  uint64_t numa_scanned_bytes[SGC_NUMA_NODES];
+  uint64_t numa_local_scanned_bytes;
+  /* Local placement: fresh pages a thread took from another node's stripes
+   * because its own node had none free (the heap grew for none of them). */
+  uint64_t numa_foreign_pages;
+  /* Placement decisions: descriptor (mark-byte) bytes BMB put on each
+   * node, heap bytes local placement bound to each node, heap bytes
+   * interleaved, memory-policy calls decided and those the kernel refused
+   * (under SGC_NUMA_FAKE none is made). */
+  uint64_t numa_bmb_bytes[SGC_NUMA_NODES], numa_bound_bytes[SGC_NUMA_NODES];
+  uint64_t numa_interleaved_bytes, numa_bind_calls, numa_bind_failures;
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);
@@ -158,6 +193,7 @@ typedef struct {
   uint64_t remote_pages;     /* ... that another thread consumed first */
   uint64_t stolen_pages;     /* ... taken from another thread's store (LPS) */
   uint64_t free_pages;       /* emptied pages waiting in it (AL, LPS) */
+  int node;                  /* memory node its thread ran on at its latest refill */
 } SGC_page_store_stats_t;
 
 /* Copies up to MAX stores, newest first, and returns how many exist (more

@@ -11,6 +11,7 @@
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
 #include "common.h"
+#include "os/numa.h"
 #include "os/os.h"
 #include "sweep/sweep.h"
 
@@ -72,6 +73,7 @@ struct page_store *page_store_of(struct sgc_thread *t) {
     atomic_store_explicit(&all_stores, s, memory_order_release);
   }
   atomic_store_explicit(&s->owner_tid, t->tid, memory_order_relaxed);
+  if (numa_active()) atomic_store_explicit(&s->node, numa_current_node(), memory_order_relaxed);
   atomic_store_explicit(&s->alive, true, memory_order_relaxed);
   atomic_store_explicit(&s->active_epoch, atomic_load_explicit(&gc_epoch, memory_order_relaxed),
                         memory_order_relaxed);
@@ -139,23 +141,41 @@ static struct page_store *steal_hint(struct page_store *own) {
   return hint && hint != own && free_pages(hint) > 0 ? hint : NULL;
 }
 
+static unsigned store_node(struct page_store *s) {
+  return atomic_load_explicit(&s->node, memory_order_relaxed);
+}
+
+static struct page_store *fullest_store(struct page_store *own, bool same_node) {
+  struct page_store *victim = NULL;
+  long most = 0;
+  FOR_EACH_STORE(s) {
+    long n = free_pages(s);
+    if (s != own && n > most && (!same_node || store_node(s) == store_node(own))) {
+      victim = s;
+      most = n;
+    }
+  }
+  return victim;
+}
+
 /* LPS step 2-3: another thread's free page: from the store this one last
  * stole from while it has any, else the fullest store.  The counts are
  * read without their locks (a hint); the pop takes the lock.  A look for
  * the fullest at every steal walked every store: with 2,000 threads it
- * took 11% of bench-shapes -s threads. */
+ * took 11% of bench-shapes -s threads.  With several memory nodes a
+ * store on OWN's node goes first (a hint on another yields to one), so a
+ * stolen page is local while any is: the thread-local lists sit under
+ * their node (docs/numa.md). */
 static struct page_header *steal(struct page_store *own) {
   if (!others_may_have_free(own)) return NULL;
   struct page_store *victim = steal_hint(own);
+  if (victim && numa_active() && store_node(victim) != store_node(own)) {
+    struct page_store *near = fullest_store(own, true);
+    if (near) victim = own->steal_hint = near;
+  }
   if (!victim) {
-    long most = 0;
-    FOR_EACH_STORE(s) {
-      long n = free_pages(s);
-      if (s != own && n > most) {
-        victim = s;
-        most = n;
-      }
-    }
+    if (numa_active()) victim = fullest_store(own, true);
+    if (!victim) victim = fullest_store(own, false);
     own->steal_hint = victim;
   }
   struct page_header *p = victim ? store_pop(victim) : NULL;
@@ -215,9 +235,19 @@ void page_stores_visit(void (*visit)(const struct page_store_counters *, void *)
         .taken = atomic_load_explicit(&s->taken, memory_order_relaxed),
         .remote = atomic_load_explicit(&s->remote, memory_order_relaxed),
         .stolen = atomic_load_explicit(&s->stolen, memory_order_relaxed),
-        .free = free_pages(s)};
+        .free = free_pages(s),
+        .node = (int)store_node(s)};
     visit(&c, arg);
   }
+}
+
+/* With several nodes: the node OWN's thread runs on now, which a steal
+ * prefers and local placement refills from.  Only the owner writes it;
+ * others read it as a hint (relaxed: it orders nothing). */
+static unsigned store_note_node(struct page_store *own) {
+  unsigned node = numa_current_node();
+  if (store_node(own) != node) atomic_store_explicit(&own->node, node, memory_order_relaxed);
+  return node;
 }
 
 /* OWN's emptied pages, then (LPS, growth not allowed) another thread's,
@@ -225,6 +255,7 @@ void page_stores_visit(void (*visit)(const struct page_store_counters *, void *)
  * reserve standing for the pool. */
 static struct page_header *take_own_or_steal(struct page_store *own,
                                              const struct page_policy_view *v) {
+  if (numa_active()) store_note_node(own);
   struct page_header *p = store_pop(own);
   if (p) return p;
   if (page_policy == PAGE_POLICY_LPS && !heap_expansion_allowed(v) && (p = steal(own)) != NULL)
@@ -235,7 +266,8 @@ static struct page_header *take_own_or_steal(struct page_store *own,
 /* A fresh page for OWN, from the span it takes its fresh pages from
  * (page_pool_take_run says why). */
 static struct page_header *fresh_page(struct page_store *own) {
-  return page_pool_take_run(own, &own->fresh_cursor);
+  if (!numa_active()) return page_pool_take_run(own, &own->fresh_cursor);
+  return page_pool_take_run_on(own, &own->fresh_cursor, store_note_node(own));
 }
 
 static struct page_policy_view view(void) {
@@ -295,6 +327,7 @@ struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
     switch (page_policy_choose(&v, own_free, others_free)) {
     case PAGE_FROM_OWN: p = take_own_or_steal(own, &v); break;
     case PAGE_FROM_STEAL:
+      if (numa_active()) store_note_node(own);
       /* The counts that chose a steal are read without the stores'
        * locks, and a store's owner takes its own pages back on the page
        * path, without heap_lock: with 2,000 threads, 66-76 stores held

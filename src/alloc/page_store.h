@@ -50,6 +50,11 @@ struct page_store {
   /* The store this one last stole from, tried first at the next steal
    * (only the owner reads or writes it; stores are never freed). */
   struct page_store *steal_hint;
+  /* Memory node its thread ran on at its latest refill (os/numa.h):
+   * where local placement takes its pages, and which stores a steal
+   * tries first.  Written by the owner; others read it as a hint
+   * (relaxed: it orders nothing). */
+  _Atomic unsigned node;
   struct unswept_lists unswept; /* its pages waiting to be swept (AL, LPS) */
 } __attribute__((aligned(64)));
 
@@ -71,6 +76,7 @@ struct page_store_counters {
   int tid;
   bool alive;
   long used, max_used, taken, remote, stolen, free;
+  int node;
 };
 /* Calls VISIT with each store's counters, newest first.  heap_lock held. */
 void page_stores_visit(void (*visit)(const struct page_store_counters *, void *), void *arg);

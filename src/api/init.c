@@ -20,6 +20,7 @@
 #include "common.h"
 #include "heap/heap.h"
 #include "mark/mark.h"
+#include "os/numa.h"
 #include "os/os.h"
 #include "roots/roots.h"
 #include "stats/stats.h"
@@ -194,6 +195,7 @@ void sgc_ensure_init(void) {
   pthread_mutex_lock(&init_lock);
   if (!atomic_load_explicit(&sgc_initialised, memory_order_relaxed)) {
     read_settings();
+    numa_init(); /* before anything places or pins (heap, page stores, GC threads) */
     lock_wait_name(&heap_lock, "allocation lock");
     lock_wait_name(&registry_lock, "thread registry lock");
     lock_wait_name(&meta_lock, "finalization lock");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "heap/placement.h"
 #include "os/os.h"
 
 _Atomic(struct pagemap_entry *) pagemap_l1[1u << PAGEMAP_L1_BITS];
@@ -125,9 +126,11 @@ static bool chunk_grow_in_place(size_t size) {
   uintptr_t lo = c->base + (from << PAGE_SHIFT), hi = lo + size;
   size_t desc_bytes = descriptor_bytes_for(from + pages);
   if (!os_commit((void *)lo, size)) return false;
+  heap_place_pages(lo, hi);
   if (desc_bytes > c->descriptor_bytes &&
       !os_commit((char *)c + c->descriptor_bytes, desc_bytes - c->descriptor_bytes))
     return false; /* the pages stay committed, unused: harmless */
+  heap_place_descriptors(c, c->base, c->descriptor_bytes, desc_bytes);
   c->descriptor_bytes = desc_bytes;
   /* The headers are there (zero: free and clean) before the page map
    * names them. */
@@ -180,6 +183,9 @@ bool heap_grow(size_t bytes) {
     os_free(c, descriptor_bytes_for(room >> PAGE_SHIFT));
     return grow_refused(why);
   }
+  /* Before the first write to either, which would place its page. */
+  heap_place_pages((uintptr_t)base, (uintptr_t)base + size);
+  heap_place_descriptors(c, (uintptr_t)base, 0, desc_bytes);
   c->base = (uintptr_t)base;
   c->page_count = pages;
   c->reserved_pages = room >> PAGE_SHIFT;

@@ -4,7 +4,7 @@
  * Page headers and mark bits live outside the object memory (thesis
  * §2.2.1), in a chunk's descriptor mapping, each page's mark words inside
  * its header.  Balancing mark bitmaps over memory nodes (BMB, §3.4.3)
- * would spread the descriptor mappings. */
+ * spreads the descriptor mappings (heap/placement.c). */
 #ifndef SGC_HEAP_H
 #define SGC_HEAP_H
 
@@ -76,6 +76,10 @@ struct page_header {
   uint32_t span_pages;         /* free or large head: pages in the span */
   uint32_t head_offset;        /* large tail / free tail: pages back to the head */
   uint32_t live_objects;       /* small pages: marked objects at the last sweep */
+  /* The memory node its memory is on as the placement decided (heap/
+   * placement.h): written when the page leaves the pool and NUMA is on;
+   * in the hole before object_bytes, so the header keeps its size. */
+  uint8_t node;
   size_t object_bytes;         /* large head: bytes of the object */
   uintptr_t start;             /* address of the page's first byte */
   struct page_header *next, *prev; /* pool or sweep lists */
@@ -357,6 +361,12 @@ struct page_header *page_pool_take_largest(size_t pages);
  * page at *CURSOR while that heads a free span, else one from a span no
  * other store claims; *CURSOR is moved on (page_pool.c says why). */
 struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor);
+/* The same for a claimant on memory node NODE under SGC_NUMA_PLACEMENT=
+ * local: the page comes from a stripe of NODE while the pool has one, else
+ * from any (never NULL while the pool has a page: no node's pool running
+ * dry makes the heap grow, heap/placement.h). */
+struct page_header *page_pool_take_run_on(struct page_store *claimant, struct page_header **cursor,
+                                          unsigned node);
 /* Pages whose headers are untouched (page_header_untouched) must read as
  * zero: they stay so, clean. */
 void page_pool_put(struct page_header *first, size_t pages);

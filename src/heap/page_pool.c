@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "heap/heap.h"
+#include "heap/placement.h"
 #include "os/os.h"
 
 enum { EXACT_BUCKETS = 64 };
@@ -70,7 +71,14 @@ static void span_unlink(struct page_header *head) {
   free_pages -= head->span_pages;
 }
 
+/* Pages added to the pool (put back, or a chunk's new pages): a node's
+ * stripes found without a free page stay so until this moves
+ * (page_pool_take_run_on's dry_at).  Under heap_lock, as the pool is. */
+static uint64_t pool_additions;
+static uint64_t dry_at[NUMA_MAX_NODES]; /* pool_additions + 1 when NODE was found dry; 0: not */
+
 void page_pool_add_chunk(struct chunk *c) {
+  pool_additions++;
   c->pages[0].start = c->base;
   c->pages[0].freed_at = pool_collections;
   span_link(&c->pages[0], c->page_count);
@@ -97,6 +105,7 @@ static void link_joined(struct page_header *first, size_t pages, struct page_hea
 /* The new pages join a free span ending at the old end, as page_pool_put
  * joins a freed run with the span before it. */
 void page_pool_add_grown(struct chunk *c, size_t from) {
+  pool_additions++;
   struct page_header *first = &c->pages[from];
   first->start = c->base + (from << PAGE_SHIFT);
   link_joined(first, c->page_count - from, from ? first - 1 : NULL);
@@ -124,11 +133,18 @@ static struct page_header *span_take_head(struct page_header *span, size_t pages
   size_t lazy_from = lazy_at == UINTPTR_MAX ? pages
                      : lazy_at <= span->start ? 0 /* pages added to an object past its mark */
                                               : (lazy_at - span->start) >> PAGE_SHIFT;
+  /* First touch: a page whose memory is fresh or released gets it from
+   * the node of the thread taking it now, which writes it first. */
+  unsigned toucher = numa_active() && numa_placement == NUMA_FIRSTTOUCH ? numa_current_node() : 0;
   for (size_t i = 0; i < pages; i++) {
     if (i >= lazy_from && page_header_untouched(&span[i])) continue;
     atomic_store_explicit(&span[i].state, PAGE_RESERVED, memory_order_relaxed);
     span[i].start = span->start + (i << PAGE_SHIFT);
     span[i].owner_store = NULL; /* a claim (below) ends with the span */
+    if (numa_active())
+      span[i].node = (uint8_t)(numa_placement != NUMA_FIRSTTOUCH ? heap_node_of(&span[i], span[i].start)
+                               : span[i].flags & PAGE_DIRTY ? span[i].node
+                                                            : toucher);
     if (span[i].flags & PAGE_DIRTY) dirty_free_pages--;
     if (span[i].flags & PAGE_RELEASED) {
       span[i].flags &= (uint8_t)~PAGE_RELEASED;
@@ -220,12 +236,63 @@ static struct page_header *span_cut(struct page_header *head, size_t offset) {
   return upper;
 }
 
+/* Local placement: a free span that holds a page of NODE's stripes, cut
+ * so that the page heads it; NULL when none has.  A span another store
+ * claims is cut too when NODE's stripe lies past its head: that store
+ * refills on its own node, never from this stripe, and keeps the part
+ * before with its cursor.  One whose head is on NODE is taken over only
+ * when no other is left (its claimant may have exited, or it shares the
+ * node): a page of the node beats a page off it. */
+static struct page_header *span_on_node_pass(unsigned node, const struct page_store *claimant,
+                                             bool take_claimed) {
+  for (unsigned b = 1; b <= EXACT_BUCKETS; b++) {
+    for (struct page_header *s = buckets[b % EXACT_BUCKETS]; s; s = s->next) {
+      uintptr_t end = s->start + ((uintptr_t)s->span_pages << PAGE_SHIFT);
+      uintptr_t a = s->start;
+      /* Stripes alternate over the nodes: one round of them from the
+       * span's start finds NODE's, if the span reaches that far. */
+      for (unsigned k = 0; k <= numa.nodes && a < end; k++) {
+        if (heap_stripe_node(a) == node) {
+          if (a > s->start) return span_cut(s, (size_t)((a - s->start) >> PAGE_SHIFT));
+          if (take_claimed || !claimed_by_other(s, claimant)) return s;
+          break;
+        }
+        a = (a | (((uintptr_t)1 << LOCAL_STRIPE_SHIFT) - 1)) + 1;
+      }
+    }
+  }
+  return NULL;
+}
+
+/* A thread on a node without free pages would otherwise walk every span
+ * twice for each page it takes elsewhere: the walk is skipped until a
+ * page comes back to the pool. */
+static struct page_header *span_on_node(unsigned node, const struct page_store *claimant) {
+  if (dry_at[node] == pool_additions + 1) return NULL;
+  struct page_header *s = span_on_node_pass(node, claimant, false);
+  if (!s) s = span_on_node_pass(node, claimant, true);
+  if (!s) dry_at[node] = pool_additions + 1;
+  return s;
+}
+
 struct page_header *page_pool_take_run(struct page_store *claimant, struct page_header **cursor) {
+  return page_pool_take_run_on(claimant, cursor, UINT32_MAX);
+}
+
+struct page_header *page_pool_take_run_on(struct page_store *claimant, struct page_header **cursor,
+                                          unsigned node) {
   struct page_header *span = *cursor;
+  bool on_node = node < numa.nodes && numa_placement == NUMA_LOCAL;
   /* The cursor no longer heads a free span of this store's (taken, merged
-   * away, or claimed by another): a new span. */
-  if (!span || !page_pool_is_span_head(span) || claimed_by_other(span, claimant)) {
-    span = span_find(1, claimed_by_other, claimant);
+   * away, or claimed by another), or has run into another node's stripe:
+   * a new span. */
+  if (!span || !page_pool_is_span_head(span) || claimed_by_other(span, claimant) ||
+      (on_node && heap_stripe_node(span->start) != node)) {
+    span = on_node ? span_on_node(node, claimant) : NULL;
+    /* No page of NODE free: another node's rather than a larger heap
+     * (papers/002 §3.3: a fragment running dry must not count as the
+     * heap's being full). */
+    if (!span) span = span_find(1, claimed_by_other, claimant);
     if (!span) {
       struct page_header *largest = NULL;
       page_pool_for_each_span(keep_largest, &largest);
@@ -237,6 +304,8 @@ struct page_header *page_pool_take_run(struct page_store *claimant, struct page_
   }
   size_t have = span->span_pages;
   struct page_header *page = span_take_head(span, 1, UINTPTR_MAX);
+  if (on_node && heap_stripe_node(page->start) != node)
+    atomic_fetch_add_explicit(&heap_foreign_takes, 1, memory_order_relaxed);
   *cursor = have > 1 ? page + 1 : NULL;
   if (have > 1) page[1].owner_store = claimant;
   return page;
@@ -245,6 +314,7 @@ struct page_header *page_pool_take_run(struct page_store *claimant, struct page_
 /* Neighbours are found through the page map, which also tells whether the
  * neighbouring page belongs to the same chunk. */
 void page_pool_put(struct page_header *first, size_t pages) {
+  pool_additions++;
   for (size_t i = 0; i < pages; i++) {
     if (page_header_untouched(&first[i])) continue; /* free, clean and unmarked as it is */
     if (first[i].flags & PAGE_RELEASED) released_pages--; /* not expected: in use pages */

@@ -9,6 +9,7 @@
 #include "mark/disclaim.h"
 #include "common.h"
 #include "mark/custom_kind.h"
+#include "heap/placement.h"
 #include "os/os.h"
 
 enum {
@@ -41,6 +42,7 @@ struct marker *mark_collector = &collector_marker;
 static const struct env_word variant_words[] = {
     {"opt", MARK_OPT},       {"simple", MARK_SIMPLE}, {"noopt", MARK_NOOPT},
     {"no-opt", MARK_NOOPT},  {"no-slo", MARK_NO_SLO}, {"no-nsb", MARK_NO_NSB},
+    {"no-bmb", MARK_NO_BMB},
 };
 static const struct env_word deque_words[] = {
     {"watermark", DEQUE_WATERMARK}, {"chase-lev", DEQUE_CHASE_LEV}};
@@ -82,6 +84,7 @@ static void configure(void) {
     break;
   case MARK_NO_SLO: mark_config.split_bytes = 0; break;
   case MARK_NO_NSB: mark_config.nsb = false; break;
+  case MARK_NO_BMB: numa_bmb = false; break; /* read by the heap's placement (heap/placement.c) */
   case MARK_OPT: break;
   }
 }
@@ -110,6 +113,7 @@ void mark_begin(void) {
     m->steal_attempts = m->steal_successes = 0;
     m->busy_ns = m->idle_ns = m->cpu_ns = m->join_ns = 0;
     m->prewoken = false;
+    if (numa_counting) memset(m->node_scanned_bytes, 0, sizeof m->node_scanned_bytes);
   }
   /* One walk over the page headers: collectable pages lose their marks;
    * uncollectable objects keep theirs (the bit means "allocated") and are
@@ -346,6 +350,14 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   return size;
 }
 
+/* NUMA statistics (docs/numa.md): the node of the heap object a range
+ * scans, by the placement's rule; ranges outside the heap (roots) count
+ * nowhere.  Called once a scanned range, only while numa_counting. */
+SGC_NOINLINE static void count_node_scan(struct marker *m, uintptr_t lo, uintptr_t hi) {
+  struct page_header *p = page_of_address(lo);
+  if (p) m->node_scanned_bytes[heap_node_of(p, lo)] += hi - lo;
+}
+
 /* The hot loop: everything inlined, counters in locals (with
  * -fno-strict-aliasing every push could otherwise reload them). */
 void mark_drain_own(struct marker *m) {
@@ -361,6 +373,7 @@ void mark_drain_own(struct marker *m) {
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   uintptr_t span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
   uint64_t bytes = 0, objects = 0, atomic_bytes = 0;
+  bool count_nodes = numa_counting; /* the loop's one NUMA test, per scanned range */
   /* Valid for this drain only: pages do not change while marking. */
   struct page_cache cache = {1, NULL};
   struct owner_view v;
@@ -400,6 +413,7 @@ void mark_drain_own(struct marker *m) {
     first = (first + 1) % PREFETCH_DEPTH;
     count--;
   scan:
+    if (unlikely(count_nodes)) count_node_scan(m, lo, hi);
     for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
       size_t size =
           mark_candidate_cached(&v, m, scanned_word(p), lowest, span, interior, rule, &cache,

@@ -63,6 +63,9 @@ void parallel_prewake_settle(void);
 unsigned parallel_markers_created(void);
 void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all);
 unsigned parallel_set_active(unsigned want);
+/* One round of steals by M over the active markers (victims on M's
+ * memory node first); true when it took work. */
+bool parallel_steal_from_someone(struct marker *m);
 /* Adapts the next collection's marker count to this one's parallelism
  * (from T and the markers' busy, idle and CPU times). */
 void parallel_after_collection(const struct mark_totals *t);

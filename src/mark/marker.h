@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "os/numa.h"
+
 struct mark_range {
   uintptr_t lo, hi;
 };
@@ -27,6 +29,7 @@ enum mark_variant {
   MARK_NOOPT,     /* stealing only: no SLO, counter termination, plain CAS marking */
   MARK_NO_SLO,    /* all but splitting large objects */
   MARK_NO_NSB,    /* all but the non-serializing termination (a locked counter) */
+  MARK_NO_BMB,    /* all but balanced mark bitmaps (SGC_BMB off whatever it says) */
 };
 
 /* The work-stealing structure, chosen by SGC_MARK_DEQUE (mark/chase_lev.c). */
@@ -79,6 +82,13 @@ struct marker {
   _Alignas(64) _Atomic int64_t cl_bottom;
   _Atomic(struct cl_buffer *) cl_buffer;
   struct cl_buffer *cl_retired; /* grown-out buffers thieves may still read */
+  /* NUMA (os/numa.h): the node it runs on (pinned or last seen; written
+   * by its owner, read by thieves choosing a victim: relaxed, a hint),
+   * and, owner only, the bytes of heap objects it scanned per node this
+   * collection, counted only while numa_counting (mark.c). */
+  _Alignas(64) _Atomic unsigned node;
+  _Atomic bool pinned; /* set by its own thread as it starts; read by statistics */
+  uint64_t node_scanned_bytes[NUMA_MAX_NODES];
 } __attribute__((aligned(64)));
 
 struct mark_config {

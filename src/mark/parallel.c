@@ -22,6 +22,7 @@
 #include "mark/mark.h"
 #include "mark/predict.h"
 #include "mark/snapshot.h"
+#include "os/numa.h"
 #include "os/os.h"
 
 enum { SPINS_BEFORE_YIELD = 64 };
@@ -54,14 +55,25 @@ static uint64_t next_random(struct marker *m) {
   return m->rng;
 }
 
-static bool steal_from_someone(struct marker *m) {
+/* A random victim first, then the others in turn; with several memory
+ * nodes, every victim on the thief's node before any other (papers/002
+ * §3.2: stealing that ignores nodes gives locality away).  Each victim is
+ * tried once either way, so termination is unchanged. */
+bool parallel_steal_from_someone(struct marker *m) {
   unsigned n = active;
   unsigned start = (unsigned)(next_random(m) % n);
-  for (unsigned k = 0; k < n; k++) {
-    struct marker *victim = markers[(start + k) % n];
-    if (victim == m) continue;
-    if (mark_config.deque == DEQUE_CHASE_LEV ? cl_steal(m, victim) : marker_steal(m, victim))
-      return true;
+  bool by_node = numa_active();
+  unsigned node = atomic_load_explicit(&m->node, memory_order_relaxed);
+  for (unsigned pass = 0; pass < 1u + by_node; pass++) {
+    for (unsigned k = 0; k < n; k++) {
+      struct marker *victim = markers[(start + k) % n];
+      if (victim == m) continue;
+      if (by_node &&
+          (atomic_load_explicit(&victim->node, memory_order_relaxed) == node) != (pass == 0))
+        continue;
+      if (mark_config.deque == DEQUE_CHASE_LEV ? cl_steal(m, victim) : marker_steal(m, victim))
+        return true;
+    }
   }
   return false;
 }
@@ -86,7 +98,7 @@ static bool look_for_work_nsb(struct marker *m) {
   atomic_store_explicit(&m->idle, 1, memory_order_seq_cst);
   unsigned spins = 0;
   for (;;) {
-    if (steal_from_someone(m)) return true; /* marker_steal cleared idle */
+    if (parallel_steal_from_someone(m)) return true; /* marker_steal cleared idle */
     if (terminated_nsb()) return false;
     backoff(&spins);
   }
@@ -126,7 +138,7 @@ static bool look_for_work_counter(struct marker *m) {
       idle_count--;
       pthread_mutex_unlock(&counter_lock);
       m->counted_idle = false;
-      if (steal_from_someone(m)) return true;
+      if (parallel_steal_from_someone(m)) return true;
       pthread_mutex_lock(&counter_lock);
       idle_count++;
       pthread_mutex_unlock(&counter_lock);
@@ -327,6 +339,12 @@ static void *helper_main(void *arg) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   uint32_t seen = 0, hint = atomic_load_explicit(&prewake_seq, memory_order_relaxed);
+  /* SGC_NUMA_PIN: on its node's CPUs for good (parallel_ensure_markers
+   * chose the node), unless the process was bound to some already. */
+  if (numa_pin && numa_active())
+    atomic_store_explicit(&m->pinned,
+                          numa_pin_self(atomic_load_explicit(&m->node, memory_order_relaxed)),
+                          memory_order_relaxed);
   atomic_fetch_add_explicit(&helpers_started, 1, memory_order_release);
   for (;;) {
     bool awake;
@@ -335,7 +353,10 @@ static void *helper_main(void *arg) {
     if (!gate_join(epoch)) continue;
     atomic_fetch_add_explicit(&phase_joins, 1, memory_order_relaxed);
     if (m->index < active) {
-      os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
+      bool pinned = atomic_load_explicit(&m->pinned, memory_order_relaxed);
+      if (!pinned) os_move_off_cpu(atomic_load_explicit(&phase_collector_cpu, memory_order_relaxed));
+      if (numa_active() && !pinned)
+        atomic_store_explicit(&m->node, numa_current_node(), memory_order_relaxed);
       /* phase_start_ns was written before the epoch's release store. */
       /* The mark's join only: a parallel sweep's phase follows it in the
        * same collection, and its join would overwrite what the trace
@@ -361,6 +382,7 @@ void parallel_ensure_markers(unsigned want) {
     int refused = ENOMEM;
     if (m && marker_init(m, index)) {
       markers[index] = m;
+      atomic_store_explicit(&m->node, numa_active() ? numa_pin_node(index) : 0, memory_order_relaxed);
       pthread_t thread;
       pthread_attr_t attr;
       pthread_attr_init(&attr);
@@ -470,6 +492,8 @@ unsigned parallel_adaptive_markers(unsigned want) {
 /* The drain by every marker of this collection. */
 static void drain_with_markers(void) {
   parallel_set_active(markers_for_next_mark());
+  if (numa_active())
+    atomic_store_explicit(&mark_collector->node, numa_current_node(), memory_order_relaxed);
   if (active <= 1) {
     uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
     mark_configure_drain(true);

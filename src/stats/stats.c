@@ -21,7 +21,10 @@
 #include "heap/heap_lock.h"
 #include "common.h"
 #include "heap/heap.h"
+#include "heap/placement.h"
+#include "mark/mark.h"
 #include "mark/marker.h"
+#include "os/os.h"
 #include "roots/roots.h"
 
 enum { RING_SIZE = 1024 };
@@ -37,6 +40,15 @@ static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static SGC_gc_record_t ring[RING_SIZE];
 static struct marker_record ring_markers[RING_SIZE][TRACE_MAX_MARKERS];
 static unsigned ring_marker_count[RING_SIZE];
+/* A GC thread's NUMA share of a collection: its node, and the heap bytes
+ * it scanned in all and on objects of its own node.  A ring beside
+ * ring_markers, mapped only with several nodes (stats_init). */
+struct numa_marker_record {
+  unsigned node;
+  uint64_t scanned_bytes, local_bytes;
+};
+static struct numa_marker_record (*ring_numa)[TRACE_MAX_MARKERS];
+
 static uint64_t recorded, flushed;
 static SGC_stats_t totals;
 
@@ -53,11 +65,70 @@ static const char *reason_name(int reason) {
 
 static void print_store(const struct page_store_counters *c, void *arg) {
   (void)arg;
+  char node[24] = "";
+  if (numa_active()) snprintf(node, sizeof node, "; node %d", c->node);
   fprintf(stderr,
           "sgc: page store of thread %d (%s): u_i %ld, max u_i %ld; taken %ld, remote %ld, "
-          "stolen %ld; %ld free\n",
+          "stolen %ld; %ld free%s\n",
           c->tid, c->alive ? "running" : "exited", c->used, c->max_used, c->taken, c->remote,
-          c->stolen, c->free);
+          c->stolen, c->free, node);
+}
+
+/* papers/002 Table 4 from accesses per node: the share that was remote,
+ * and the imbalance, the standard deviation of the nodes' accesses over
+ * their mean (0: even; sqrt(nodes - 1): all on one node). */
+static double numa_remote_ratio(const uint64_t *scanned, unsigned nodes, uint64_t local) {
+  uint64_t all = 0;
+  for (unsigned n = 0; n < nodes; n++) all += scanned[n];
+  return all ? 1.0 - (double)local / (double)all : 0.0;
+}
+/* Newton's square root: sgc links no libm. */
+static double square_root(double x) {
+  if (x <= 0) return 0;
+  double r = x > 1 ? x : 1;
+  for (int i = 0; i < 64; i++) r = (r + x / r) / 2;
+  return r;
+}
+static double numa_imbalance(const uint64_t *scanned, unsigned nodes) {
+  double sum = 0, squares = 0;
+  for (unsigned n = 0; n < nodes; n++) sum += (double)scanned[n];
+  if (!nodes || sum == 0) return 0.0;
+  double mean = sum / nodes;
+  for (unsigned n = 0; n < nodes; n++) squares += ((double)scanned[n] - mean) * ((double)scanned[n] - mean);
+  return square_root(squares / nodes) / mean;
+}
+
+/* "a/b/c" of NODES entries of V into OUT. */
+static const char *per_node(char *out, size_t room, const uint64_t *v, unsigned nodes) {
+  int n = 0;
+  out[0] = 0;
+  for (unsigned i = 0; i < nodes && n >= 0 && (size_t)n < room; i++)
+    n += snprintf(out + n, room - (size_t)n, "%s%" PRIu64, i ? "/" : "", v[i]);
+  return out;
+}
+
+static void print_numa(const SGC_stats_t *s) {
+  static const char *placements[] = {"firsttouch", "interleave", "local"};
+  unsigned nodes = s->numa_nodes < SGC_NUMA_NODES ? (unsigned)s->numa_nodes : SGC_NUMA_NODES;
+  char used[256], free_pages[256], scanned[512], bmb[512];
+  uint64_t scanned_kib[SGC_NUMA_NODES], bmb_kib[SGC_NUMA_NODES];
+  for (unsigned n = 0; n < nodes; n++) {
+    scanned_kib[n] = s->numa_scanned_bytes[n] >> 10;
+    bmb_kib[n] = s->numa_bmb_bytes[n] >> 10;
+  }
+  fprintf(stderr,
+          "sgc: numa: %d nodes%s, placement %s, BMB %s, %d GC threads pinned; pages in use per "
+          "node %s, free %s; marking scanned KiB per node %s (remote ratio %.3f, imbalance "
+          "%.3f); %" PRIu64 " fresh pages off the taker's node; mark bytes KiB per node %s; %" PRIu64
+          " memory-policy calls (%" PRIu64 " refused)\n",
+          s->numa_nodes, s->numa_fake ? " (fake)" : "", placements[s->numa_placement],
+          s->numa_bmb ? "on" : "off", s->numa_pinned_threads,
+          per_node(used, sizeof used, s->numa_pages_used, nodes),
+          per_node(free_pages, sizeof free_pages, s->numa_pages_free, nodes),
+          per_node(scanned, sizeof scanned, scanned_kib, nodes),
+          numa_remote_ratio(s->numa_scanned_bytes, nodes, s->numa_local_scanned_bytes),
+          numa_imbalance(s->numa_scanned_bytes, nodes), s->numa_foreign_pages,
+          per_node(bmb, sizeof bmb, bmb_kib, nodes), s->numa_bind_calls, s->numa_bind_failures);
 }
 
 void stats_print_summary(void) {
@@ -90,6 +161,7 @@ void stats_print_summary(void) {
             s.last_pool_free_bytes / 1048576.0,
             (s.last_heap_bytes > known ? s.last_heap_bytes - known : 0) / 1048576.0);
   }
+  if (s.numa_nodes > 1) print_numa(&s);
   if (sgc_settings.print_stats >= 2) {
     heap_lock_acquire();
     page_stores_visit(print_store, NULL);
@@ -127,7 +199,36 @@ static void at_exit(void) {
 void stats_init(void) {
   roots_exclude_own_table(ring, sizeof ring);
   roots_exclude_own_table(ring_markers, sizeof ring_markers);
+  if (numa_counting) {
+    ring_numa = os_alloc(RING_SIZE * sizeof *ring_numa);
+    if (!ring_numa) sgc_warn("no memory for NUMA statistics: the trace leaves them out");
+  }
   atexit(at_exit);
+}
+
+/* The entry of node N in the public arrays (SGC_NUMA_NODES long). */
+static unsigned node_entry(unsigned n) { return n < SGC_NUMA_NODES ? n : SGC_NUMA_NODES - 1; }
+
+/* NUMA's part of a record, from the GC threads' counters (mark.c resets
+ * them at the next collection's start) and a walk of the heap's pages
+ * (heap_lock held).  Only while numa_counting. */
+static void record_numa(SGC_gc_record_t *r, struct numa_marker_record *markers, unsigned count) {
+  r->numa_nodes = (int)numa.nodes;
+  for (unsigned i = 0; i < parallel_markers_created(); i++) {
+    struct marker *m = parallel_marker(i);
+    uint64_t all = 0;
+    for (unsigned n = 0; n < numa.nodes; n++) {
+      all += m->node_scanned_bytes[n];
+      r->numa_scanned_bytes[node_entry(n)] += m->node_scanned_bytes[n];
+    }
+    unsigned node = atomic_load_explicit(&m->node, memory_order_relaxed);
+    uint64_t local = node < numa.nodes ? m->node_scanned_bytes[node] : 0;
+    r->numa_local_scanned_bytes += local;
+    if (i < count) markers[i] = (struct numa_marker_record){node, all, local};
+  }
+  uint64_t used[NUMA_MAX_NODES], free_pages[NUMA_MAX_NODES];
+  heap_pages_per_node(used, free_pages);
+  for (unsigned n = 0; n < numa.nodes; n++) r->numa_pages_used[node_entry(n)] += used[n];
 }
 
 void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_record *markers,
@@ -136,6 +237,12 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
   pthread_mutex_lock(&stats_lock);
   ring[recorded % RING_SIZE] = *rec;
   memcpy(ring_markers[recorded % RING_SIZE], markers, count * sizeof *markers);
+  if (ring_numa) {
+    SGC_gc_record_t *r = &ring[recorded % RING_SIZE];
+    record_numa(r, ring_numa[recorded % RING_SIZE], count);
+    for (unsigned n = 0; n < SGC_NUMA_NODES; n++) totals.numa_scanned_bytes[n] += r->numa_scanned_bytes[n];
+    totals.numa_local_scanned_bytes += r->numa_local_scanned_bytes;
+  }
   ring_marker_count[recorded % RING_SIZE] = count;
   recorded++;
   totals.collections++;
@@ -167,9 +274,39 @@ static void trace_write(int fd, const char *line, size_t n) {
            done < 0 ? strerror(errno) : "short write");
 }
 
+/* Appends `"NAME":[v0,v1,...]` for NODES entries. */
+static int json_array(char *out, size_t room, const char *name, const uint64_t *v, unsigned nodes) {
+  int n = snprintf(out, room, "\"%s\":[", name);
+  for (unsigned i = 0; i < nodes && n > 0 && (size_t)n < room; i++)
+    n += snprintf(out + n, room - (size_t)n, "%s%" PRIu64, i ? "," : "", v[i]);
+  if (n > 0 && (size_t)n < room) n += snprintf(out + n, room - (size_t)n, "]");
+  return n;
+}
+
+/* The trace's "numa" object (several nodes only). */
+static int numa_json(char *out, size_t room, const SGC_gc_record_t *r) {
+  unsigned nodes = r->numa_nodes < SGC_NUMA_NODES ? (unsigned)r->numa_nodes : SGC_NUMA_NODES;
+  static const char *placements[] = {"firsttouch", "interleave", "local"};
+  int n = snprintf(out, room, ",\"numa\":{\"nodes\":%d,\"fake\":%s,\"placement\":\"%s\",\"bmb\":%s,",
+                   r->numa_nodes, numa.fake ? "true" : "false", placements[numa_placement],
+                   numa_bmb ? "true" : "false");
+  if (n > 0 && (size_t)n < room) n += json_array(out + n, room - (size_t)n, "scanned_bytes", r->numa_scanned_bytes, nodes);
+  if (n > 0 && (size_t)n < room)
+    n += snprintf(out + n, room - (size_t)n,
+                  ",\"local_scanned_bytes\":%" PRIu64 ",\"remote_ratio\":%.4f,\"imbalance\":%.4f,",
+                  r->numa_local_scanned_bytes,
+                  numa_remote_ratio(r->numa_scanned_bytes, nodes, r->numa_local_scanned_bytes),
+                  numa_imbalance(r->numa_scanned_bytes, nodes));
+  if (n > 0 && (size_t)n < room) n += json_array(out + n, room - (size_t)n, "pages_used", r->numa_pages_used, nodes);
+  if (n > 0 && (size_t)n < room) n += snprintf(out + n, room - (size_t)n, "}");
+  return n;
+}
+
 static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_record *m,
-                        unsigned count) {
-  char line[1024 + TRACE_MAX_MARKERS * 300]; /* a marker's object is at most ~275 */
+                        const struct numa_marker_record *nm, unsigned count) {
+  /* A marker's object is at most ~275 characters, ~350 with NUMA's part;
+   * the numa object at most ~1,100 for 16 nodes. */
+  char line[2048 + TRACE_MAX_MARKERS * 360];
   int n = snprintf(line, sizeof line,
                    "{\"gc_no\":%" PRIu64 ",\"reason\":\"%s\",\"threads\":%d,\"markers\":%d,"
                    "\"start_ns\":%" PRIu64 ",\"pause_ns\":%" PRIu64 ",\"stop_ns\":%" PRIu64
@@ -184,7 +321,7 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    ",\"cache_bytes\":%" PRIu64 ",\"prestop_ns\":%" PRIu64
                    ",\"store_free_bytes\":%" PRIu64 ",\"pool_free_bytes\":%" PRIu64
                    ",\"predicted_mark_ns\":%" PRIu64 ",\"auto_markers\":%d"
-                   ",\"snapshot_ns\":%" PRIu64 ",\"mark_threads\":[",
+                   ",\"snapshot_ns\":%" PRIu64,
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
@@ -193,17 +330,29 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    r->pages_taken, r->remote_pages, r->cache_bytes, r->prestop_ns,
                    r->store_free_bytes, r->pool_free_bytes, r->predicted_mark_ns,
                    r->auto_markers, r->snapshot_ns);
+  if (nm && r->numa_nodes > 1 && n > 0 && (size_t)n < sizeof line)
+    n += numa_json(line + n, sizeof line - (size_t)n, r);
+  if (n > 0 && (size_t)n < sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, ",\"mark_threads\":[");
   /* Each GC thread's share: its marked bytes and objects, steals tried and
    * won, busy and idle (stealing, terminating) time, and the CPU time it
    * got meanwhile. */
-  for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 300; i++)
+  for (unsigned i = 0; i < count && n > 0 && (size_t)n < sizeof line - 360; i++) {
     n += snprintf(line + n, sizeof line - (size_t)n,
                   "%s{\"bytes\":%" PRIu64 ",\"objects\":%" PRIu64 ",\"steal_attempts\":%" PRIu64
                   ",\"steal_successes\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
-                  ",\"cpu_ns\":%" PRIu64 ",\"join_ns\":%" PRIu64 ",\"prewoken\":%s}",
+                  ",\"cpu_ns\":%" PRIu64 ",\"join_ns\":%" PRIu64 ",\"prewoken\":%s",
                   i ? "," : "", m[i].bytes, m[i].objects, m[i].steal_attempts, m[i].steal_successes,
                   m[i].busy_ns, m[i].idle_ns, m[i].cpu_ns, m[i].join_ns,
                   m[i].prewoken ? "true" : "false");
+    /* Its node, the heap bytes it scanned, and the share of them on
+     * objects of its own node. */
+    if (nm && r->numa_nodes > 1)
+      n += snprintf(line + n, sizeof line - (size_t)n,
+                    ",\"node\":%u,\"scanned_bytes\":%" PRIu64 ",\"local_share\":%.4f", nm[i].node,
+                    nm[i].scanned_bytes,
+                    nm[i].scanned_bytes ? (double)nm[i].local_bytes / (double)nm[i].scanned_bytes : 0.0);
+    n += snprintf(line + n, sizeof line - (size_t)n, "}");
+  }
   if (n > 0 && (size_t)n < sizeof line - 3) n += snprintf(line + n, sizeof line - (size_t)n, "]}\n");
   if (n > 0) trace_write(fd, line, (size_t)n);
 }
@@ -262,6 +411,7 @@ void stats_flush_pending(void) {
   for (;;) {
     SGC_gc_record_t r;
     struct marker_record m[TRACE_MAX_MARKERS];
+    struct numa_marker_record nm[TRACE_MAX_MARKERS];
     unsigned count;
     pthread_mutex_lock(&stats_lock);
     if (flushed == recorded) {
@@ -274,9 +424,10 @@ void stats_flush_pending(void) {
     r = ring[flushed % RING_SIZE];
     count = ring_marker_count[flushed % RING_SIZE];
     memcpy(m, ring_markers[flushed % RING_SIZE], count * sizeof *m);
+    if (ring_numa) memcpy(nm, ring_numa[flushed % RING_SIZE], count * sizeof *nm);
     flushed++;
     pthread_mutex_unlock(&stats_lock);
-    if (sgc_settings.trace_fd >= 0) write_trace(sgc_settings.trace_fd, &r, m, count);
+    if (sgc_settings.trace_fd >= 0) write_trace(sgc_settings.trace_fd, &r, m, ring_numa ? nm : NULL, count);
     if (sgc_settings.print_each_gc)
       fprintf(stderr,
               "sgc: collection %" PRIu64 " (%s): pause %.3f ms (stop %.3f, mark %.3f), "
@@ -287,6 +438,38 @@ void stats_flush_pending(void) {
   }
 }
 
+
+/* The NUMA fields of SGC_stats_t but the scanned bytes (heap_lock held). */
+static void numa_stats_read(SGC_stats_t *out) {
+  out->numa_nodes = (int)numa.nodes;
+  out->numa_fake = numa.fake;
+  out->numa_placement = (int)numa_placement;
+  out->numa_bmb = numa_bmb && numa_active();
+  out->numa_pinned_threads = 0;
+  for (unsigned i = 0; i < parallel_markers_created(); i++)
+    out->numa_pinned_threads +=
+        atomic_load_explicit(&parallel_marker(i)->pinned, memory_order_relaxed);
+  if (!numa_active()) return;
+  uint64_t used[NUMA_MAX_NODES], free_pages[NUMA_MAX_NODES];
+  heap_pages_per_node(used, free_pages);
+  for (unsigned n = 0; n < NUMA_MAX_NODES; n++)
+    out->numa_pages_used[node_entry(n)] = out->numa_pages_free[node_entry(n)] =
+        out->numa_bmb_bytes[node_entry(n)] = out->numa_bound_bytes[node_entry(n)] = 0;
+  for (unsigned n = 0; n < numa.nodes; n++) {
+    unsigned e = node_entry(n);
+    out->numa_pages_used[e] += used[n];
+    out->numa_pages_free[e] += free_pages[n];
+    out->numa_bmb_bytes[e] += atomic_load_explicit(&heap_bmb_bytes[n], memory_order_relaxed);
+    out->numa_bound_bytes[e] +=
+        atomic_load_explicit(&numa_decisions.bound_bytes[n], memory_order_relaxed);
+  }
+  out->numa_foreign_pages = atomic_load_explicit(&heap_foreign_takes, memory_order_relaxed);
+  out->numa_interleaved_bytes =
+      atomic_load_explicit(&numa_decisions.interleaved_bytes, memory_order_relaxed);
+  out->numa_bind_calls = atomic_load_explicit(&numa_decisions.bind_calls, memory_order_relaxed);
+  out->numa_bind_failures =
+      atomic_load_explicit(&numa_decisions.bind_failures, memory_order_relaxed);
+}
 
 GC_API void SGC_get_stats(SGC_stats_t *out) {
   pthread_mutex_lock(&stats_lock);
@@ -322,6 +505,7 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
   out->percpu_reopened = percpu_stats.reopened;
   out->percpu_sidelined_bytes = percpu_stats.sidelined_bytes;
   out->lab_flips = percpu_stats.flips_to_cpu + percpu_stats.flips_to_thread;
+  numa_stats_read(out);
   pthread_mutex_unlock(&heap_lock);
 }
 
@@ -341,7 +525,8 @@ static void copy_store(const struct page_store_counters *c, void *arg) {
         .pages_taken = (uint64_t)c->taken,
         .remote_pages = (uint64_t)c->remote,
         .stolen_pages = (uint64_t)c->stolen,
-        .free_pages = (uint64_t)c->free};
+        .free_pages = (uint64_t)c->free,
+        .node = c->node};
   copy->count++;
 }
 
