@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 struct page_store;
-struct sgc_thread;
+struct thread_alloc;
 
 /* A free list of (KIND, CLS) objects from a page already swept, with its
  * length and last element, or NULL. */
@@ -20,7 +20,7 @@ void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **ta
  * (AL, LPS), then one no live thread owns, then (LPS, growth not allowed)
  * another thread's.  The caller owns it, sweeps it with sweep_page and
  * takes its list with sweep_detach. */
-struct page_header *sweep_pop_unswept(struct sgc_thread *t, unsigned kind, unsigned cls);
+struct page_header *sweep_pop_unswept(struct thread_alloc *t, unsigned kind, unsigned cls);
 /* A page of (KIND, CLS) waiting in store S, or NULL. */
 struct page_header *sweep_pop_store_unswept(struct page_store *s, unsigned kind, unsigned cls);
 /* S's thread left: its pages waiting to be swept go to the shared lists. */

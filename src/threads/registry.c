@@ -115,8 +115,9 @@ struct sgc_thread *thread_record_new(void) {
   void *p = NULL;
   if (posix_memalign(&p, 128, size) != 0 || !p) return NULL;
   memset(p, 0, size);
-  free_record_init(p);
-  return p;
+  struct sgc_thread *rec = p;
+  free_record_init(&rec->alloc);
+  return rec;
 }
 
 struct sgc_thread *thread_registry_first(void) { return registry; }
@@ -158,6 +159,18 @@ void thread_pending_set_id(struct sgc_thread *rec, uint64_t ticket, pthread_t id
 
 int thread_registry_count(void) {
   return atomic_load_explicit(&registry_count, memory_order_relaxed);
+}
+
+/* The allocator's walk over the registry (alloc/thread_alloc.h). */
+struct thread_alloc *thread_alloc_first(void) {
+  return registry ? &registry->alloc : NULL;
+}
+struct thread_alloc *thread_alloc_next(const struct thread_alloc *a) {
+  struct sgc_thread *next = ((const struct sgc_thread *)(const void *)a)->next;
+  return next ? &next->alloc : NULL;
+}
+int thread_alloc_tid(const struct thread_alloc *a) {
+  return ((const struct sgc_thread *)(const void *)a)->tid;
 }
 
 char *GC_stackbottom;
@@ -227,7 +240,7 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   }
   if (rec->is_main) __atomic_store_n(&GC_stackbottom, (char *)rec->stack_base, __ATOMIC_RELAXED);
   /* glibc's rseq area (valid when __rseq_size says it registered one). */
-  rec->rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+  rec->alloc.rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
   rec->thread_pointer = (uintptr_t)__builtin_thread_pointer();
   roots_find_thread_tls(rec); /* before registry_lock: the loader's lock comes after it */
   lock_counted(&registry_lock);
@@ -313,13 +326,13 @@ static void unregister(struct sgc_thread *rec, bool exiting) {
   /* Before the locks: pthread_getattr_np and the copy call malloc. */
   bool joinable = exiting ? keep_result(rec) : rec->created_by_sgc && !rec->detached;
   heap_lock_acquire();
-  batches_retire(rec); /* its freed objects become anyone's */
-  custom_cache_retire(rec);
-  uncollectable_cache_retire(rec);
+  batches_retire(&rec->alloc); /* its freed objects become anyone's */
+  custom_cache_retire(&rec->alloc);
+  uncollectable_cache_retire(&rec->alloc);
   pthread_mutex_unlock(&heap_lock);
-  page_store_retire(rec); /* its free pages go back to the pool */
+  page_store_retire(&rec->alloc); /* its free pages go back to the pool */
   lock_counted(&registry_lock);
-  free_counts_thread_exit(rec);
+  free_counts_thread_exit(&rec->alloc);
   if (rec->prev) rec->prev->next = rec->next;
   else registry = rec->next;
   if (rec->next) rec->next->prev = rec->prev;
@@ -367,8 +380,8 @@ void threads_after_fork_child(void) {
        * next collection reclaims them, but for uncollectable ones, whose
        * pages are never swept: those go back to the shared lists, as far
        * as the half-updated lists the fork may have copied allow. */
-      uncollectable_cache_retire_lost(t);
-      custom_cache_forget(t);
+      uncollectable_cache_retire_lost(&t->alloc);
+      custom_cache_forget(&t->alloc);
       free(t);
     }
     t = next;
