@@ -35,7 +35,7 @@
 #include "common.h"
 #include "os/os.h"
 #include "mark/custom_kind.h"
-#include "sweep/sweep.h"
+#include "alloc/sweeper.h"
 
 /* Under heap_lock.  Lists threads freed (or left at exit), counted as
  * allocated when first handed out, linked through their first objects'

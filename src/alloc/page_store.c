@@ -12,7 +12,7 @@
 #include "heap/heap_lock.h"
 #include "common.h"
 #include "os/os.h"
-#include "sweep/sweep.h"
+#include "alloc/sweeper.h"
 
 /* The global counters: a and sum max u_i change inside the page-path gate
  * too (relaxed atomics: counters, ordering nothing); l and max l only in

@@ -11,7 +11,7 @@
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
 #include "common.h"
-#include "sweep/sweep.h"
+#include "alloc/sweeper.h"
 
 void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
                         unsigned *count, void **tail) {
