@@ -34,7 +34,6 @@
 #include "heap/heap_lock.h"
 #include "common.h"
 #include "os/os.h"
-#include "mark/custom_kind.h"
 #include "alloc/sweeper.h"
 
 /* Under heap_lock.  Lists threads freed (or left at exit), counted as
