@@ -18,7 +18,6 @@
 #include "alloc/page_store.h"
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
-#include "roots/roots.h"
 #include "threads/thread.h"
 
 __thread struct sgc_thread *sgc_self __attribute__((tls_model("initial-exec")));

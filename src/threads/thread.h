@@ -155,6 +155,12 @@ int thread_tid_of(pthread_t thread);
  * succeeds, forgets its zombie or marks its record detached. */
 int thread_detach(pthread_t thread, int (*detach)(pthread_t));
 
+/* What registration asks of the roots layer, defined by roots/roots.c
+ * (the seam points up: docs/design.md, "Layers"): records the calling
+ * thread's thread-local storage blocks in T, its record (before T is
+ * registered: it takes the loader's lock). */
+void roots_find_thread_tls(struct sgc_thread *t);
+
 /* ---- interpose.c ---- */
 /* glibc's pthread_join and pthread_detach, behind sgc's own. */
 int thread_join_next(pthread_t thread, void **result);
