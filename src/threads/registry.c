@@ -218,6 +218,7 @@ static void exit_key_destructor(void *value) {
 void threads_init(void) {
   if (pthread_key_create(&exit_key, exit_key_destructor) != 0)
     sgc_fatal("cannot create the thread-exit key");
+  interpose_init();
 }
 
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec) {

@@ -165,6 +165,8 @@ void roots_find_thread_tls(struct sgc_thread *t);
 /* glibc's pthread_join and pthread_detach, behind sgc's own. */
 int thread_join_next(pthread_t thread, void **result);
 int thread_detach_next(pthread_t thread);
+/* Finds the interposed calls' next definitions at start-up (threads_init). */
+void interpose_init(void);
 /* Registers the calling thread with its stack base (0: ask pthreads). */
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec);
 void thread_unregister_self(void);
