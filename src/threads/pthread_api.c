@@ -66,14 +66,14 @@ GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
   thread_pending_add(rec); /* ARG is a root until the thread runs */
   /* ARG stays live in this frame until then: waiting for registry_lock
    * inside thread_pending_add, this thread is scanned (from its blocking
-   * section) while a collection runs, and REC is malloc's memory, which
+   * section) while a collection runs, and REC is sgc's own memory, which
    * no collection reads.  Dead after the store above, ARG was held by
    * nothing there, and bb_threads saw a thread's argument freed. */
   __asm__ volatile("" : : "g"(arg) : "memory");
   int r = pthread_create(thread, attr, start_wrapper, rec);
   if (r != 0) {
     thread_pending_remove(rec);
-    free(rec);
+    thread_record_free(rec);
     return r;
   }
   /* The thread waits for this before it registers (thread.h). */

@@ -57,7 +57,7 @@ static void zombies_free(struct sgc_thread *list) {
   while (list) {
     struct sgc_thread *next = list->next;
     free(list->exit_descriptor);
-    free(list);
+    thread_record_free(list);
     list = next;
   }
 }
@@ -105,18 +105,6 @@ int thread_detach(pthread_t thread, int (*detach)(pthread_t)) {
   pthread_mutex_unlock(&registry_lock);
   zombies_free(taken);
   return r;
-}
-
-/* Records are cache-line aligned and padded: two threads' hot fields
- * (free lists, counters) never share a line. */
-struct sgc_thread *thread_record_new(void) {
-  size_t size = (sizeof(struct sgc_thread) + 127) & ~(size_t)127;
-  void *p = NULL;
-  if (posix_memalign(&p, 128, size) != 0 || !p) return NULL;
-  memset(p, 0, size);
-  struct sgc_thread *rec = p;
-  free_record_init(&rec->alloc);
-  return rec;
 }
 
 struct sgc_thread *thread_registry_first(void) { return registry; }
@@ -353,7 +341,7 @@ static void unregister(struct sgc_thread *rec, bool exiting) {
   pthread_setspecific(exit_key, NULL);
   if (!keep) {
     free(rec->exit_descriptor);
-    free(rec);
+    thread_record_free(rec);
   }
 }
 
@@ -371,6 +359,7 @@ struct sgc_thread *thread_self_or_register(void) {
 
 /* After fork only the forking thread exists in the child. */
 void threads_after_fork_child(void) {
+  thread_records_after_fork_child();
   struct sgc_thread *self = sgc_self;
   struct sgc_thread *t = registry;
   while (t) {
@@ -382,7 +371,7 @@ void threads_after_fork_child(void) {
        * as the half-updated lists the fork may have copied allow. */
       uncollectable_cache_retire_lost(&t->alloc);
       custom_cache_forget(&t->alloc);
-      free(t);
+      thread_record_free(t);
     }
     t = next;
   }

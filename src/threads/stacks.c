@@ -40,6 +40,54 @@ extern void *__libc_stack_end;
  * map instead (thread_stack_ranges), only slower. */
 static const uintptr_t MAIN_STACK_ASSUMED_MAX = (uintptr_t)1 << 30;
 
+/* A thread's stack from its glibc descriptor, without pthread_getattr_np,
+ * which mallocs (the CPU set it puts in the attributes): a thread that
+ * never called malloc got a malloc arena of its own there, 64 MiB of
+ * address space, which under an address-space limit the heap then lacks
+ * (threads made with plain pthread_create register at their first
+ * allocation, so each took one).  The descriptor's layout is glibc's
+ * own: struct pthread holds the stack block's address, its size and the
+ * guard's size as three consecutive words, and pthread_getattr_np reports
+ * [block + guard, block + size).  The first answer pthread_getattr_np
+ * gives teaches where those words are (learn_descriptor_layout); from
+ * then on a thread reads its own, and takes them only when its stack
+ * pointer and descriptor lie inside.  -1: not learnt yet; -2: not found,
+ * pthread_getattr_np always.  Relaxed: every thread learns the same. */
+static _Atomic int stack_words_at = -1;
+/* How far above the descriptor's start the words are looked for: glibc
+ * 2.36's struct pthread takes about 2.3 KiB. */
+enum { DESCRIPTOR_SEARCH_BYTES = 4096 };
+
+/* The descriptor DESC of a thread whose stack is [LO, END), as
+ * pthread_getattr_np said: where the three words lie. */
+static void learn_descriptor_layout(uintptr_t desc, uintptr_t lo, uintptr_t end) {
+  if (atomic_load_explicit(&stack_words_at, memory_order_relaxed) != -1) return;
+  if (desc < lo || desc >= end) return; /* not at its stack's top: no lesson */
+  const uintptr_t *w = (const uintptr_t *)desc;
+  size_t words = (end - desc < DESCRIPTOR_SEARCH_BYTES ? end - desc : DESCRIPTOR_SEARCH_BYTES) /
+                 sizeof *w;
+  int found = -2;
+  for (size_t i = 0; i + 2 < words; i++)
+    if (w[i] && w[i] + w[i + 1] == end && w[i] + w[i + 2] == lo) {
+      found = (int)i;
+      break;
+    }
+  atomic_store_explicit(&stack_words_at, found, memory_order_relaxed);
+}
+
+/* The calling thread's stack from its descriptor, as learnt; 0 when not
+ * learnt, or when the words do not hold its stack pointer and descriptor. */
+static uintptr_t stack_from_descriptor(uintptr_t *lo) {
+  int at = atomic_load_explicit(&stack_words_at, memory_order_relaxed);
+  if (at < 0) return 0;
+  const uintptr_t *w = (const uintptr_t *)__builtin_thread_pointer() + at;
+  uintptr_t block = w[0], low = block + w[2], end = block + w[1];
+  uintptr_t sp = (uintptr_t)__builtin_frame_address(0), desc = (uintptr_t)__builtin_thread_pointer();
+  if (!block || low >= end || sp < low || sp >= end || desc < low || desc >= end) return 0;
+  *lo = low;
+  return end;
+}
+
 uintptr_t thread_stack_bounds_of_self(uintptr_t *lo) {
   *lo = 0;
   if (os_gettid() == getpid()) {
@@ -55,6 +103,8 @@ uintptr_t thread_stack_bounds_of_self(uintptr_t *lo) {
     if (end > depth) *lo = end - depth;
     return end;
   }
+  uintptr_t known = stack_from_descriptor(lo);
+  if (known) return known;
   pthread_attr_t attr;
   void *addr = NULL;
   size_t size = 0;
@@ -64,6 +114,7 @@ uintptr_t thread_stack_bounds_of_self(uintptr_t *lo) {
   }
   if (!addr) sgc_fatal("cannot find the stack of thread %d", os_gettid());
   *lo = (uintptr_t)addr; /* above the guard pages: glibc leaves them out */
+  learn_descriptor_layout((uintptr_t)pthread_self(), *lo, (uintptr_t)addr + size);
   return (uintptr_t)addr + size;
 }
 
@@ -77,6 +128,8 @@ void thread_stack_give(struct sgc_thread *rec, pthread_t thread) {
   }
   rec->given_stack_lo = (uintptr_t)addr;
   rec->given_stack_end = (uintptr_t)addr + size;
+  /* The new thread waits for stack_given below: its descriptor is there. */
+  if (addr) learn_descriptor_layout((uintptr_t)thread, rec->given_stack_lo, rec->given_stack_end);
   /* Release: the thread that reads 1 reads the bounds. */
   atomic_store_explicit(&rec->stack_given, addr ? 1 : 2, memory_order_release);
   futex_wake_all(&rec->stack_given);

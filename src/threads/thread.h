@@ -127,9 +127,13 @@ static inline bool thread_stack_mapping_holds(const struct sgc_thread *t, uintpt
  * thread_self_or_register and the walk over the allocator's parts
  * (thread_alloc_first) are declared in alloc/thread_alloc.h. */
 struct sgc_thread *thread_registry_first(void);
-/* A zeroed, cache-line aligned record (free() releases it); NULL when
- * malloc refuses. */
+/* ---- records.c ---- */
+/* A zeroed, cache-line aligned record (thread_record_free releases it);
+ * NULL when the system refuses memory. */
 struct sgc_thread *thread_record_new(void);
+void thread_record_free(struct sgc_thread *rec);
+void thread_records_after_fork_child(void);
+/* ---- registry.c ---- */
 /* Records of threads GC_pthread_create started that are not running yet:
  * their start_arg is a root. */
 struct sgc_thread *thread_pending_first(void);
