@@ -42,9 +42,9 @@ static void *next_definition(void *_Atomic *cache, const char *name) {
   return f;
 }
 #define NEXT(type, name)                                          \
+  static void *_Atomic next_cache_##name;                         \
   static type next_##name(void) {                                 \
-    static void *_Atomic cache;                                   \
-    return (type)next_definition(&cache, #name);                  \
+    return (type)next_definition(&next_cache_##name, #name);      \
   }
 
 typedef int (*join_fn)(pthread_t, void **);
@@ -210,11 +210,18 @@ SGC_EXPORT int signalfd(int fd, const sigset_t *mask, int flags) {
   return next_signalfd()(fd, without_suspend_signal(mask, &copy), flags);
 }
 
+/* NAME's next definition into CACHE if there is one; a call finds out
+ * (and says) if there is none. */
+static void prime(void *_Atomic *cache, const char *name) {
+  void *f = dlsym(RTLD_NEXT, name);
+  if (f) atomic_store_explicit(cache, f, memory_order_relaxed);
+}
+
 void interpose_init(void) {
   /* Found now, on the starting thread: dlsym may take malloc memory,
    * which on a GC thread (its first pthread_sigmask) would give it an
    * arena of its own. */
-  next_pthread_sigmask();
-  next_sigprocmask();
-  next_signalfd();
+  prime(&next_cache_pthread_sigmask, "pthread_sigmask");
+  prime(&next_cache_sigprocmask, "sigprocmask");
+  prime(&next_cache_signalfd, "signalfd");
 }
