@@ -128,8 +128,6 @@ void thread_stack_give(struct sgc_thread *rec, pthread_t thread) {
   }
   rec->given_stack_lo = (uintptr_t)addr;
   rec->given_stack_end = (uintptr_t)addr + size;
-  /* The new thread waits for stack_given below: its descriptor is there. */
-  if (addr) learn_descriptor_layout((uintptr_t)thread, rec->given_stack_lo, rec->given_stack_end);
   /* Release: the thread that reads 1 reads the bounds. */
   atomic_store_explicit(&rec->stack_given, addr ? 1 : 2, memory_order_release);
   futex_wake_all(&rec->stack_given);
@@ -141,6 +139,8 @@ uintptr_t thread_stack_given(struct sgc_thread *rec, uintptr_t *lo) {
     futex_wait(&rec->stack_given, 0);
   if (given != 1) return 0;
   *lo = rec->given_stack_lo;
+  /* Its own descriptor, which no other thread writes meanwhile. */
+  learn_descriptor_layout((uintptr_t)pthread_self(), *lo, rec->given_stack_end);
   return rec->given_stack_end;
 }
 
