@@ -360,6 +360,7 @@ struct sgc_thread *thread_self_or_register(void) {
 /* After fork only the forking thread exists in the child. */
 void threads_after_fork_child(void) {
   thread_records_after_fork_child();
+  thread_stacks_after_fork_child();
   struct sgc_thread *self = sgc_self;
   struct sgc_thread *t = registry;
   while (t) {

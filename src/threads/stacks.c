@@ -54,6 +54,10 @@ static const uintptr_t MAIN_STACK_ASSUMED_MAX = (uintptr_t)1 << 30;
  * pointer and descriptor lie inside.  -1: not learnt yet; -2: not found,
  * pthread_getattr_np always.  Relaxed: every thread learns the same. */
 static _Atomic int stack_words_at = -1;
+/* Until it is learnt, one registering thread at a time asks
+ * pthread_getattr_np: threads that register at once would each take an
+ * arena (heap reached under the limit: 128 MiB in one run of six). */
+static pthread_mutex_t learn_lock = PTHREAD_MUTEX_INITIALIZER;
 /* How far above the descriptor's start the words are looked for: glibc
  * 2.36's struct pthread takes about 2.3 KiB. */
 enum { DESCRIPTOR_SEARCH_BYTES = 4096 };
@@ -105,6 +109,15 @@ uintptr_t thread_stack_bounds_of_self(uintptr_t *lo) {
   }
   uintptr_t known = stack_from_descriptor(lo);
   if (known) return known;
+  bool learning = atomic_load_explicit(&stack_words_at, memory_order_relaxed) == -1;
+  if (learning) {
+    pthread_mutex_lock(&learn_lock);
+    known = stack_from_descriptor(lo); /* another thread learnt it meanwhile */
+    if (known) {
+      pthread_mutex_unlock(&learn_lock);
+      return known;
+    }
+  }
   pthread_attr_t attr;
   void *addr = NULL;
   size_t size = 0;
@@ -115,8 +128,11 @@ uintptr_t thread_stack_bounds_of_self(uintptr_t *lo) {
   if (!addr) sgc_fatal("cannot find the stack of thread %d", os_gettid());
   *lo = (uintptr_t)addr; /* above the guard pages: glibc leaves them out */
   learn_descriptor_layout((uintptr_t)pthread_self(), *lo, (uintptr_t)addr + size);
+  if (learning) pthread_mutex_unlock(&learn_lock);
   return (uintptr_t)addr + size;
 }
+
+void thread_stacks_after_fork_child(void) { pthread_mutex_init(&learn_lock, NULL); }
 
 void thread_stack_give(struct sgc_thread *rec, pthread_t thread) {
   pthread_attr_t attr;

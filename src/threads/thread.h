@@ -182,6 +182,8 @@ uintptr_t thread_stack_base_of_self(void);
 /* The calling thread's stack end (exclusive) and, in *LO, its lowest
  * address (0 when unknown). */
 uintptr_t thread_stack_bounds_of_self(uintptr_t *lo);
+/* A fork may have copied its lock held (stacks.c). */
+void thread_stacks_after_fork_child(void);
 /* The creator of THREAD, which REC's thread will register with: its stack
  * bounds into REC, and REC's thread woken if it waits for them. */
 void thread_stack_give(struct sgc_thread *rec, pthread_t thread);
