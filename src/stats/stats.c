@@ -22,6 +22,7 @@
 #include "common.h"
 #include "heap/heap.h"
 #include "mark/marker.h"
+#include "os/os.h"
 #include "roots/roots.h"
 
 enum { RING_SIZE = 1024 };
@@ -35,7 +36,11 @@ static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
  * before stats_lock; never by the collector, which only records. */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static SGC_gc_record_t ring[RING_SIZE];
-static struct marker_record ring_markers[RING_SIZE][TRACE_MAX_MARKERS];
+/* Each record's markers, for the trace only (SGC_TRACE): made at start-up
+ * when it is asked for.  As a static table it took 4.5 MiB of address
+ * space in every process, which under an address-space limit the heap
+ * lacked (history.md, "The GC threads' malloc arena"). */
+static struct marker_record (*ring_markers)[TRACE_MAX_MARKERS];
 static unsigned ring_marker_count[RING_SIZE];
 static uint64_t recorded, flushed;
 static SGC_stats_t totals;
@@ -126,7 +131,10 @@ static void at_exit(void) {
 
 void stats_init(void) {
   roots_exclude_own_table(ring, sizeof ring);
-  roots_exclude_own_table(ring_markers, sizeof ring_markers);
+  if (sgc_settings.trace_path) {
+    ring_markers = os_alloc(RING_SIZE * sizeof *ring_markers);
+    if (!ring_markers) sgc_warn("SGC_TRACE: no memory for the markers' records; the trace leaves them out");
+  }
   atexit(at_exit);
 }
 
@@ -135,7 +143,8 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
   if (count > TRACE_MAX_MARKERS) count = TRACE_MAX_MARKERS;
   pthread_mutex_lock(&stats_lock);
   ring[recorded % RING_SIZE] = *rec;
-  memcpy(ring_markers[recorded % RING_SIZE], markers, count * sizeof *markers);
+  if (!ring_markers) count = 0;
+  else memcpy(ring_markers[recorded % RING_SIZE], markers, count * sizeof *markers);
   ring_marker_count[recorded % RING_SIZE] = count;
   recorded++;
   totals.collections++;
@@ -271,7 +280,7 @@ void stats_flush_pending(void) {
     trace_open();
     r = ring[flushed % RING_SIZE];
     count = ring_marker_count[flushed % RING_SIZE];
-    memcpy(m, ring_markers[flushed % RING_SIZE], count * sizeof *m);
+    if (count) memcpy(m, ring_markers[flushed % RING_SIZE], count * sizeof *m);
     flushed++;
     pthread_mutex_unlock(&stats_lock);
     if (sgc_settings.trace_fd >= 0) write_trace(sgc_settings.trace_fd, &r, m, count);
