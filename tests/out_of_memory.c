@@ -25,11 +25,13 @@
  *  - warn_format: a warn procedure gets bdwgc's arguments: a printf
  *    format, a whole line ending in a newline, whose one conversion is
  *    for the argument (here the heap's MiB); an ordinary warning too;
- *  - thread_record: GC_pthread_create while posix_memalign fails (this
- *    program's own, which the library's call reaches first) returns
+ *  - thread_record: GC_pthread_create when no memory for a thread
+ *    record can be had (mmap fails: this program's own, which the
+ *    library's call reaches first; glibc's own calls do not) returns
  *    EAGAIN, as pthread_create does when resources lack, and creates
- *    nothing; once it works again a thread starts and runs.  Before, sgc
- *    ended the program ("out of memory for a thread record");
+ *    nothing; once it works again a thread starts and runs.  Threads
+ *    that wait hold the records sgc has at hand until it needs more.
+ *    Before, sgc ended the program ("out of memory for a thread record");
  *  - gc_threads: with SGC_MARKERS=4 and the address space limited to 4 MiB
  *    above what the process has before its first collection, no GC thread
  *    can start: one warning says so, and 100 collections mark with the
@@ -40,11 +42,14 @@
 #include "gc.h"
 #include "gc/gc_typed.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -61,18 +66,17 @@ enum { MIB = 1 << 20 };
 
 static int quiet_calls;
 
-/* posix_memalign failing on demand; the sanitizers intercept it
- * themselves, so there the case is skipped. */
-static atomic_int memalign_refuses;
+/* mmap failing on demand; the sanitizers intercept it themselves, so
+ * there the case is skipped. */
+static atomic_int mmap_refuses;
 #if !SANITIZED_BUILD
-int posix_memalign(void **out, size_t alignment, size_t size)
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
 {
-    if (atomic_load(&memalign_refuses)) return ENOMEM;
-    size_t rounded = (size + alignment - 1) / alignment * alignment;
-    void *p = aligned_alloc(alignment, rounded ? rounded : alignment);
-    if (!p) return ENOMEM;
-    *out = p;
-    return 0;
+    if (atomic_load(&mmap_refuses)) {
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, offset);
 }
 #endif
 
@@ -83,16 +87,34 @@ static void *started(void *arg)
 }
 
 /* The thread_record case. */
+enum { HELD_MAX = 256 };
+static atomic_int held_go;
+
+static void *held(void *arg)
+{
+    while (!atomic_load(&held_go)) usleep(1000);
+    return arg;
+}
+
 static void thread_record_refused(void)
 {
     static atomic_int ran;
+    static pthread_t holders[HELD_MAX];
     pthread_t t;
-    atomic_store(&memalign_refuses, 1);
-    int r = GC_pthread_create(&t, NULL, started, &ran);
-    atomic_store(&memalign_refuses, 0);
-    CHECK(r == EAGAIN, "GC_pthread_create without memory returned %d, not EAGAIN", r);
+    int r = 0, n = 0;
+    CHECK(GC_pthread_create(&t, NULL, started, &ran) == 0); /* GC threads started */
+    CHECK(GC_pthread_join(t, NULL) == 0);
+    atomic_store(&ran, 0);
+    atomic_store(&mmap_refuses, 1);
+    while (n < HELD_MAX && (r = GC_pthread_create(&holders[n], NULL, held, NULL)) == 0) n++;
+    if (r == EAGAIN) r = GC_pthread_create(&t, NULL, started, &ran);
+    atomic_store(&mmap_refuses, 0);
+    CHECK(r == EAGAIN, "GC_pthread_create without memory returned %d, not EAGAIN, after %d", r, n);
+    fprintf(stderr, "EAGAIN after %d threads held the records at hand\n", n);
     usleep(20000);
     CHECK(!atomic_load(&ran), "a thread ran though GC_pthread_create failed");
+    atomic_store(&held_go, 1);
+    for (int i = 0; i < n; i++) CHECK(GC_pthread_join(holders[i], NULL) == 0);
     void *result = NULL;
     CHECK(GC_pthread_create(&t, NULL, started, &ran) == 0);
     CHECK(GC_pthread_join(t, &result) == 0 && result != NULL && atomic_load(&ran));

@@ -21,13 +21,9 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "spawn_case.h"
-
-/* bdwgc's gc.h declares it only under GC_THREADS, not defined here. */
-int GC_get_suspend_signal(void);
+#include "signal_thread.h"
 
 static const char *mode = "pthread_sigmask";
-static atomic_int ready, stolen_signal;
 
 static void *worker(void *arg) {
   (void)arg;
@@ -35,10 +31,7 @@ static void *worker(void *arg) {
   sigfillset(&all);
   if (!strcmp(mode, "pthread_sigmask")) CHECK(pthread_sigmask(SIG_BLOCK, &all, NULL) == 0);
   else CHECK(sigprocmask(SIG_BLOCK, &all, NULL) == 0);
-  long *mine = GC_MALLOC(64 * sizeof(long)); /* registers the thread */
-  CHECK(mine != NULL);
-  for (int i = 0; i < 64; i++) mine[i] = i * 7;
-  atomic_store(&ready, 1);
+  long *mine = signal_thread_object(); /* registers the thread */
   for (;;) {
     int sig = 0;
     if (!strcmp(mode, "pthread_sigmask")) {
@@ -51,11 +44,9 @@ static void *worker(void *arg) {
       sig = sigtimedwait(&all, NULL, &second);
       CHECK(sig > 0 || errno == EAGAIN || errno == EINTR, "sigtimedwait: %s", strerror(errno));
     }
-    if (sig == SIGUSR1) break;
-    if (sig == SIGALRM) spawn_case_on_alarm(sig);
-    if (sig == GC_get_suspend_signal()) atomic_fetch_add(&stolen_signal, 1);
+    if (signal_thread_got(sig)) break;
   }
-  for (int i = 0; i < 64; i++) CHECK(mine[i] == i * 7, "the worker's object was overwritten");
+  signal_thread_check(mine);
   return NULL;
 }
 
@@ -63,22 +54,6 @@ int main(int argc, char **argv) {
   t_test_name = "sigwait_thread";
   if (argc > 1) mode = argv[1];
   GC_INIT();
-  spawn_case_alarm(30);
-  pthread_t t;
-  CHECK(pthread_create(&t, NULL, worker, NULL) == 0);
-  while (!atomic_load(&ready)) usleep(1000);
-  double start = t_now();
-  for (int round = 0; round < 8; round++) {
-    GC_gcollect();
-    for (int i = 0; i < 20000; i++) CHECK(GC_MALLOC(48) != NULL);
-  }
-  double took = t_now() - start;
-  CHECK(pthread_kill(t, SIGUSR1) == 0);
-  CHECK(pthread_join(t, NULL) == 0);
-  alarm(0);
-  CHECK(atomic_load(&stolen_signal) == 0, "the worker's %s received the suspend signal %d times",
-        mode, atomic_load(&stolen_signal));
-  CHECK(took < 10, "8 collections beside a thread waiting for signals took %.1f s", took);
-  t_note("%s: 8 collections beside a thread waiting for every signal took %.3f s", mode, took);
+  signal_thread_run(worker, mode);
   return 0;
 }

@@ -20,12 +20,12 @@ SGC_NOINLINE static void *allocate_slow(size_t bytes, unsigned kind) {
   sgc_ensure_init();
   bytes = request_bytes(bytes);
   if (bytes > MAX_SMALL_BYTES) return large_allocate(bytes, kind);
-  struct sgc_thread *t = thread_self_or_register();
+  struct thread_alloc *t = alloc_self_or_register();
   return refill_and_allocate(t, kind, size_class_for_bytes(bytes));
 }
 
 SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
-  struct sgc_thread *t = sgc_self;
+  struct thread_alloc *t = alloc_self();
   /* small_request_limit is MAX_SMALL_BYTES less the padding, so the
    * padded size cannot overflow on this path. */
   if (likely(t != NULL && bytes <= sgc_settings.small_request_limit)) {

@@ -10,12 +10,12 @@
 
 #include "common.h"
 #include "heap/heap.h"
-#include "threads/thread.h"
+#include "alloc/thread_alloc.h"
 
 /* refill.c: a list of free objects of (KIND, CLS) for thread T, the first
  * one returned and the rest installed in T's free list; NULL when out of
  * memory.  Takes heap_lock. */
-void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls);
+void *refill_and_allocate(struct thread_alloc *t, unsigned kind, unsigned cls);
 /* Prepares PAGE for objects of (KIND, CLS) and returns its free list. */
 void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
                         unsigned *count, void **tail);
@@ -47,8 +47,8 @@ void uncollectable_free(struct page_header *page, void *obj);
 /* heap_lock held: T's caches of free uncollectable objects go back to the
  * shared lists: T leaving, or (_lost) gone in a fork child, whose caches
  * may have been half updated when the parent forked. */
-void uncollectable_cache_retire(struct sgc_thread *t);
-void uncollectable_cache_retire_lost(struct sgc_thread *t);
+void uncollectable_cache_retire(struct thread_alloc *t);
+void uncollectable_cache_retire_lost(struct thread_alloc *t);
 /* What a thread's caches of free uncollectable objects keep at most after
  * a GC_free (an allocation's refill may add 8 KiB). */
 enum { UNCOLLECTABLE_CACHED_LIMIT_BYTES = 512 << 10 };
@@ -64,18 +64,18 @@ void *typed_realloc(void *old, size_t have, size_t bytes);
 void custom_free(struct page_header *page, void *obj);
 /* OBJ, at the start of a small object of PAGE (a custom kind), freed by
  * the registered thread SELF: GC_free's fast path. */
-void custom_free_small(struct sgc_thread *self, struct page_header *page, void *obj);
+void custom_free_small(struct thread_alloc *self, struct page_header *page, void *obj);
 void custom_kinds_before_mark(void);
 void custom_kinds_after_mark(void);
 /* After each collection's sweep (heap_lock held): the small uncollectable
  * pages whose objects are all free go back to the free-page pool. */
 void uncollectable_release_free_pages(void);
 /* Calls VISIT on every object on T's custom-kind cache (world stopped). */
-void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *));
+void custom_caches_for_each_free(struct thread_alloc *t, void (*visit)(void *));
 /* T exits: its cached objects go to the shared lists; heap_lock held. */
-void custom_cache_retire(struct sgc_thread *t);
+void custom_cache_retire(struct thread_alloc *t);
 /* T's custom cache dropped unreturned (a fork child's lost threads). */
-void custom_cache_forget(struct sgc_thread *t);
+void custom_cache_forget(struct thread_alloc *t);
 
 /* free.c: objects of class CLS a thread frees before its list becomes a
  * batch. */
@@ -85,39 +85,39 @@ uint16_t free_flush_objects(unsigned cls);
  * thread-local kinds' lists; all of T's frees; the collection's and an
  * exiting thread's bookkeeping. */
 extern _Atomic uint64_t freed_bytes_elsewhere;
-static inline void free_count_bytes(struct sgc_thread *self, size_t bytes) {
+static inline void free_count_bytes(struct thread_alloc *self, size_t bytes) {
   /* Relaxed: a count, and only slow paths add to the shared one. */
   if (self) self->freed_bytes_other += bytes;
   else atomic_fetch_add_explicit(&freed_bytes_elsewhere, bytes, memory_order_relaxed);
 }
-uint64_t free_bytes_of(const struct sgc_thread *t);
+uint64_t free_bytes_of(const struct thread_alloc *t);
 void free_counts_at_collection(void);
-void free_counts_thread_exit(const struct sgc_thread *t);
+void free_counts_thread_exit(const struct thread_alloc *t);
 
 /* batches.c: free lists handed back by threads that freed much.  T's own
  * stack: inside the page-path gate or under heap_lock; the rest under
  * heap_lock. */
-void batch_push_own(struct sgc_thread *t, unsigned kind, unsigned cls, void *list);
-void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls);
+void batch_push_own(struct thread_alloc *t, unsigned kind, unsigned cls, void *list);
+void *batch_pop_own(struct thread_alloc *t, unsigned kind, unsigned cls);
 void batch_push(unsigned kind, unsigned cls, void *list); /* no owner */
 /* T's own batch, else an unowned one. */
-void *batch_pop(struct sgc_thread *t, unsigned kind, unsigned cls);
+void *batch_pop(struct thread_alloc *t, unsigned kind, unsigned cls);
 /* Another thread's batch (takes registry_lock); heap_lock held. */
-void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls);
+void *batch_steal(struct thread_alloc *t, unsigned kind, unsigned cls);
 /* Whether T, out of objects of (KIND, CLS), should take fresh pages
  * rather than steal: it is short because a thread stole from it while it
  * was using its batches (heap_lock held).  batch_lent_repaid: a refill
  * of T's (T's own thread) took N objects from pages instead. */
-bool batch_lent_outstanding(struct sgc_thread *t, unsigned kind, unsigned cls);
-void batch_lent_repaid(struct sgc_thread *t, unsigned kind, unsigned cls, unsigned n);
+bool batch_lent_outstanding(struct thread_alloc *t, unsigned kind, unsigned cls);
+void batch_lent_repaid(struct thread_alloc *t, unsigned kind, unsigned cls, unsigned n);
 /* T exits: its batches become unowned. */
-void batches_retire(struct sgc_thread *t);
-void batches_after_fork(struct sgc_thread *self);
+void batches_retire(struct thread_alloc *t);
+void batches_after_fork(struct thread_alloc *self);
 /* With the world stopped and registry_lock held. */
 void batches_drop_all(void);
 void free_init(void);
 /* Sets up the GC_free state of a new thread record T (free.c). */
-void free_record_init(struct sgc_thread *t);
+void free_record_init(struct thread_alloc *t);
 
 /* Free lists, as the fast paths use them: the owner pops and pushes, and
  * the collector walks the list from a signal handler on the owner's

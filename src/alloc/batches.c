@@ -70,7 +70,7 @@ void batch_push(unsigned kind, unsigned cls, void *list) {
   list_stack_push(&shared_batches[kind][cls], list);
 }
 
-void batch_push_own(struct sgc_thread *t, unsigned kind, unsigned cls, void *list) {
+void batch_push_own(struct thread_alloc *t, unsigned kind, unsigned cls, void *list) {
   spin_lock(&t->batch_lock);
   bool was_empty = !t->batches[kind][cls];
   list_stack_push(&t->batches[kind][cls], list);
@@ -78,7 +78,7 @@ void batch_push_own(struct sgc_thread *t, unsigned kind, unsigned cls, void *lis
   spin_unlock(&t->batch_lock);
 }
 
-void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls) {
+void *batch_pop_own(struct thread_alloc *t, unsigned kind, unsigned cls) {
   /* A peek without the lock (relaxed: a hint, confirmed under it). */
   if (!__atomic_load_n(&t->batches[kind][cls], __ATOMIC_RELAXED)) return NULL;
   spin_lock(&t->batch_lock);
@@ -89,16 +89,16 @@ void *batch_pop_own(struct sgc_thread *t, unsigned kind, unsigned cls) {
   return list;
 }
 
-void *batch_pop(struct sgc_thread *t, unsigned kind, unsigned cls) {
+void *batch_pop(struct thread_alloc *t, unsigned kind, unsigned cls) {
   void *list = batch_pop_own(t, kind, cls);
   return list ? list : list_stack_pop(&shared_batches[kind][cls]);
 }
 
-void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls) {
+void *batch_steal(struct thread_alloc *t, unsigned kind, unsigned cls) {
   if (!atomic_load_explicit(&owned_batches[kind][cls], memory_order_relaxed)) return NULL;
   void *list = NULL;
   lock_counted(&registry_lock);
-  FOR_EACH_THREAD(victim) {
+  FOR_EACH_THREAD_ALLOC(victim) {
     if (victim == t || !__atomic_load_n(&victim->batches[kind][cls], __ATOMIC_RELAXED)) continue;
     spin_lock(&victim->batch_lock);
     list = list_stack_pop(&victim->batches[kind][cls]);
@@ -118,11 +118,11 @@ void *batch_steal(struct sgc_thread *t, unsigned kind, unsigned cls) {
   return list;
 }
 
-bool batch_lent_outstanding(struct sgc_thread *t, unsigned kind, unsigned cls) {
+bool batch_lent_outstanding(struct thread_alloc *t, unsigned kind, unsigned cls) {
   return t->batch_lent[kind][cls] && t->batch_used_since_lent[kind][cls];
 }
 
-void batch_lent_repaid(struct sgc_thread *t, unsigned kind, unsigned cls, unsigned n) {
+void batch_lent_repaid(struct thread_alloc *t, unsigned kind, unsigned cls, unsigned n) {
   /* The owner's peek (relaxed: thieves store with the locks held, and
    * the owner is the only other writer), then the update under the lock. */
   if (!__atomic_load_n(&t->batch_lent[kind][cls], __ATOMIC_RELAXED)) return;
@@ -132,7 +132,7 @@ void batch_lent_repaid(struct sgc_thread *t, unsigned kind, unsigned cls, unsign
   spin_unlock(&t->batch_lock);
 }
 
-void batches_retire(struct sgc_thread *t) {
+void batches_retire(struct thread_alloc *t) {
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       void *list;
@@ -140,7 +140,7 @@ void batches_retire(struct sgc_thread *t) {
     }
 }
 
-void batches_after_fork(struct sgc_thread *self) {
+void batches_after_fork(struct thread_alloc *self) {
   /* Only SELF's record survives in the child; the other threads' batches
    * are unreferenced now and the next collection reclaims them. */
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
@@ -154,7 +154,7 @@ void batches_drop_all(void) {
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
       atomic_store_explicit(&owned_batches[k][c], 0, memory_order_relaxed);
-  FOR_EACH_THREAD(t) {
+  FOR_EACH_THREAD_ALLOC(t) {
     memset(t->batches, 0, sizeof t->batches);
     memset(t->batch_lent, 0, sizeof t->batch_lent);
   }

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct sgc_thread;
+struct thread_alloc;
 
 /* The heap policy when no free page is at hand (thesis §2.2, step 3), in
  * two steps a caller runs around its own ways of finding a page (sweeping,
@@ -25,7 +25,7 @@ bool collect_if_due(bool *collected);
 bool grow_or_collect(size_t bytes, bool *collected);
 /* Torture mode (SGC_TORTURE=N): whether T's slow path is its Nth, and
  * collect_torture collects for it. */
-bool collect_torture_turn(struct sgc_thread *t);
+bool collect_torture_turn(struct thread_alloc *t);
 void collect_torture(void);
 /* After heap_lock is released: queued finalizers, the trace. */
 void collect_after_unlock(void);

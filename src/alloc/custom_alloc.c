@@ -34,8 +34,7 @@
 #include "heap/heap_lock.h"
 #include "common.h"
 #include "os/os.h"
-#include "mark/custom_kind.h"
-#include "sweep/sweep.h"
+#include "alloc/sweeper.h"
 
 /* Under heap_lock.  Lists threads freed (or left at exit), counted as
  * allocated when first handed out, linked through their first objects'
@@ -62,7 +61,7 @@ struct custom_cache {
 
 enum { FLUSH_BYTES = 32 << 10 }; /* as GC_free's bound for sgc's own kinds */
 
-static struct custom_cache *cache_of(struct sgc_thread *t) {
+static struct custom_cache *cache_of(struct thread_alloc *t) {
   if (likely(t->custom_cache != NULL)) return t->custom_cache;
   /* From the OS, zeroed: a thread's first malloc gives it a glibc arena,
    * 64 MiB of address space, which under a limit (ulimit -v) the heap
@@ -160,9 +159,9 @@ static void *list_take(unsigned index, unsigned kind, unsigned cls) {
  * goes to the cache. */
 SGC_NOINLINE static void *custom_refill(size_t bytes, unsigned kind, unsigned cls) {
   unsigned index = kind - KIND_COUNT;
-  struct sgc_thread *t = thread_self_or_register();
+  struct thread_alloc *t = alloc_self_or_register();
   struct custom_cache *cache = cache_of(t);
-  heap_lock_take(t);
+  heap_lock_take(thread_of_alloc(t));
   if (collect_torture_turn(t)) collect_torture();
   void *list = list_take(index, kind, cls);
   if (!list) {
@@ -189,7 +188,7 @@ SGC_NOINLINE static void *custom_refill(size_t bytes, unsigned kind, unsigned cl
 void *custom_allocate(size_t bytes, unsigned kind) {
   if (bytes > MAX_SMALL_BYTES) return large_allocate(bytes, kind);
   unsigned cls = size_class_for_bytes(bytes);
-  struct sgc_thread *t = sgc_self;
+  struct thread_alloc *t = alloc_self();
   if (likely(t != NULL && t->custom_cache != NULL)) {
     void *p = free_list_pop(&t->custom_cache->lists[kind - KIND_COUNT][cls]);
     if (likely(p != NULL)) return p;
@@ -199,16 +198,16 @@ void *custom_allocate(size_t bytes, unsigned kind) {
 
 void custom_free(struct page_header *page, void *obj) {
   if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
-    free_count_bytes(sgc_self, page->object_bytes);
+    free_count_bytes(alloc_self(), page->object_bytes);
     heap_lock_acquire();
     large_free(page);
     pthread_mutex_unlock(&heap_lock);
     return;
   }
-  custom_free_small(thread_self_or_register(), page, obj);
+  custom_free_small(alloc_self_or_register(), page, obj);
 }
 
-void custom_free_small(struct sgc_thread *t, struct page_header *page, void *obj) {
+void custom_free_small(struct thread_alloc *t, struct page_header *page, void *obj) {
   unsigned index = page->kind - KIND_COUNT, cls = page->size_class;
   /* Cleared whole: a typed object's descriptor word too, so a stale
    * pointer to it scans nothing. */
@@ -231,7 +230,7 @@ void custom_free_small(struct sgc_thread *t, struct page_header *page, void *obj
   }
 }
 
-void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *)) {
+void custom_caches_for_each_free(struct thread_alloc *t, void (*visit)(void *)) {
   struct custom_cache *cache = t->custom_cache;
   if (!cache) return;
   unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
@@ -240,7 +239,7 @@ void custom_caches_for_each_free(struct sgc_thread *t, void (*visit)(void *)) {
       for (void *p = cache->lists[index][c]; p; p = *(void **)p) visit(p);
 }
 
-void custom_cache_retire(struct sgc_thread *t) {
+void custom_cache_retire(struct thread_alloc *t) {
   struct custom_cache *cache = t->custom_cache;
   if (!cache) return;
   for (unsigned index = 0; index < CUSTOM_KIND_MAX; index++)
@@ -249,7 +248,7 @@ void custom_cache_retire(struct sgc_thread *t) {
   os_free(cache, sizeof *cache);
 }
 
-void custom_cache_forget(struct sgc_thread *t) {
+void custom_cache_forget(struct thread_alloc *t) {
   os_free(t->custom_cache, sizeof *t->custom_cache);
   t->custom_cache = NULL;
 }

@@ -56,7 +56,7 @@ uint16_t free_flush_objects(unsigned cls) {
 
 /* The caller freed FREE_FLUSH_BYTES of this class: its whole list becomes
  * one of its batches (alloc/batches.c). */
-SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
+SGC_NOINLINE static void hand_back(struct thread_alloc *t, unsigned kind, unsigned cls) {
   t->free_budget[kind][cls] = free_flush_objects(cls);
   t->free_flushes[kind][cls]++;
   /* Detaching the list and pushing it happen with no collection between
@@ -64,7 +64,7 @@ SGC_NOINLINE static void hand_back(struct sgc_thread *t, unsigned kind, unsigned
    * batch the push then restores): inside the page-path gate, which a
    * collection closes first, or else under heap_lock, which it holds. */
   bool gated = page_path_enter(t);
-  if (!gated) heap_lock_take(t);
+  if (!gated) heap_lock_take(thread_of_alloc(t));
   void *list = t->free_lists[kind][cls];
   t->free_lists[kind][cls] = NULL;
   if (list) batch_push_own(t, kind, cls, list);
@@ -86,7 +86,7 @@ void free_init(void) {
   for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) flush_objects_of[c] = free_flush_objects(c);
 }
 
-void free_record_init(struct sgc_thread *t) {
+void free_record_init(struct thread_alloc *t) {
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) t->free_budget[k][c] = free_flush_objects(c);
   t->free_cache_page = FREE_CACHE_BYPASS; /* caches no page yet */
@@ -102,7 +102,7 @@ _Atomic uint64_t freed_bytes_elsewhere;
  * class's objects freed are its lists handed back times a budget, plus
  * what the budget has counted down since.  Called for every thread in a
  * collection's pause: a few multiplications a class. */
-uint64_t free_bytes_of(const struct sgc_thread *t) {
+uint64_t free_bytes_of(const struct thread_alloc *t) {
   uint64_t bytes = t->freed_bytes_other;
   for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
@@ -116,11 +116,11 @@ uint64_t free_bytes_of(const struct sgc_thread *t) {
 /* With the world stopped, at each collection. */
 void free_counts_at_collection(void) {
   atomic_store_explicit(&freed_bytes_elsewhere, 0, memory_order_relaxed);
-  FOR_EACH_THREAD(t) t->freed_bytes_at_gc = free_bytes_of(t);
+  FOR_EACH_THREAD_ALLOC(t) t->freed_bytes_at_gc = free_bytes_of(t);
 }
 
 /* With registry_lock held, as T leaves the registry. */
-void free_counts_thread_exit(const struct sgc_thread *t) {
+void free_counts_thread_exit(const struct thread_alloc *t) {
   atomic_fetch_add_explicit(&freed_bytes_elsewhere, free_bytes_of(t) - t->freed_bytes_at_gc,
                             memory_order_relaxed);
 }
@@ -132,7 +132,7 @@ GC_API size_t GC_get_expl_freed_bytes_since_gc(void) {
   sgc_ensure_init();
   uint64_t bytes = atomic_load_explicit(&freed_bytes_elsewhere, memory_order_relaxed);
   registry_lock_take();
-  FOR_EACH_THREAD(t) bytes += free_bytes_of(t) - t->freed_bytes_at_gc;
+  FOR_EACH_THREAD_ALLOC(t) bytes += free_bytes_of(t) - t->freed_bytes_at_gc;
   pthread_mutex_unlock(&registry_lock);
   return (size_t)bytes;
 }
@@ -149,7 +149,7 @@ SGC_NOINLINE static void freed_twice(void *p) {
  * free_slot: kind * SIZE_CLASS_COUNT + class).  The flat index saves the
  * fast path computing one from kind and class; the char arithmetic stays
  * inside the two-dimensional arrays. */
-static inline void push_freed(struct sgc_thread *self, void *p, unsigned slot) {
+static inline void push_freed(struct thread_alloc *self, void *p, unsigned slot) {
   void **list = (void **)((char *)self->free_lists + slot * sizeof(void *));
   uint16_t *budget = (uint16_t *)((char *)self->free_budget + slot * sizeof(uint16_t));
   free_list_push(list, p);
@@ -161,12 +161,12 @@ static inline void push_freed(struct sgc_thread *self, void *p, unsigned slot) {
  * thread's frees bound what it leaves on CPU lists, as in per-thread
  * mode: past the bound this CPU's list becomes a shared batch, which a
  * thread on another CPU can take. */
-static void push_freed_on_cpu(struct sgc_thread *t, void *p, unsigned kind, unsigned cls) {
+static void push_freed_on_cpu(struct thread_alloc *t, void *p, unsigned kind, unsigned cls) {
   percpu_push(kind, cls, p);
   if (unlikely(--t->free_budget[kind][cls] == 0)) {
     t->free_budget[kind][cls] = free_flush_objects(cls);
     t->free_flushes[kind][cls]++;
-    heap_lock_take(t);
+    heap_lock_take(thread_of_alloc(t));
     void *list = percpu_detach(kind, cls);
     if (list) batch_push(kind, cls, list);
     pthread_mutex_unlock(&heap_lock);
@@ -175,7 +175,7 @@ static void push_freed_on_cpu(struct sgc_thread *t, void *p, unsigned kind, unsi
 
 /* Everything but a small object of a thread-local kind freed into the
  * caller's own list from the page it freed into last. */
-SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
+SGC_NOINLINE static void free_slow(struct thread_alloc *self, void *p) {
   uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
   struct page_header *page;
   /* With per-CPU caches the cached page address carries
@@ -201,12 +201,12 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
   }
   if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
     free_count_bytes(self, page->object_bytes);
-    heap_lock_take(self);
+    heap_lock_take(thread_of_alloc(self));
     large_free(page);
     pthread_mutex_unlock(&heap_lock);
     return;
   }
-  struct sgc_thread *t = self ? self : thread_self_or_register();
+  struct thread_alloc *t = self ? self : alloc_self_or_register();
   if (object_tagged_freed(p)) freed_twice(p);
   if (kind == KIND_NORMAL) object_clear(p, page->object_granules);
   object_tag_freed(p);
@@ -225,7 +225,7 @@ SGC_NOINLINE static void free_slow(struct sgc_thread *self, void *p) {
  * Before, every per-CPU free took free_slow's general path: 32 threads
  * freeing explicitly (bench-alloc -t 32) ran 1.03-1.17 times slower than
  * now (history.md, "Per-CPU refills without heap_lock"). */
-SGC_NOINLINE static void free_on_cpu(struct sgc_thread *self, void *p) {
+SGC_NOINLINE static void free_on_cpu(struct thread_alloc *self, void *p) {
   struct page_header *page = self->free_cache_header;
   unsigned slot = page->free_slot;
   /* Flip mode back on per-thread caches leaves the mark on a cached
@@ -243,7 +243,7 @@ SGC_NOINLINE static void free_on_cpu(struct sgc_thread *self, void *p) {
 
 /* The fast path's objects over 4 granules: a memset call, reached by a
  * tail call so that the fast path itself saves no registers. */
-SGC_NOINLINE static void free_cleared_large(struct sgc_thread *self, void *p, unsigned granules,
+SGC_NOINLINE static void free_cleared_large(struct thread_alloc *self, void *p, unsigned granules,
                                             unsigned slot) {
   memset(p, 0, (size_t)granules << GRANULE_SHIFT);
   object_tag_freed(p);
@@ -251,7 +251,7 @@ SGC_NOINLINE static void free_cleared_large(struct sgc_thread *self, void *p, un
 }
 
 GC_API void GC_free(void *p) {
-  struct sgc_thread *self = sgc_self;
+  struct thread_alloc *self = alloc_self();
   uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
   /* The fast path: a small object on the page the caller freed into last
    * (a fresh record caches no page, and with per-CPU caches the cached

@@ -43,7 +43,7 @@ static struct page_header *acquire_aligned(size_t pages, size_t align) {
 }
 
 /* A collection it runs scans this thread from the caller's frame up
- * (slow_path_cut, threads/thread.h): below lie the last large
+ * (slow_path_cut, alloc/thread_alloc.h): below lie the last large
  * allocation's frames, which held the object the program dropped since. */
 SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_room,
                                          size_t align) {
@@ -53,9 +53,9 @@ SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_
   size_t pages = (rounded + PAGE_BYTES - 1) >> PAGE_SHIFT;
   if (sgc_settings.max_heap_bytes && (pages << PAGE_SHIFT) > sgc_settings.max_heap_bytes)
     return sgc_out_of_memory(bytes);
-  struct sgc_thread *t = thread_self_or_register();
+  struct thread_alloc *t = alloc_self_or_register();
   uintptr_t outer = slow_path_cut(t);
-  heap_lock_take(t);
+  heap_lock_take(thread_of_alloc(t));
   if (collect_torture_turn(t)) collect_torture();
   struct page_header *head = with_room ? page_pool_take_largest(pages) : NULL;
   if (!head) head = align > PAGE_BYTES ? acquire_aligned(pages, align) : page_acquire(pages);
@@ -167,8 +167,8 @@ bool large_grow_in_place(struct page_header *head, size_t bytes) {
   if (bytes > HEAP_BYTES_MAX) return false;
   size_t rounded = (bytes + GRANULE_BYTES - 1) & ~(size_t)(GRANULE_BYTES - 1);
   size_t pages = (rounded + PAGE_BYTES - 1) >> PAGE_SHIFT;
-  struct sgc_thread *t = thread_self_or_register();
-  heap_lock_take(t);
+  struct thread_alloc *t = alloc_self_or_register();
+  heap_lock_take(thread_of_alloc(t));
   size_t have = head->span_pages, old_bytes = head->object_bytes;
   bool grown = pages <= have, clear_new_pages = false;
   if (!grown) {

@@ -6,7 +6,7 @@ _Atomic bool page_path_closed;
 
 void page_path_close(void) {
   atomic_store_explicit(&page_path_closed, true, memory_order_seq_cst);
-  FOR_EACH_THREAD(t) {
+  FOR_EACH_THREAD_ALLOC(t) {
     /* acquire: pairs with page_path_exit's release. */
     while (atomic_load_explicit(&t->in_page_path, memory_order_acquire)) sched_yield();
   }

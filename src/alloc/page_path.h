@@ -27,19 +27,19 @@
 #include <stdbool.h>
 
 #include "os/spin_lock.h"
-#include "threads/thread.h"
+#include "alloc/thread_alloc.h"
 
 extern _Atomic bool page_path_closed;
 
 /* Enters the gate; false when a collection has closed it. */
-static inline bool page_path_enter(struct sgc_thread *t) {
+static inline bool page_path_enter(struct thread_alloc *t) {
   atomic_store_explicit(&t->in_page_path, true, memory_order_seq_cst);
   if (!atomic_load_explicit(&page_path_closed, memory_order_seq_cst)) return true;
   atomic_store_explicit(&t->in_page_path, false, memory_order_release);
   return false;
 }
 
-static inline void page_path_exit(struct sgc_thread *t) {
+static inline void page_path_exit(struct thread_alloc *t) {
   /* release: everything done inside happens before the collector's
    * acquire load that sees the thread gone. */
   atomic_store_explicit(&t->in_page_path, false, memory_order_release);

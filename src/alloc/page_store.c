@@ -13,7 +13,7 @@
 #include "common.h"
 #include "os/numa.h"
 #include "os/os.h"
-#include "sweep/sweep.h"
+#include "alloc/sweeper.h"
 
 /* The global counters: a and sum max u_i change inside the page-path gate
  * too (relaxed atomics: counters, ordering nothing); l and max l only in
@@ -53,7 +53,7 @@ static void owner_bump(_Atomic long *c) {
                         memory_order_relaxed);
 }
 
-struct page_store *page_store_of(struct sgc_thread *t) {
+struct page_store *page_store_of(struct thread_alloc *t) {
   if (t->page_store) return t->page_store;
   /* A retired store no page in use points to serves again: programs that
    * start thousands of threads keep a list as long as their peak. Its
@@ -72,7 +72,7 @@ struct page_store *page_store_of(struct sgc_thread *t) {
     s->next_all = atomic_load_explicit(&all_stores, memory_order_relaxed);
     atomic_store_explicit(&all_stores, s, memory_order_release);
   }
-  atomic_store_explicit(&s->owner_tid, t->tid, memory_order_relaxed);
+  atomic_store_explicit(&s->owner_tid, thread_alloc_tid(t), memory_order_relaxed);
   if (numa_active()) atomic_store_explicit(&s->node, numa_current_node(), memory_order_relaxed);
   atomic_store_explicit(&s->alive, true, memory_order_relaxed);
   atomic_store_explicit(&s->active_epoch, atomic_load_explicit(&gc_epoch, memory_order_relaxed),
@@ -192,12 +192,12 @@ static bool others_have_free(struct page_store *own) {
 }
 
 /* Counts page P as taken by T into its store S (T is S's owner). */
-static void account_take(struct sgc_thread *t, struct page_store *s, struct page_header *p) {
+static void account_take(struct thread_alloc *t, struct page_store *s, struct page_header *p) {
   if (!(p->flags & PAGE_CONSUMED)) {
     p->flags |= PAGE_CONSUMED;
-    p->first_owner = t->tid;
+    p->first_owner = thread_alloc_tid(t);
     atomic_fetch_add_explicit(&consumed_pages, 1, memory_order_relaxed);
-  } else if (p->first_owner != t->tid) {
+  } else if (p->first_owner != thread_alloc_tid(t)) {
     owner_bump(&s->remote);
   }
   owner_bump(&s->taken);
@@ -277,7 +277,7 @@ static struct page_policy_view view(void) {
                                    atomic_load_explicit(&sum_max_used, memory_order_relaxed)};
 }
 
-struct page_header *small_page_take_own(struct sgc_thread *t) {
+struct page_header *small_page_take_own(struct thread_alloc *t) {
   struct page_store *own = t->page_store;
   if (!own || !page_policy_returns_to_owner(page_policy)) return NULL;
   /* LPS's bound, read without heap_lock: the counters change in
@@ -313,7 +313,7 @@ static void reserve_fresh_pages(struct page_store *own) {
   }
 }
 
-struct page_header *small_page_take(struct sgc_thread *t, bool *collected) {
+struct page_header *small_page_take(struct thread_alloc *t, bool *collected) {
   struct page_store *own = page_store_of(t);
   for (;;) {
     struct page_policy_view v = view();
@@ -396,7 +396,7 @@ void small_page_release(struct page_header *page) {
   page_pool_put(page, 1);
 }
 
-void small_page_adopt(struct sgc_thread *t, struct page_header *page) {
+void small_page_adopt(struct thread_alloc *t, struct page_header *page) {
   struct page_store *own = t->page_store;
   struct page_store *owner = page->owner_store;
   if (owner == own) return;
@@ -484,7 +484,7 @@ static void retire(struct page_store *s) {
    * thread stealing inside the gate may be reading it. */
 }
 
-void page_store_retire(struct sgc_thread *t) {
+void page_store_retire(struct thread_alloc *t) {
   if (!t->page_store) return;
   heap_lock_acquire();
   retire(t->page_store);

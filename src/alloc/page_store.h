@@ -14,7 +14,7 @@
 #include "heap/heap_lock.h"
 #include "heap/heap.h"
 #include "os/spin_lock.h"
-#include "threads/thread.h"
+#include "alloc/thread_alloc.h"
 
 /* Pages waiting to be swept, one list per kind and size class (sweep.c):
  * the shared set, and under AL and LPS one set per store holding the
@@ -85,12 +85,12 @@ extern double page_policy_k;
 
 void page_policy_init(void);
 /* T's store, made on first use (heap_lock held). */
-struct page_store *page_store_of(struct sgc_thread *t);
+struct page_store *page_store_of(struct thread_alloc *t);
 /* Without touching the pool, by the policy: a page T emptied, else (LPS,
  * growth not allowed) a page another thread emptied, else one of T's
  * reserved fresh pages; NULL under PS or when there is none.  Inside the
  * page-path gate or under heap_lock. */
-struct page_header *small_page_take_own(struct sgc_thread *t);
+struct page_header *small_page_take_own(struct thread_alloc *t);
 /* A free page for small objects of thread T, by the policy; NULL when the
  * heap is exhausted.  May collect or grow the heap.  *COLLECTED says
  * whether a collection already ran for this request; when none has and
@@ -98,19 +98,19 @@ struct page_header *small_page_take_own(struct sgc_thread *t);
  * collection frees lies mostly in pages that still hold live objects,
  * which only the caller's sweep lists hand out, so it looks there before
  * asking again (and only then may the heap grow). */
-struct page_header *small_page_take(struct sgc_thread *t, bool *collected);
+struct page_header *small_page_take(struct thread_alloc *t, bool *collected);
 /* An emptied small page goes back by the policy. */
 void small_page_release(struct page_header *page);
 /* T's refill found PAGE empty while sweeping and uses it at once (inside
  * the gate too: T's store exists). */
-void small_page_adopt(struct sgc_thread *t, struct page_header *page);
+void small_page_adopt(struct thread_alloc *t, struct page_header *page);
 /* The number of small pages with survivors, counted after marking. */
 void page_policy_after_mark(long live_pages);
 /* After the collection, the bytes it found live: LPS's l is the smaller of
  * the pages with survivors and the pages those bytes fill (page_store.c). */
 void page_policy_after_collection(size_t live_bytes);
 /* T refills (alloc/refill.c): its store is active in this epoch. */
-static inline void page_store_note_active(struct sgc_thread *t) {
+static inline void page_store_note_active(struct thread_alloc *t) {
   struct page_store *s = t->page_store;
   uint32_t e = atomic_load_explicit(&gc_epoch, memory_order_relaxed);
   if (s && atomic_load_explicit(&s->active_epoch, memory_order_relaxed) != e)
@@ -125,7 +125,7 @@ static inline bool page_store_idle(const struct page_store *s, uint32_t epoch) {
 /* After a collection: the free pages of idle stores go to the pool. */
 void page_stores_drain_idle(void);
 /* A thread leaves: its free pages go to the pool. */
-void page_store_retire(struct sgc_thread *t);
+void page_store_retire(struct thread_alloc *t);
 /* After fork: the stores of threads that do not exist here retire. */
 void page_stores_after_fork(struct page_store *keep);
 /* Heap exhausted for a large object: every store's pages go to the pool. */

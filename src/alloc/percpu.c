@@ -77,7 +77,7 @@ void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, u
     /* GC_free's fast path pushes on the thread's list whenever its page
      * cache hits; marked, the cache only serves free_slow, which pushes
      * on the CPU's list. */
-    FOR_EACH_THREAD(t) t->free_cache_page |= FREE_CACHE_BYPASS;
+    FOR_EACH_THREAD_ALLOC(t) t->free_cache_page |= FREE_CACHE_BYPASS;
     percpu_stats.flips_to_cpu++;
   } else if (percpu_enabled && cpu_cache_bytes > (uint64_t)FLIP_BUFFER_BYTES * threads) {
     percpu_enabled = false;
@@ -143,7 +143,7 @@ static bool try_install(unsigned kind, unsigned cls, void *list) {
 /* The counts are statistics: outside heap_lock (the page path) they
  * are added atomically, relaxed. */
 void percpu_install(unsigned kind, unsigned cls, void *list, size_t bytes,
-                    struct sgc_thread *owner) {
+                    struct thread_alloc *owner) {
   if (try_install(kind, cls, list)) {
     __atomic_fetch_add(&percpu_stats.refills, 1, __ATOMIC_RELAXED);
     return;

@@ -101,9 +101,9 @@ void *percpu_detach(unsigned kind, unsigned cls);
  * current CPU if its slot is empty, or sidelines it into the shared
  * batches (OWNER NULL, heap_lock held) or into OWNER's own batches (the
  * page path without heap_lock: alloc/page_path.h). */
-struct sgc_thread;
+struct thread_alloc;
 void percpu_install(unsigned kind, unsigned cls, void *list, size_t bytes,
-                    struct sgc_thread *owner);
+                    struct thread_alloc *owner);
 /* Collector, world stopped: every object on the CPU lists. */
 void percpu_for_each_free(void (*fn)(void *obj));
 /* Flip mode (papers/001 §5.2), at a collection with the world stopped:

@@ -11,7 +11,7 @@
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
 #include "common.h"
-#include "sweep/sweep.h"
+#include "alloc/sweeper.h"
 
 void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
                         unsigned *count, void **tail) {
@@ -99,7 +99,7 @@ static void *tail_of(void *list) {
 /* Per-CPU caches: LIST's first object is the caller's, the rest goes to
  * this CPU's slot (BYTES of them), sidelined into the shared batches
  * under heap_lock (LOCKED) or into T's own on the page path. */
-static void *install_on_cpu(struct sgc_thread *t, unsigned kind, unsigned cls, void *list,
+static void *install_on_cpu(struct thread_alloc *t, unsigned kind, unsigned cls, void *list,
                             size_t bytes, bool locked) {
   void *rest = *(void **)list;
   *(void **)list = NULL;
@@ -110,7 +110,7 @@ static void *install_on_cpu(struct sgc_thread *t, unsigned kind, unsigned cls, v
 /* Flip mode switched to per-CPU caches: T's own list of (KIND, CLS), if
  * any, detached to move into its CPU's cache (only its owner may detach
  * it). */
-static void *own_list_for_cpu(struct sgc_thread *t, unsigned kind, unsigned cls) {
+static void *own_list_for_cpu(struct thread_alloc *t, unsigned kind, unsigned cls) {
   void *list = t->free_lists[kind][cls];
   t->free_lists[kind][cls] = NULL;
   return list;
@@ -119,7 +119,7 @@ static void *own_list_for_cpu(struct sgc_thread *t, unsigned kind, unsigned cls)
 /* Installs BATCH, a free list of (KIND, CLS) objects already counted
  * when first allocated, for T and returns its first object; under
  * heap_lock (LOCKED) or on the page path. */
-static void *install_batch(struct sgc_thread *t, unsigned kind, unsigned cls, void *batch,
+static void *install_batch(struct thread_alloc *t, unsigned kind, unsigned cls, void *batch,
                            bool locked) {
   if (percpu_enabled) return install_on_cpu(t, kind, cls, batch, 0, locked);
   /* The caller's list is empty (that is why it is here) unless a
@@ -135,7 +135,7 @@ static void *install_batch(struct sgc_thread *t, unsigned kind, unsigned cls, vo
 /* Puts the list HEAD..TAIL of HAVE objects on T's free list (per-thread
  * caches) and returns the first object.  Objects already on the list (a
  * finalizer may have refilled it) go behind the new ones. */
-static void *install_list(struct sgc_thread *t, unsigned kind, unsigned cls, void *head,
+static void *install_list(struct thread_alloc *t, unsigned kind, unsigned cls, void *head,
                           void *tail) {
   *(void **)tail = t->free_lists[kind][cls];
   atomic_signal_fence(memory_order_seq_cst);
@@ -159,7 +159,7 @@ static void gather(void **head, void **tail, unsigned *have, void *list, void *l
  * NULL when it has no free object (it then leaves the sweep lists).  An
  * emptied page becomes T's, formatted afresh (the sweep left it as it
  * was: sweep_page). */
-static void *claim_swept(struct sgc_thread *t, struct page_header *page, unsigned *n,
+static void *claim_swept(struct thread_alloc *t, struct page_header *page, unsigned *n,
                          void **tail) {
   if (!page->free_count) return NULL;
   if (page->live_objects == 0) {
@@ -171,7 +171,7 @@ static void *claim_swept(struct sgc_thread *t, struct page_header *page, unsigne
 
 /* BYTES newly handed out (0 for a batch: counted when first allocated)
  * by a refill outside heap_lock, added to the shared counts in steps. */
-static void count_unlocked_refill(struct sgc_thread *t, size_t bytes) {
+static void count_unlocked_refill(struct thread_alloc *t, size_t bytes) {
   t->unlocked_refills++;
   if ((t->unlocked_bytes += bytes) >= unlocked_flush_step() || t->unlocked_refills >= 64) {
     atomic_fetch_add_explicit(&allocated_unlocked, t->unlocked_bytes, memory_order_relaxed);
@@ -194,7 +194,7 @@ static void count_unlocked_refill(struct sgc_thread *t, size_t bytes) {
  * nearly every refill then waited for it, behind holders the scheduler
  * had preempted, and the run took 1.5 times as long as with per-thread
  * caches (history.md, "Per-CPU refills without heap_lock"). */
-static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) {
+static void *refill_unlocked(struct thread_alloc *t, unsigned kind, unsigned cls) {
   if (!t->page_store) return NULL;
   if (!page_path_enter(t)) return NULL;
   /* Read inside the gate: flip mode changes it in collections. */
@@ -238,7 +238,7 @@ static void *refill_unlocked(struct sgc_thread *t, unsigned kind, unsigned cls) 
   return head;
 }
 
-static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsigned cls,
+static void *refill_and_allocate_inner(struct thread_alloc *t, unsigned kind, unsigned cls,
                                        bool *finish);
 
 /* How often and how much of the dead stack below it the slow path
@@ -262,7 +262,7 @@ enum { STACK_CLEAR_REFILLS = 8, REFILL_STACK_CLEAR = 2 << 10, COLLECTION_STACK_C
  * they are still scanned.  The program's code that a refill may run --
  * finalizers, the out-of-memory function -- runs after the pointer is
  * restored, so its frames are scanned like any other. */
-SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsigned cls) {
+SGC_NOINLINE void *refill_and_allocate(struct thread_alloc *t, unsigned kind, unsigned cls) {
   uintptr_t outer = slow_path_cut(t);
   uint64_t gc_before = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed);
   bool finish = false;
@@ -278,7 +278,7 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
       atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) != gc_before;
   if (collected || ++t->refills_since_stack_clear >= STACK_CLEAR_REFILLS) {
     t->refills_since_stack_clear = 0;
-    thread_stack_clear_dead(t, collected ? COLLECTION_STACK_CLEAR : REFILL_STACK_CLEAR);
+    thread_stack_clear_dead(thread_of_alloc(t), collected ? COLLECTION_STACK_CLEAR : REFILL_STACK_CLEAR);
   }
   if (finish) {
     collect_after_unlock();
@@ -290,7 +290,7 @@ SGC_NOINLINE void *refill_and_allocate(struct sgc_thread *t, unsigned kind, unsi
 
 /* *FINISH: whether the caller still has to run collect_after_unlock (and
  * report a NULL as out of memory). */
-static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsigned cls,
+static void *refill_and_allocate_inner(struct thread_alloc *t, unsigned kind, unsigned cls,
                                        bool *finish) {
   /* Torture mode collects at every Nth refill; the others still take the
    * path without heap_lock, so SGC_TORTURE=N>1 runs collections against
@@ -300,7 +300,7 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
     void *first = refill_unlocked(t, kind, cls);
     if (first) return first;
   }
-  heap_lock_take(t);
+  heap_lock_take(thread_of_alloc(t));
   page_store_of(t);
   if (torture) collect_torture();
   void *head = NULL, *tail = NULL;
@@ -367,7 +367,7 @@ static void *refill_and_allocate_inner(struct sgc_thread *t, unsigned kind, unsi
       if (fresh) list = page_format_small(page, kind, cls, &n, &ptail);
       else sweep_page(page);
       page_op_end();
-      if (!hold_lock) heap_lock_take(t);
+      if (!hold_lock) heap_lock_take(thread_of_alloc(t));
       if (atomic_load_explicit(&gc_epoch, memory_order_relaxed) != epoch) {
         /* The collection re-queued this page (and the gathered ones). */
         epoch = atomic_load_explicit(&gc_epoch, memory_order_relaxed);

@@ -149,7 +149,7 @@ void uncollectable_release_free_pages(void) {
 /* heap_lock held: T's empty cache refilled from the shared list (fresh
  * pages formatted as needed), at least one object; false when out of
  * memory. */
-static bool cache_refill(struct sgc_thread *t, unsigned kind, unsigned cls) {
+static bool cache_refill(struct thread_alloc *t, unsigned kind, unsigned cls) {
   unsigned size = size_class_bytes[cls], n = CACHE_REFILL_BYTES / size;
   void **cache = &t->uncollectable_cache[kind - KIND_UNCOLLECTABLE][cls];
   unsigned taken = 0;
@@ -167,7 +167,7 @@ static bool cache_refill(struct sgc_thread *t, unsigned kind, unsigned cls) {
 
 /* One object off T's cache (T's own thread), allocated; NULL when the
  * cache is empty.  No lock and no gate (top of file). */
-static inline void *cache_pop(struct sgc_thread *t, unsigned k, unsigned cls) {
+static inline void *cache_pop(struct thread_alloc *t, unsigned k, unsigned cls) {
   void *p = free_list_pop(&t->uncollectable_cache[k][cls]); /* zero now: cleared when freed */
   if (!p) return NULL;
   t->uncollectable_cached_bytes[k][cls] -= size_class_bytes[cls];
@@ -178,10 +178,10 @@ static inline void *cache_pop(struct sgc_thread *t, unsigned k, unsigned cls) {
 
 /* uncollectable_allocate's way when T's cache is empty: a refill under
  * heap_lock.  Apart, so the fast path saves no registers for it. */
-SGC_NOINLINE static void *allocate_refilling(struct sgc_thread *t, size_t bytes, unsigned kind,
+SGC_NOINLINE static void *allocate_refilling(struct thread_alloc *t, size_t bytes, unsigned kind,
                                              unsigned cls) {
   void *p = NULL;
-  heap_lock_take(t);
+  heap_lock_take(thread_of_alloc(t));
   /* Popped before heap_lock goes: the collection collect_after_unlock
    * may run could run finalizers on this thread that empty the cache
    * again.  P is allocated, so a root, meanwhile. */
@@ -195,14 +195,14 @@ SGC_NOINLINE static void *allocate_refilling(struct sgc_thread *t, size_t bytes,
 void *uncollectable_allocate(size_t bytes, unsigned kind) {
   if (unlikely(bytes > MAX_SMALL_BYTES)) return large_allocate(bytes, kind);
   unsigned cls = size_class_for_bytes(bytes);
-  struct sgc_thread *t = sgc_self;
-  if (unlikely(!t)) t = thread_self_or_register();
+  struct thread_alloc *t = alloc_self();
+  if (unlikely(!t)) t = alloc_self_or_register();
   void *p = cache_pop(t, kind - KIND_UNCOLLECTABLE, cls);
   return likely(p != NULL) ? p : allocate_refilling(t, bytes, kind, cls);
 }
 
 /* heap_lock held: T's cache of KIND and CLS onto the shared list. */
-static void cache_hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
+static void cache_hand_back(struct thread_alloc *t, unsigned kind, unsigned cls) {
   void **cache = &t->uncollectable_cache[kind][cls];
   for (void *p; (p = free_list_pop(cache));) shared_push(kind, cls, p);
   t->uncollectable_cached_total -= t->uncollectable_cached_bytes[kind][cls];
@@ -211,7 +211,7 @@ static void cache_hand_back(struct sgc_thread *t, unsigned kind, unsigned cls) {
 
 /* heap_lock held: T's largest caches back until all keep at most the
  * limit. */
-static void cache_hand_back_largest(struct sgc_thread *t) {
+static void cache_hand_back_largest(struct thread_alloc *t) {
   while (t->uncollectable_cached_total > UNCOLLECTABLE_CACHED_LIMIT_BYTES) {
     unsigned kind = 0, cls = 0;
     for (unsigned k = 0; k < 2; k++)
@@ -224,7 +224,7 @@ static void cache_hand_back_largest(struct sgc_thread *t) {
 
 /* heap_lock held: every cache of T, a thread leaving, onto the shared
  * lists. */
-void uncollectable_cache_retire(struct sgc_thread *t) {
+void uncollectable_cache_retire(struct thread_alloc *t) {
   for (unsigned k = 0; k < 2; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) cache_hand_back(t, k, c);
 }
@@ -253,7 +253,7 @@ static bool cached_object_valid(void *p, unsigned k, unsigned cls) {
  * cache's kind and class, stops at the first other link, and clears each
  * object again.  What it leaves (a few objects at most, in STATE_CACHED
  * or STATE_ALLOCATED) stays a root in the child, never handed out. */
-void uncollectable_cache_retire_lost(struct sgc_thread *t) {
+void uncollectable_cache_retire_lost(struct thread_alloc *t) {
   for (unsigned k = 0; k < 2; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       void *p = t->uncollectable_cache[k][c];
@@ -284,11 +284,11 @@ static inline void release_small(struct page_header *page, void *obj, _Atomic ui
 }
 
 void uncollectable_free(struct page_header *page, void *obj) {
-  struct sgc_thread *t = sgc_self;
+  struct thread_alloc *t = alloc_self();
   free_count_bytes(t, object_size(page));
   unsigned k = page->kind - KIND_UNCOLLECTABLE, cls = page->size_class;
   if (page->state == PAGE_LARGE_HEAD) {
-    heap_lock_take(t);
+    heap_lock_take(thread_of_alloc(t));
     large_free(page);
     pthread_mutex_unlock(&heap_lock);
     return;
@@ -296,7 +296,7 @@ void uncollectable_free(struct page_header *page, void *obj) {
   _Atomic uint8_t *state = mark_bit_of(page, (uintptr_t)obj);
   release_small(page, obj, state);
   if (!t) { /* an unregistered thread: the shared list */
-    heap_lock_take(t);
+    heap_lock_take(thread_of_alloc(t));
     shared_push(k, cls, obj);
     pthread_mutex_unlock(&heap_lock);
     return;
@@ -308,7 +308,7 @@ void uncollectable_free(struct page_header *page, void *obj) {
   bool full = (t->uncollectable_cached_bytes[k][cls] += size) > CACHE_LIMIT_BYTES;
   bool over = (t->uncollectable_cached_total += size) > UNCOLLECTABLE_CACHED_LIMIT_BYTES;
   if (unlikely(full || over)) {
-    heap_lock_take(t);
+    heap_lock_take(thread_of_alloc(t));
     if (full) cache_hand_back(t, k, cls);
     cache_hand_back_largest(t);
     pthread_mutex_unlock(&heap_lock);

@@ -115,7 +115,7 @@ GC_API void GC_incr_bytes_allocd(size_t bytes) {
   /* Relaxed: a count the next collection folds in (collect.c). */
   atomic_fetch_add_explicit(&allocated_unlocked, bytes, memory_order_relaxed);
 }
-GC_API void GC_incr_bytes_freed(size_t bytes) { free_count_bytes(sgc_self, bytes); }
+GC_API void GC_incr_bytes_freed(size_t bytes) { free_count_bytes(alloc_self(), bytes); }
 
 /* Stubborn objects (deprecated in bdwgc 7.x): ordinary ones here. */
 GC_API void *GC_malloc_stubborn(size_t bytes) { return GC_malloc(bytes); }

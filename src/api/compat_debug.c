@@ -209,7 +209,7 @@ GC_API void GC_print_free_list(int kind, size_t granules) {
   unsigned cls = size_class_of_granules[granules];
   size_t count = 0;
   fprintf(stderr, "sgc: free list of kind %d, %u-byte objects:", kind, size_class_bytes[cls]);
-  for (void *p = t ? t->free_lists[sgc_kind][cls] : NULL; p; p = *(void **)p, count++)
+  for (void *p = t ? t->alloc.free_lists[sgc_kind][cls] : NULL; p; p = *(void **)p, count++)
     if (count < 64) fprintf(stderr, " %p", p);
   fprintf(stderr, "%s (%zu objects)\n", count > 64 ? " ..." : "", count);
 }

@@ -146,8 +146,8 @@ static void fork_parent(void) {
 static void fork_child(void) {
   /* fork_prepare waited for page operations, and none began after. */
   stats_after_fork_child();
-  page_stores_after_fork(sgc_self ? sgc_self->page_store : NULL);
-  batches_after_fork(sgc_self);
+  page_stores_after_fork(sgc_self ? sgc_self->alloc.page_store : NULL);
+  batches_after_fork(alloc_self());
   threads_after_fork_child();
   suspend_after_fork_child();
   parallel_after_fork_child();

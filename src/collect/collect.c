@@ -95,7 +95,7 @@ size_t unlocked_flush_step(void) {
  * the unlocked counts meanwhile. */
 static void fold_unlocked_allocation(void) {
   size_t bytes = atomic_exchange_explicit(&allocated_unlocked, 0, memory_order_relaxed);
-  FOR_EACH_THREAD(t) {
+  FOR_EACH_THREAD_ALLOC(t) {
     bytes += t->unlocked_bytes;
     t->unlocked_bytes = 0;
     atomic_fetch_add_explicit(&refills_unlocked, t->unlocked_refills, memory_order_relaxed);
@@ -104,7 +104,7 @@ static void fold_unlocked_allocation(void) {
   account_allocation(bytes);
 }
 
-bool collect_torture_turn(struct sgc_thread *t) {
+bool collect_torture_turn(struct thread_alloc *t) {
   return sgc_settings.torture_interval &&
          ++t->slow_path_count % sgc_settings.torture_interval == 0 &&
          !collect_automatic_disabled();
@@ -168,7 +168,7 @@ SGC_NOINLINE static void mark_from_this_frame(struct sgc_thread *self) {
   /* Collecting from the allocation slow path: its frames hold nothing
    * live, only stale words (alloc/refill.c): this thread collects there
    * only before it has gathered or taken any object. */
-  if (self->slow_path_sp > sp) sp = self->slow_path_sp;
+  if (self->alloc.slow_path_sp > sp) sp = self->alloc.slow_path_sp;
   push_thread_stack(self, sp, sp);
   mark_drain_parallel();
 }
@@ -182,7 +182,7 @@ SGC_NOINLINE static void push_own_stack_and_mark(struct sgc_thread *self) {
 static void push_thread_roots(struct sgc_thread *self) {
   roots_dynamic_tls_resolve();
   FOR_EACH_THREAD(t) {
-    mark_word((uintptr_t)t->in_flight);
+    mark_word((uintptr_t)t->alloc.in_flight);
     roots_push_thread_tls(t);
     roots_push_thread_dynamic_tls(t);
     roots_push_thread_specific(t);
@@ -227,7 +227,7 @@ static void mark_thread_free_lists(void) {
   cached_bytes = 0;
   percpu_for_each_free(mark_free_object);
   cpu_cached_bytes = cached_bytes;
-  FOR_EACH_THREAD(t) {
+  FOR_EACH_THREAD_ALLOC(t) {
     for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
       for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
         for (void *p = t->free_lists[k][c]; p; p = *(void **)p) mark_free_object(p);
@@ -479,7 +479,7 @@ enum { GC_GCOLLECT_STACK_CLEAR = 16 << 10 };
  * after the locks are released) runs after the cut is restored. */
 SGC_NOINLINE GC_API void GC_gcollect(void) {
   sgc_ensure_init();
-  struct sgc_thread *self = thread_self_or_register();
+  struct thread_alloc *self = alloc_self_or_register();
   uintptr_t outer = slow_path_cut(self);
   collect_lock_after_waiters();
   collect_locked(SGC_REASON_EXPLICIT);
@@ -492,7 +492,7 @@ SGC_NOINLINE GC_API void GC_gcollect(void) {
   /* Before the finalizers are run or announced: a program that collects
    * and then runs them itself (Guile's gc) races a finalizer thread the
    * notifier wakes, and any delay here widens that window. */
-  thread_stack_clear_dead(self, GC_GCOLLECT_STACK_CLEAR);
+  thread_stack_clear_dead(thread_of_alloc(self), GC_GCOLLECT_STACK_CLEAR);
   collect_after_unlock();
   __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
 }
@@ -558,7 +558,7 @@ GC_API size_t GC_get_unmapped_bytes(void) {
  * that a thread sees at least what it allocated itself.  Other threads'
  * pending bytes are theirs to publish. */
 static size_t own_pending_bytes(void) {
-  struct sgc_thread *self = sgc_self;
+  struct thread_alloc *self = alloc_self();
   return self ? self->unlocked_bytes : 0;
 }
 

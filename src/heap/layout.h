@@ -41,6 +41,11 @@ enum object_kind {
 
 /* Whether KIND is one the program made (GC_new_kind). */
 static inline bool kind_is_custom(unsigned kind) { return kind >= KIND_COUNT; }
+/* Kinds the program may make: KIND_COUNT .. KIND_COUNT + 27, and how many
+ * it has made so far (GC_new_kind, mark/custom_kind.c, stores it with
+ * release after the kind's descriptor; readers load it with acquire). */
+enum { CUSTOM_KIND_MAX = 28 };
+extern _Atomic unsigned custom_kind_count;
 
 /* Whether a collection may reclaim objects of KIND. */
 static inline bool kind_is_collectable(unsigned kind) {

@@ -21,7 +21,6 @@
 #include "mark/marker.h"
 
 enum {
-  CUSTOM_KIND_MAX = 28,  /* kinds KIND_COUNT .. KIND_COUNT + 27 */
   MARK_PROC_MAX = 64,    /* bdwgc's GC_MAX_MARK_PROCS: the index has 6 bits */
 };
 
@@ -43,7 +42,6 @@ struct custom_kind {
 };
 
 extern struct custom_kind custom_kinds[CUSTOM_KIND_MAX];
-extern _Atomic unsigned custom_kind_count; /* kinds made so far */
 
 /* Whether KIND is a kind GC_new_kind returned. */
 bool custom_kind_valid(int kind);

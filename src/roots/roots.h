@@ -33,9 +33,7 @@ size_t roots_push_all(void);
 bool roots_hold(uintptr_t a, bool loaded_objects_only);
 
 struct sgc_thread;
-/* Records the calling thread's thread-local storage blocks in T, its
- * record (before T is registered: it takes the loader's lock). */
-void roots_find_thread_tls(struct sgc_thread *t);
+/* roots_find_thread_tls: declared in threads/thread.h, which calls it. */
 /* Pushes T's thread-local storage blocks (world stopped). */
 void roots_push_thread_tls(const struct sgc_thread *t);
 /* One of the layout descriptions glibc exports for libthread_db

@@ -38,7 +38,11 @@ static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
  * before stats_lock; never by the collector, which only records. */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static SGC_gc_record_t ring[RING_SIZE];
-static struct marker_record ring_markers[RING_SIZE][TRACE_MAX_MARKERS];
+/* Each record's markers, for the trace only (SGC_TRACE): made at start-up
+ * when it is asked for.  As a static table it took 4.5 MiB of address
+ * space in every process, which under an address-space limit the heap
+ * lacked (history.md, "The GC threads' malloc arena"). */
+static struct marker_record (*ring_markers)[TRACE_MAX_MARKERS];
 static unsigned ring_marker_count[RING_SIZE];
 /* A GC thread's NUMA share of a collection: its node, and the heap bytes
  * it scanned in all and on objects of its own node.  A ring beside
@@ -198,7 +202,10 @@ static void at_exit(void) {
 
 void stats_init(void) {
   roots_exclude_own_table(ring, sizeof ring);
-  roots_exclude_own_table(ring_markers, sizeof ring_markers);
+  if (sgc_settings.trace_path) {
+    ring_markers = os_alloc(RING_SIZE * sizeof *ring_markers);
+    if (!ring_markers) sgc_warn("SGC_TRACE: no memory for the markers' records; the trace leaves them out");
+  }
   if (numa_counting) {
     ring_numa = os_alloc(RING_SIZE * sizeof *ring_numa);
     if (!ring_numa) sgc_warn("no memory for NUMA statistics: the trace leaves them out");
@@ -236,13 +243,14 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
   if (count > TRACE_MAX_MARKERS) count = TRACE_MAX_MARKERS;
   pthread_mutex_lock(&stats_lock);
   ring[recorded % RING_SIZE] = *rec;
-  memcpy(ring_markers[recorded % RING_SIZE], markers, count * sizeof *markers);
+  if (ring_markers) memcpy(ring_markers[recorded % RING_SIZE], markers, count * sizeof *markers);
   if (ring_numa) {
     SGC_gc_record_t *r = &ring[recorded % RING_SIZE];
     record_numa(r, ring_numa[recorded % RING_SIZE], count);
     for (unsigned n = 0; n < SGC_NUMA_NODES; n++) totals.numa_scanned_bytes[n] += r->numa_scanned_bytes[n];
     totals.numa_local_scanned_bytes += r->numa_local_scanned_bytes;
   }
+  if (!ring_markers) count = 0;
   ring_marker_count[recorded % RING_SIZE] = count;
   recorded++;
   totals.collections++;
@@ -423,8 +431,8 @@ void stats_flush_pending(void) {
     trace_open();
     r = ring[flushed % RING_SIZE];
     count = ring_marker_count[flushed % RING_SIZE];
-    memcpy(m, ring_markers[flushed % RING_SIZE], count * sizeof *m);
-    if (ring_numa) memcpy(nm, ring_numa[flushed % RING_SIZE], count * sizeof *nm);
+    if (count) memcpy(m, ring_markers[flushed % RING_SIZE], count * sizeof *m);
+    if (ring_numa && count) memcpy(nm, ring_numa[flushed % RING_SIZE], count * sizeof *nm);
     flushed++;
     pthread_mutex_unlock(&stats_lock);
     if (sgc_settings.trace_fd >= 0) write_trace(sgc_settings.trace_fd, &r, m, ring_numa ? nm : NULL, count);

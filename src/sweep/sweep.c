@@ -170,7 +170,7 @@ struct page_header *sweep_pop_store_unswept(struct page_store *s, unsigned kind,
  * its cache, its sweep touches no other thread's lines, and an emptied
  * page stays its own as AL and LPS want (thesis §2.2).  Sharing one list
  * per class made half of gcbench's pages at 2 threads remote. */
-struct page_header *sweep_pop_unswept(struct sgc_thread *t, unsigned kind, unsigned cls) {
+struct page_header *sweep_pop_unswept(struct thread_alloc *t, unsigned kind, unsigned cls) {
   struct page_store *own = t ? t->page_store : NULL;
   struct page_header *page = own ? sweep_pop_store_unswept(own, kind, cls) : NULL;
   if (!page) page = pop_shared_unswept(kind, cls);

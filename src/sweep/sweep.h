@@ -9,33 +9,10 @@
 #define SGC_SWEEP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
-struct page_store;
-struct sgc_thread;
+#include "alloc/sweeper.h"
 
-/* A free list of (KIND, CLS) objects from a page already swept, with its
- * length and last element, or NULL. */
-void *sweep_take_partial(unsigned kind, unsigned cls, unsigned *count, void **tail);
-/* Takes a page waiting to be swept for thread T: one of T's own first
- * (AL, LPS), then one no live thread owns, then (LPS, growth not allowed)
- * another thread's.  The caller owns it, sweeps it with sweep_page and
- * takes its list with sweep_detach. */
-struct page_header *sweep_pop_unswept(struct sgc_thread *t, unsigned kind, unsigned cls);
-/* A page of (KIND, CLS) waiting in store S, or NULL. */
-struct page_header *sweep_pop_store_unswept(struct page_store *s, unsigned kind, unsigned cls);
-/* S's thread left: its pages waiting to be swept go to the shared lists. */
-void sweep_orphan_store(struct page_store *s);
-void sweep_page(struct page_header *page);
-void *sweep_detach(struct page_header *page, unsigned *count, void **tail);
-/* Sweeps every page still waiting; true when some page became free. */
-bool sweep_finish_all(void);
-/* Sweeps waiting pages until one becomes free; false when none did.  A
- * thread short of a page needs one, not the whole heap swept: sweeping
- * everything touches every page long before it is used again, and on two
- * cores moved the other thread's pages into this one's cache. */
-bool sweep_until_page_freed(void);
-/* Whether any page store has pages waiting to be swept (a hint). */
-bool sweep_stores_have_unswept(void);
 /* After marking: frees unmarked large objects and queues every small page
  * for sweeping in the new epoch. */
 void sweep_after_mark(void);

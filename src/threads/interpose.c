@@ -14,11 +14,19 @@
  *    signal.  Waiting with every signal blocked and the suspend signal in
  *    the set (a daemon's signal thread) took a collection's signal for
  *    the program's, and the collection waited 20-40 s for it
- *    (bb_sigwait_thread). */
+ *    (bb_sigwait_thread).
+ *  - pthread_sigmask, sigprocmask and signalfd: no thread's mask, and no
+ *    signalfd's set, holds the suspend signal, as GC_pthread_sigmask
+ *    keeps it out for the calls gc.h redirects.  A thread that blocked
+ *    it never stopped for a collection; one reading a signalfd on the
+ *    full set took it as the program's, even unblocked (the kernel's
+ *    signalfd read takes a pending signal before its handler runs), and
+ *    the collection waited for ever (bb_signalfd_thread). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <time.h>
 
 #include "common.h"
@@ -34,9 +42,9 @@ static void *next_definition(void *_Atomic *cache, const char *name) {
   return f;
 }
 #define NEXT(type, name)                                          \
+  static void *_Atomic next_cache_##name;                         \
   static type next_##name(void) {                                 \
-    static void *_Atomic cache;                                   \
-    return (type)next_definition(&cache, #name);                  \
+    return (type)next_definition(&next_cache_##name, #name);      \
   }
 
 typedef int (*join_fn)(pthread_t, void **);
@@ -54,6 +62,11 @@ NEXT(detach_fn, pthread_detach)
 NEXT(sigwait_fn, sigwait)
 NEXT(sigwaitinfo_fn, sigwaitinfo)
 NEXT(sigtimedwait_fn, sigtimedwait)
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+typedef int (*signalfd_fn)(int, const sigset_t *, int);
+NEXT(sigmask_fn, pthread_sigmask)
+NEXT(sigmask_fn, sigprocmask)
+NEXT(signalfd_fn, signalfd)
 
 int thread_join_next(pthread_t thread, void **result) {
   return next_pthread_join()(thread, result);
@@ -168,4 +181,47 @@ SGC_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
 SGC_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
   struct sigwait_call c = {.kind = WAIT_TIMED, .set = set, .info = info, .timeout = timeout};
   return signal_wait(&c);
+}
+
+/* SET without the suspend signal, in *COPY, where it holds it; else SET. */
+static const sigset_t *without_suspend_signal(const sigset_t *set, sigset_t *copy) {
+  int sig = GC_get_suspend_signal();
+  if (!set || sigismember(set, sig) != 1) return set;
+  *copy = *set;
+  sigdelset(copy, sig);
+  return copy;
+}
+
+/* Unblocking, or reading the mask, passes as it is. */
+static const sigset_t *mask_for(int how, const sigset_t *set, sigset_t *copy) {
+  return how == SIG_BLOCK || how == SIG_SETMASK ? without_suspend_signal(set, copy) : set;
+}
+
+SGC_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+  sigset_t copy;
+  return next_pthread_sigmask()(how, mask_for(how, set, &copy), old);
+}
+SGC_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+  sigset_t copy;
+  return next_sigprocmask()(how, mask_for(how, set, &copy), old);
+}
+SGC_EXPORT int signalfd(int fd, const sigset_t *mask, int flags) {
+  sigset_t copy;
+  return next_signalfd()(fd, without_suspend_signal(mask, &copy), flags);
+}
+
+/* NAME's next definition into CACHE if there is one; a call finds out
+ * (and says) if there is none. */
+static void prime(void *_Atomic *cache, const char *name) {
+  void *f = dlsym(RTLD_NEXT, name);
+  if (f) atomic_store_explicit(cache, f, memory_order_relaxed);
+}
+
+void interpose_init(void) {
+  /* Found now, on the starting thread: dlsym may take malloc memory,
+   * which on a GC thread (its first pthread_sigmask) would give it an
+   * arena of its own. */
+  prime(&next_cache_pthread_sigmask, "pthread_sigmask");
+  prime(&next_cache_sigprocmask, "sigprocmask");
+  prime(&next_cache_signalfd, "signalfd");
 }

@@ -8,6 +8,7 @@
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
 #include "common.h"
+#include "mark/mark.h"
 #include "threads/thread.h"
 
 static void *start_wrapper(void *arg) {
@@ -24,10 +25,33 @@ static void *start_wrapper(void *arg) {
    * covers pthread_exit and cancellation. */
 }
 
+/* The GC threads start at the first GC_pthread_create, in its caller
+ * before its own pthread_create, rather than at the first collection.
+ * pthread_create mallocs the new thread's TLS vector in its caller, and
+ * glibc gives a thread its own malloc arena (64 MiB of address space) at
+ * its first malloc: the first collection's thread is often one this call
+ * made, which never mallocs otherwise, while this caller takes an arena
+ * with its own pthread_create anyway (the main thread has glibc's).
+ * Under an address-space limit that arena was the heap's (history.md,
+ * "Malloc arenas under an address-space limit"). */
+static void gc_threads_start_once(void) {
+  static _Atomic bool started;
+  /* Relaxed: only one caller starts them; the others go on at once, and
+   * a collection meanwhile starts what is missing itself (under
+   * heap_lock, as here). */
+  if (atomic_load_explicit(&started, memory_order_relaxed) ||
+      atomic_exchange_explicit(&started, true, memory_order_relaxed))
+    return;
+  heap_lock_acquire();
+  parallel_ensure_markers(sgc_settings.markers);
+  pthread_mutex_unlock(&heap_lock);
+}
+
 GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                              void *(*routine)(void *), void *arg) {
   sgc_ensure_init();
   thread_self_or_register();
+  gc_threads_start_once();
   struct sgc_thread *rec = thread_record_new();
   if (!rec) return EAGAIN; /* as pthread_create when resources lack */
   rec->created_by_sgc = true;
@@ -42,14 +66,14 @@ GC_API int GC_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
   thread_pending_add(rec); /* ARG is a root until the thread runs */
   /* ARG stays live in this frame until then: waiting for registry_lock
    * inside thread_pending_add, this thread is scanned (from its blocking
-   * section) while a collection runs, and REC is malloc's memory, which
+   * section) while a collection runs, and REC is sgc's own memory, which
    * no collection reads.  Dead after the store above, ARG was held by
    * nothing there, and bb_threads saw a thread's argument freed. */
   __asm__ volatile("" : : "g"(arg) : "memory");
   int r = pthread_create(thread, attr, start_wrapper, rec);
   if (r != 0) {
     thread_pending_remove(rec);
-    free(rec);
+    thread_record_free(rec);
     return r;
   }
   /* The thread waits for this before it registers (thread.h). */

@@ -18,7 +18,6 @@
 #include "alloc/page_store.h"
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
-#include "roots/roots.h"
 #include "threads/thread.h"
 
 __thread struct sgc_thread *sgc_self __attribute__((tls_model("initial-exec")));
@@ -58,7 +57,7 @@ static void zombies_free(struct sgc_thread *list) {
   while (list) {
     struct sgc_thread *next = list->next;
     free(list->exit_descriptor);
-    free(list);
+    thread_record_free(list);
     list = next;
   }
 }
@@ -108,17 +107,6 @@ int thread_detach(pthread_t thread, int (*detach)(pthread_t)) {
   return r;
 }
 
-/* Records are cache-line aligned and padded: two threads' hot fields
- * (free lists, counters) never share a line. */
-struct sgc_thread *thread_record_new(void) {
-  size_t size = (sizeof(struct sgc_thread) + 127) & ~(size_t)127;
-  void *p = NULL;
-  if (posix_memalign(&p, 128, size) != 0 || !p) return NULL;
-  memset(p, 0, size);
-  free_record_init(p);
-  return p;
-}
-
 struct sgc_thread *thread_registry_first(void) { return registry; }
 struct sgc_thread *thread_pending_first(void) { return pending; }
 
@@ -158,6 +146,18 @@ void thread_pending_set_id(struct sgc_thread *rec, uint64_t ticket, pthread_t id
 
 int thread_registry_count(void) {
   return atomic_load_explicit(&registry_count, memory_order_relaxed);
+}
+
+/* The allocator's walk over the registry (alloc/thread_alloc.h). */
+struct thread_alloc *thread_alloc_first(void) {
+  return registry ? &registry->alloc : NULL;
+}
+struct thread_alloc *thread_alloc_next(const struct thread_alloc *a) {
+  struct sgc_thread *next = ((const struct sgc_thread *)(const void *)a)->next;
+  return next ? &next->alloc : NULL;
+}
+int thread_alloc_tid(const struct thread_alloc *a) {
+  return ((const struct sgc_thread *)(const void *)a)->tid;
 }
 
 char *GC_stackbottom;
@@ -206,6 +206,7 @@ static void exit_key_destructor(void *value) {
 void threads_init(void) {
   if (pthread_key_create(&exit_key, exit_key_destructor) != 0)
     sgc_fatal("cannot create the thread-exit key");
+  interpose_init();
 }
 
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec) {
@@ -227,7 +228,7 @@ struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread 
   }
   if (rec->is_main) __atomic_store_n(&GC_stackbottom, (char *)rec->stack_base, __ATOMIC_RELAXED);
   /* glibc's rseq area (valid when __rseq_size says it registered one). */
-  rec->rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+  rec->alloc.rseq = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
   rec->thread_pointer = (uintptr_t)__builtin_thread_pointer();
   roots_find_thread_tls(rec); /* before registry_lock: the loader's lock comes after it */
   lock_counted(&registry_lock);
@@ -313,13 +314,13 @@ static void unregister(struct sgc_thread *rec, bool exiting) {
   /* Before the locks: pthread_getattr_np and the copy call malloc. */
   bool joinable = exiting ? keep_result(rec) : rec->created_by_sgc && !rec->detached;
   heap_lock_acquire();
-  batches_retire(rec); /* its freed objects become anyone's */
-  custom_cache_retire(rec);
-  uncollectable_cache_retire(rec);
+  batches_retire(&rec->alloc); /* its freed objects become anyone's */
+  custom_cache_retire(&rec->alloc);
+  uncollectable_cache_retire(&rec->alloc);
   pthread_mutex_unlock(&heap_lock);
-  page_store_retire(rec); /* its free pages go back to the pool */
+  page_store_retire(&rec->alloc); /* its free pages go back to the pool */
   lock_counted(&registry_lock);
-  free_counts_thread_exit(rec);
+  free_counts_thread_exit(&rec->alloc);
   if (rec->prev) rec->prev->next = rec->next;
   else registry = rec->next;
   if (rec->next) rec->next->prev = rec->prev;
@@ -340,7 +341,7 @@ static void unregister(struct sgc_thread *rec, bool exiting) {
   pthread_setspecific(exit_key, NULL);
   if (!keep) {
     free(rec->exit_descriptor);
-    free(rec);
+    thread_record_free(rec);
   }
 }
 
@@ -358,6 +359,8 @@ struct sgc_thread *thread_self_or_register(void) {
 
 /* After fork only the forking thread exists in the child. */
 void threads_after_fork_child(void) {
+  thread_records_after_fork_child();
+  thread_stacks_after_fork_child();
   struct sgc_thread *self = sgc_self;
   struct sgc_thread *t = registry;
   while (t) {
@@ -367,9 +370,9 @@ void threads_after_fork_child(void) {
        * next collection reclaims them, but for uncollectable ones, whose
        * pages are never swept: those go back to the shared lists, as far
        * as the half-updated lists the fork may have copied allow. */
-      uncollectable_cache_retire_lost(t);
-      custom_cache_forget(t);
-      free(t);
+      uncollectable_cache_retire_lost(&t->alloc);
+      custom_cache_forget(&t->alloc);
+      thread_record_free(t);
     }
     t = next;
   }

@@ -40,6 +40,58 @@ extern void *__libc_stack_end;
  * map instead (thread_stack_ranges), only slower. */
 static const uintptr_t MAIN_STACK_ASSUMED_MAX = (uintptr_t)1 << 30;
 
+/* A thread's stack from its glibc descriptor, without pthread_getattr_np,
+ * which mallocs (the CPU set it puts in the attributes): a thread that
+ * never called malloc got a malloc arena of its own there, 64 MiB of
+ * address space, which under an address-space limit the heap then lacks
+ * (threads made with plain pthread_create register at their first
+ * allocation, so each took one).  The descriptor's layout is glibc's
+ * own: struct pthread holds the stack block's address, its size and the
+ * guard's size as three consecutive words, and pthread_getattr_np reports
+ * [block + guard, block + size).  The first answer pthread_getattr_np
+ * gives teaches where those words are (learn_descriptor_layout); from
+ * then on a thread reads its own, and takes them only when its stack
+ * pointer and descriptor lie inside.  -1: not learnt yet; -2: not found,
+ * pthread_getattr_np always.  Relaxed: every thread learns the same. */
+static _Atomic int stack_words_at = -1;
+/* Until it is learnt, one registering thread at a time asks
+ * pthread_getattr_np: threads that register at once would each take an
+ * arena (heap reached under the limit: 128 MiB in one run of six). */
+static pthread_mutex_t learn_lock = PTHREAD_MUTEX_INITIALIZER;
+/* How far above the descriptor's start the words are looked for: glibc
+ * 2.36's struct pthread takes about 2.3 KiB. */
+enum { DESCRIPTOR_SEARCH_BYTES = 4096 };
+
+/* The descriptor DESC of a thread whose stack is [LO, END), as
+ * pthread_getattr_np said: where the three words lie. */
+static void learn_descriptor_layout(uintptr_t desc, uintptr_t lo, uintptr_t end) {
+  if (atomic_load_explicit(&stack_words_at, memory_order_relaxed) != -1) return;
+  if (desc < lo || desc >= end) return; /* not at its stack's top: no lesson */
+  const uintptr_t *w = (const uintptr_t *)desc;
+  size_t words = (end - desc < DESCRIPTOR_SEARCH_BYTES ? end - desc : DESCRIPTOR_SEARCH_BYTES) /
+                 sizeof *w;
+  int found = -2;
+  for (size_t i = 0; i + 2 < words; i++)
+    if (w[i] && w[i] + w[i + 1] == end && w[i] + w[i + 2] == lo) {
+      found = (int)i;
+      break;
+    }
+  atomic_store_explicit(&stack_words_at, found, memory_order_relaxed);
+}
+
+/* The calling thread's stack from its descriptor, as learnt; 0 when not
+ * learnt, or when the words do not hold its stack pointer and descriptor. */
+static uintptr_t stack_from_descriptor(uintptr_t *lo) {
+  int at = atomic_load_explicit(&stack_words_at, memory_order_relaxed);
+  if (at < 0) return 0;
+  const uintptr_t *w = (const uintptr_t *)__builtin_thread_pointer() + at;
+  uintptr_t block = w[0], low = block + w[2], end = block + w[1];
+  uintptr_t sp = (uintptr_t)__builtin_frame_address(0), desc = (uintptr_t)__builtin_thread_pointer();
+  if (!block || low >= end || sp < low || sp >= end || desc < low || desc >= end) return 0;
+  *lo = low;
+  return end;
+}
+
 uintptr_t thread_stack_bounds_of_self(uintptr_t *lo) {
   *lo = 0;
   if (os_gettid() == getpid()) {
@@ -55,6 +107,17 @@ uintptr_t thread_stack_bounds_of_self(uintptr_t *lo) {
     if (end > depth) *lo = end - depth;
     return end;
   }
+  uintptr_t known = stack_from_descriptor(lo);
+  if (known) return known;
+  bool learning = atomic_load_explicit(&stack_words_at, memory_order_relaxed) == -1;
+  if (learning) {
+    pthread_mutex_lock(&learn_lock);
+    known = stack_from_descriptor(lo); /* another thread learnt it meanwhile */
+    if (known) {
+      pthread_mutex_unlock(&learn_lock);
+      return known;
+    }
+  }
   pthread_attr_t attr;
   void *addr = NULL;
   size_t size = 0;
@@ -64,8 +127,12 @@ uintptr_t thread_stack_bounds_of_self(uintptr_t *lo) {
   }
   if (!addr) sgc_fatal("cannot find the stack of thread %d", os_gettid());
   *lo = (uintptr_t)addr; /* above the guard pages: glibc leaves them out */
+  learn_descriptor_layout((uintptr_t)pthread_self(), *lo, (uintptr_t)addr + size);
+  if (learning) pthread_mutex_unlock(&learn_lock);
   return (uintptr_t)addr + size;
 }
+
+void thread_stacks_after_fork_child(void) { pthread_mutex_init(&learn_lock, NULL); }
 
 void thread_stack_give(struct sgc_thread *rec, pthread_t thread) {
   pthread_attr_t attr;
@@ -88,6 +155,8 @@ uintptr_t thread_stack_given(struct sgc_thread *rec, uintptr_t *lo) {
     futex_wait(&rec->stack_given, 0);
   if (given != 1) return 0;
   *lo = rec->given_stack_lo;
+  /* Its own descriptor, which no other thread writes meanwhile. */
+  learn_descriptor_layout((uintptr_t)pthread_self(), *lo, rec->given_stack_end);
   return rec->given_stack_end;
 }
 

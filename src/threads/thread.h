@@ -7,58 +7,23 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/ucontext.h>
 
+#include "alloc/thread_alloc.h"
 #include "heap/layout.h"
 #include "os/spin_lock.h"
 #include "base/lock_wait.h"
-
-/* A bit no page address has: a cached page address carrying it (a fresh
- * record's, and every record's while per-CPU caches are on) never matches
- * GC_free's fast-path test (alloc/free.c). */
-enum { FREE_CACHE_BYPASS = 1 };
 
 /* Modules with thread-local storage whose blocks a thread's record keeps
  * (roots_find_thread_tls): glibc, libstdc++, the program and a few more. */
 enum { THREAD_TLS_RANGES_MAX = 16 };
 
 struct sgc_thread {
-  /* Thread-local free-object lists, one per kind and size class (thesis
-   * §2.2.2).  Only the owner pushes and pops; the collector reads them with
-   * the owner stopped. */
-  void *free_lists[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-  /* Objects GC_free may still put on each list before the list is handed
-   * back as one of its batches (alloc/free.c): a count down, so the fast
-   * path's test is a decrement and a branch on zero. */
-  uint16_t free_budget[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-  /* GC_free's last page-map lookup: header addresses never change while
-   * a chunk exists, so this cache is always valid.  The page address has
-   * FREE_CACHE_BYPASS added in a fresh record and while per-CPU caches
-   * are on (alloc/free.c). */
-  uintptr_t free_cache_page;
-  struct page_header *free_cache_header;
-  unsigned slow_path_count;      /* for SGC_TORTURE */
-  /* Lists this thread freed and handed back, its refills' first choice
-   * (alloc/batches.c), under batch_lock. */
-  void *batches[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-  struct spin_lock batch_lock;
-  /* Objects other threads took from this thread's batches and not yet
-   * made up for by fresh pages, and whether it has popped a batch of its
-   * own since the last such steal (alloc/batches.c, "Lent batches");
-   * written under batch_lock and heap_lock by thieves, read by the owner
-   * under heap_lock. */
-  uint32_t batch_lent[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-  bool batch_used_since_lent[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-  /* Free lists of the kinds the program made (alloc/custom_alloc.c),
-   * made on first use; NULL for most threads. */
-  struct custom_cache *custom_cache;
-  /* Inside the page path without heap_lock (alloc/page_path.h). */
-  _Atomic bool in_page_path;
-  /* Bytes and refills of that path not yet added to heap_accounting. */
-  size_t unlocked_bytes;
-  uint64_t unlocked_refills;
+  /* The allocator's part (alloc/thread_alloc.h), first: alloc_self. */
+  struct thread_alloc alloc;
 
   /* Registry (threads/registry.c), protected by registry_lock. */
   struct sgc_thread *next, *prev;
@@ -89,18 +54,11 @@ struct sgc_thread {
   _Atomic int blocked;
   uintptr_t blocked_sp;
   void *blocking_arg;
-  void *in_flight;        /* an object being handed out (a root) */
-  /* Inside the small-object slow path: the stack below this holds only
-   * its frames, which a collection this thread runs skips
-   * (alloc/refill.c); else 0. */
-  uintptr_t slow_path_sp;
   void *exit_result;      /* kept as a root until GC_pthread_join */
   /* A joinable thread's descriptor as it exited, holding its result: a
    * root while the record is a zombie (registry.c, keep_result). */
   void *exit_descriptor;
   size_t exit_descriptor_bytes;
-  struct page_store *page_store; /* page policies (alloc/page_store.c) */
-  struct rseq *rseq;      /* glibc's rseq area of this thread (SGC_LAB=cpu) */
   /* GC_suspend_thread (threads/suspend.c): ext_suspend asks the thread
    * to park in the suspend handler until it is cleared; ext_parked says
    * it is parked there, its registers and stack pointer saved, so a
@@ -138,32 +96,10 @@ struct sgc_thread {
   _Atomic uint32_t stack_given;
   uintptr_t given_stack_lo, given_stack_end;
 
-  /* GC_get_expl_freed_bytes_since_gc (alloc/free.c), kept after the hot
-   * fields so the fast paths' lines stay as they were.  Lists handed back
-   * so far, per kind and class: with the budgets, the objects GC_free took
-   * back (free_bytes_of), at no cost to the fast path. */
-  uint32_t free_flushes[KIND_THREAD_LOCAL_COUNT][SIZE_CLASS_COUNT];
-  /* Bytes freed by the other paths (large, uncollectable, custom kinds),
-   * and free_bytes_of at the last collection; written by the owner (the
-   * collector with the world stopped). */
-  uint64_t freed_bytes_other, freed_bytes_at_gc;
-  /* Free uncollectable objects this thread keeps (alloc/uncollectable.c),
-   * by kind (less KIND_UNCOLLECTABLE) and class, linked through their first
-   * words, in the mark state STATE_CACHED; only the owner touches them
-   * (with no lock), or heap_lock's holder once the owner is gone. */
-  void *uncollectable_cache[2][SIZE_CLASS_COUNT];
-  uint32_t uncollectable_cached_bytes[2][SIZE_CLASS_COUNT];
-  uint32_t uncollectable_cached_total; /* the sum of the above */
   sigset_t exit_signal_mask; /* read by the thread-exit destructor (registry.c) */
-  /* Slow-path refills since its dead stack was last zeroed
-   * (alloc/refill.c, threads/stack_clear.c). */
-  uint32_t refills_since_stack_clear;
 };
-
-/* The calling thread's record, or NULL when it is not registered.  The
- * initial-exec TLS model makes this one instruction and signal-safe. */
-extern __thread struct sgc_thread *sgc_self
-    __attribute__((tls_model("initial-exec")));
+_Static_assert(offsetof(struct sgc_thread, alloc) == 0,
+               "alloc_self reads the allocator's part at sgc_self");
 
 /* ---- registry.c ---- */
 /* bdwgc's GC_stackbottom: the main thread's stack end, which a program
@@ -187,14 +123,17 @@ static inline bool thread_stack_mapping_holds(const struct sgc_thread *t, uintpt
   return t->stack_lo_end == end && a >= t->stack_lo && a < end;
 }
 
-extern pthread_mutex_t registry_lock;
-/* registry_lock for a program's thread: a wait for it waits out a
- * collection, in a blocking section (threads/pthread_api.c). */
-void registry_lock_take(void);
+/* registry_lock, registry_lock_take, thread_registry_count,
+ * thread_self_or_register and the walk over the allocator's parts
+ * (thread_alloc_first) are declared in alloc/thread_alloc.h. */
 struct sgc_thread *thread_registry_first(void);
-/* A zeroed, cache-line aligned record (free() releases it); NULL when
- * malloc refuses. */
+/* ---- records.c ---- */
+/* A zeroed, cache-line aligned record (thread_record_free releases it);
+ * NULL when the system refuses memory. */
 struct sgc_thread *thread_record_new(void);
+void thread_record_free(struct sgc_thread *rec);
+void thread_records_after_fork_child(void);
+/* ---- registry.c ---- */
 /* Records of threads GC_pthread_create started that are not running yet:
  * their start_arg is a root. */
 struct sgc_thread *thread_pending_first(void);
@@ -220,30 +159,31 @@ int thread_tid_of(pthread_t thread);
  * succeeds, forgets its zombie or marks its record detached. */
 int thread_detach(pthread_t thread, int (*detach)(pthread_t));
 
+/* What registration asks of the roots layer, defined by roots/roots.c
+ * (the seam points up: docs/design.md, "Layers"): records the calling
+ * thread's thread-local storage blocks in T, its record (before T is
+ * registered: it takes the loader's lock). */
+void roots_find_thread_tls(struct sgc_thread *t);
+
 /* ---- interpose.c ---- */
 /* glibc's pthread_join and pthread_detach, behind sgc's own. */
 int thread_join_next(pthread_t thread, void **result);
 int thread_detach_next(pthread_t thread);
-int thread_registry_count(void);
+/* Finds the interposed calls' next definitions at start-up (threads_init). */
+void interpose_init(void);
 /* Registers the calling thread with its stack base (0: ask pthreads). */
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec);
 void thread_unregister_self(void);
-/* Registers the caller if it is not yet (threads that allocate without
- * GC_register_my_thread, e.g. created by plain pthread_create). */
-struct sgc_thread *thread_self_or_register(void);
 void threads_init(void);
 void threads_after_fork_child(void);
 uintptr_t thread_stack_base_of_self(void);
-
-/* ---- stack_clear.c ---- */
-/* Zeroes BYTES of the caller's dead stack below its frame, where T (the
- * caller) runs on its own stack with room to spare; else nothing. */
-void thread_stack_clear_dead(struct sgc_thread *t, size_t bytes);
 
 /* ---- stacks.c ---- */
 /* The calling thread's stack end (exclusive) and, in *LO, its lowest
  * address (0 when unknown). */
 uintptr_t thread_stack_bounds_of_self(uintptr_t *lo);
+/* A fork may have copied its lock held (stacks.c). */
+void thread_stacks_after_fork_child(void);
 /* The creator of THREAD, which REC's thread will register with: its stack
  * bounds into REC, and REC's thread woken if it waits for them. */
 void thread_stack_give(struct sgc_thread *rec, pthread_t thread);
@@ -300,30 +240,5 @@ void suspend_forget_ended(pthread_t thread);
  * GC_suspend_thread).  Released in the reverse order (world_locks.c). */
 void collector_locks_take(void);
 void collector_locks_release(void);
-
-/* A slow path that may collect cuts T's stack at its caller's frame: a
- * collection it runs scans T only from there up (collect/collect.c), not
- * the frames below, laid over dead stack whose unwritten slots hold
- * pointers the program dropped long ago.  __builtin_unwind_init puts the
- * caller's callee-saved registers in this frame, above the cut, so they
- * are still scanned.  Always inlined: the stack pointer is the slow
- * path's own.  Returns the cut to restore (an outer slow path's). */
-__attribute__((always_inline)) static inline uintptr_t slow_path_cut(struct sgc_thread *t) {
-  __builtin_unwind_init();
-  uintptr_t sp;
-  __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-  uintptr_t outer = t->slow_path_sp;
-  t->slow_path_sp = sp;
-  atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
-  return outer;
-}
-/* Before the slow path runs the program's code (finalizers, the
- * out-of-memory function) or returns. */
-__attribute__((always_inline)) static inline void slow_path_uncut(struct sgc_thread *t,
-                                                                  uintptr_t outer) {
-  atomic_signal_fence(memory_order_seq_cst);
-  t->slow_path_sp = outer;
-  atomic_signal_fence(memory_order_seq_cst);
-}
 
 #endif

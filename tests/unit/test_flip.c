@@ -6,7 +6,7 @@
 
 #include "alloc/percpu.h"
 #include "common.h"
-#include "threads/thread.h"
+#include "alloc/thread_alloc.h"
 #include "unit.h"
 
 int main(void) {
@@ -36,25 +36,25 @@ int main(void) {
   for (int i = 0; i < 4; i++) objs[i] = GC_malloc(32);
   GC_free(objs[0]);
   GC_free(objs[1]);
-  CHECK(sgc_self->free_cache_page != 0, "per-thread frees cache their page");
+  CHECK(alloc_self()->free_cache_page != 0, "per-thread frees cache their page");
   percpu_flip_decide(limit_cpu + 1, 0, 100);
-  CHECK(percpu_enabled && (sgc_self->free_cache_page & FREE_CACHE_BYPASS),
+  CHECK(percpu_enabled && (alloc_self()->free_cache_page & FREE_CACHE_BYPASS),
         "the switch to per-CPU marks the cache");
   GC_free(objs[2]);
-  CHECK(sgc_self->free_cache_page & FREE_CACHE_BYPASS, "per-CPU frees keep the cache marked");
+  CHECK(alloc_self()->free_cache_page & FREE_CACHE_BYPASS, "per-CPU frees keep the cache marked");
   unsigned cls = size_class_for_bytes(32);
   bool on_thread_list = false;
-  for (void *q = sgc_self->free_lists[KIND_NORMAL][cls]; q; q = *(void **)q)
+  for (void *q = alloc_self()->free_lists[KIND_NORMAL][cls]; q; q = *(void **)q)
     on_thread_list |= q == objs[2];
   CHECK(!on_thread_list, "a per-CPU free went to the thread's own list");
   /* The thread's own list is drained first, then the CPU's. */
   size_t drained = 0;
-  while (sgc_self->free_lists[KIND_NORMAL][cls] && drained < 100000) {
+  while (alloc_self()->free_lists[KIND_NORMAL][cls] && drained < 100000) {
     void *q = GC_malloc(32);
     CHECK(q && ((long *)q)[0] == 0, "drain allocation");
     drained++;
   }
-  CHECK(sgc_self->free_lists[KIND_NORMAL][cls] == NULL, "the thread's own list drains");
+  CHECK(alloc_self()->free_lists[KIND_NORMAL][cls] == NULL, "the thread's own list drains");
   void *from_cpu = GC_malloc(32);
   CHECK(from_cpu != NULL, "per-CPU allocation after the drain");
   /* Back on per-thread caches, the cached page still carries the mark:
@@ -64,7 +64,7 @@ int main(void) {
   if (((uintptr_t)objs[3] ^ (uintptr_t)objs[2]) < 4096) {
     GC_free(objs[3]);
     bool on_own = false;
-    for (void *q = sgc_self->free_lists[KIND_NORMAL][cls]; q; q = *(void **)q)
+    for (void *q = alloc_self()->free_lists[KIND_NORMAL][cls]; q; q = *(void **)q)
       on_own |= q == objs[3];
     CHECK(on_own, "a per-thread free on the marked page missed the thread's own list");
   } else {

@@ -50,7 +50,7 @@ static void set_phase(int to) {
 
 static void *worker(void *arg) {
   (void)arg;
-  worker_tid = sgc_self->tid;
+  worker_tid = thread_alloc_tid(alloc_self());
   for (long i = 0; i < (long)PAGES * PER_PAGE; i++) {
     void *p = GC_malloc(OBJECT_BYTES);
     CHECK(p != NULL, "allocation");

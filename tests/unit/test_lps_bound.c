@@ -59,7 +59,7 @@ static int second_tid;
 
 static void *second_thread(void *arg) {
   (void)arg;
-  second_tid = sgc_self->tid;
+  second_tid = thread_alloc_tid(alloc_self());
   for (long i = 0; i < (long)NEED * PER_PAGE; i++) {
     needed[i] = GC_malloc(OBJECT_BYTES);
     CHECK(needed[i] != NULL, "allocation");
@@ -74,7 +74,7 @@ static void run(double k) {
    * store is not idle and keeps the pages it emptied (page_store_idle). */
   for (long i = 0; i < 2L * PER_PAGE; i++) CHECK(GC_malloc(3 * OBJECT_BYTES), "allocation");
   GC_gcollect(); /* sweeps everything: emptied pages go to their owner */
-  int main_tid = sgc_self->tid;
+  int main_tid = thread_alloc_tid(alloc_self());
   struct store_sums main_before = store_of(main_tid);
   CHECK(main_before.free >= GARBAGE / 2, "k=%g: only %ld free pages in the main store", k,
         main_before.free);

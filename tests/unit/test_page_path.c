@@ -14,7 +14,7 @@ static _Atomic int inside, left;
 
 static void *hold_gate(void *arg) {
   (void)arg;
-  struct sgc_thread *t = thread_self_or_register();
+  struct thread_alloc *t = alloc_self_or_register();
   CHECK(page_path_enter(t), "the gate is open");
   atomic_store(&inside, 1);
   usleep(50 * 1000);
@@ -100,7 +100,7 @@ int main(void) {
   pthread_mutex_lock(&registry_lock);
   page_path_close();
   CHECK(atomic_load(&left) == 1, "page_path_close returned while a thread was inside");
-  struct sgc_thread *self = thread_self_or_register();
+  struct thread_alloc *self = alloc_self_or_register();
   CHECK(!page_path_enter(self), "entered a closed gate");
   CHECK(!atomic_load(&self->in_page_path), "a turned-away thread stays announced");
   page_path_open();

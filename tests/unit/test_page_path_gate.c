@@ -27,7 +27,7 @@ static _Atomic unsigned long violations, entries, refusals, closes, caught_insid
 
 static void *mutator(void *arg) {
   int id = (int)(intptr_t)arg;
-  struct sgc_thread *t = thread_self_or_register();
+  struct thread_alloc *t = alloc_self_or_register();
   unsigned long in = 0, out = 0, bad = 0;
   while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
     /* A little work outside, as a refill has between two entries: with

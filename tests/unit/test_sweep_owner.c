@@ -49,7 +49,7 @@ static struct page_store *leaver_store;
 static void *leaver(void *arg) {
   (void)arg;
   fill_pages();
-  leaver_store = thread_self_or_register()->page_store;
+  leaver_store = alloc_self_or_register()->page_store;
   pthread_barrier_wait(&leaver_filled);
   pthread_barrier_wait(&leaver_collected);
   leaver_waiting = atomic_load(&leaver_store->unswept.pages);

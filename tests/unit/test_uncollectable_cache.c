@@ -16,7 +16,7 @@
 
 #include "alloc/alloc.h"
 #include "common.h"
-#include "threads/thread.h"
+#include "alloc/thread_alloc.h"
 #include "unit.h"
 
 enum { PER_CLASS_BYTES = 30 << 10, WORKERS = 2 };
@@ -25,7 +25,7 @@ static _Atomic int workers_done;
  * wait for it, so on a loaded machine they cannot finish before it. */
 static _Atomic int collecting;
 
-static size_t cached_total(const struct sgc_thread *t) {
+static size_t cached_total(const struct thread_alloc *t) {
   size_t sum = 0;
   for (unsigned k = 0; k < 2; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) sum += t->uncollectable_cached_bytes[k][c];
@@ -56,7 +56,7 @@ static void *fill_and_free(void *unused) {
       for (size_t i = first; i < held_n; i++) GC_free(held[i]);
       freed += (held_n - first) * size;
       held_n = first;
-      size_t now = cached_total(sgc_self);
+      size_t now = cached_total(alloc_self());
       if (now > kept) kept = now;
     }
   size_t bound = UNCOLLECTABLE_CACHED_LIMIT_BYTES;
@@ -64,8 +64,8 @@ static void *fill_and_free(void *unused) {
          freed >> 10, kept >> 10, bound >> 10);
   CHECK(freed > 2 * bound, "the test frees too little (%zu) to show the bound", freed);
   CHECK(kept <= bound, "the caches keep %zu bytes, over %zu", kept, bound);
-  CHECK(sgc_self->uncollectable_cached_total == cached_total(sgc_self), "total %u, sum %zu",
-        sgc_self->uncollectable_cached_total, cached_total(sgc_self));
+  CHECK(alloc_self()->uncollectable_cached_total == cached_total(alloc_self()), "total %u, sum %zu",
+        alloc_self()->uncollectable_cached_total, cached_total(alloc_self()));
   GC_free(held);
   return NULL;
 }
@@ -90,8 +90,8 @@ static void *reuse(void *unused) {
       }
     }
   CHECK(dirty == 0, "%zu non-zero bytes in %zu reused objects", dirty, taken);
-  CHECK(sgc_self->uncollectable_cached_total == cached_total(sgc_self), "total %u, sum %zu",
-        sgc_self->uncollectable_cached_total, cached_total(sgc_self));
+  CHECK(alloc_self()->uncollectable_cached_total == cached_total(alloc_self()), "total %u, sum %zu",
+        alloc_self()->uncollectable_cached_total, cached_total(alloc_self()));
   return NULL;
 }
 

@@ -17,7 +17,7 @@
 #include "alloc/alloc.h"
 #include "collect/collect.h"
 #include "common.h"
-#include "threads/thread.h"
+#include "alloc/thread_alloc.h"
 #include "unit.h"
 
 enum { OBJECTS = 8, OBJECT_BYTES = 64 };
@@ -28,8 +28,8 @@ static unsigned state_of(void *p) {
 
 /* Frees OBJECTS objects of class CLS from this thread's cache into a
  * list of the lost record LOST, in allocation order: objs[0] at the head. */
-static void build_lost_list(struct sgc_thread *lost, unsigned cls, void **objs) {
-  struct sgc_thread *self = sgc_self;
+static void build_lost_list(struct thread_alloc *lost, unsigned cls, void **objs) {
+  struct thread_alloc *self = alloc_self();
   for (int i = 0; i < OBJECTS; i++) {
     objs[i] = GC_malloc_uncollectable(OBJECT_BYTES);
     CHECK(objs[i] != NULL, "allocation %d", i);
@@ -54,7 +54,7 @@ static void build_lost_list(struct sgc_thread *lost, unsigned cls, void **objs) 
 /* Breaks the lost list after object BREAK_AT with LINK, retires it, and
  * checks that exactly the first BREAK_AT + 1 objects went back. */
 static void run_case(const char *name, unsigned cls, int break_at, void *(*link)(void **objs)) {
-  static struct sgc_thread lost; /* zero: no caches */
+  static struct thread_alloc lost; /* zero: no caches */
   void *objs[OBJECTS];
   build_lost_list(&lost, cls, objs);
   if (break_at >= 0) *(void **)objs[break_at] = link(objs);
@@ -106,7 +106,7 @@ int main(void) {
 
   /* Words from before the free: the copy may show an object's old
    * contents under its new link.  Taken back, it must be cleared. */
-  static struct sgc_thread lost;
+  static struct thread_alloc lost;
   void *objs[OBJECTS];
   build_lost_list(&lost, cls, objs);
   for (int i = 0; i < OBJECTS; i++) memset((char *)objs[i] + 8, 0xa5, OBJECT_BYTES - 8);
@@ -114,7 +114,7 @@ int main(void) {
    * in front of them on the shared list, so this thread's next refill of
    * the class takes them. */
   heap_lock_acquire();
-  uncollectable_cache_retire(sgc_self);
+  uncollectable_cache_retire(alloc_self());
   uncollectable_cache_retire_lost(&lost);
   pthread_mutex_unlock(&heap_lock);
   size_t dirty = 0, reused = 0;
