@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "alloc/page_store.h"
+#include "threads/thread.h"
 #include "common.h"
 #include "heap/heap_lock.h"
 #include "heap/placement.h"
@@ -228,9 +229,10 @@ static struct sgc_thread near_owner = {.tid = 900001}, far_owner = {.tid = 90000
                          thief = {.tid = 900003};
 
 static struct page_store *store_on(struct sgc_thread *t, int node) {
+  struct thread_alloc *a = &t->alloc;
   numa_set_thread_node(node);
   heap_lock_acquire();
-  struct page_store *s = page_store_of(t);
+  struct page_store *s = page_store_of(a);
   pthread_mutex_unlock(&heap_lock);
   numa_set_thread_node(-1);
   return s;
@@ -263,7 +265,7 @@ static void check_store_steals(void) {
   give_free_pages(near, NEAR, near_pages);
   give_free_pages(far, FAR, far_pages);
   numa_set_thread_node(0); /* the thief's node: a refill notes where its thread runs */
-  for (unsigned i = 0; i < NEAR + 1; i++) stolen[i] = small_page_take_own(&thief);
+  for (unsigned i = 0; i < NEAR + 1; i++) stolen[i] = small_page_take_own(&thief.alloc);
   numa_set_thread_node(-1);
   for (unsigned i = 0; i < NEAR; i++)
     CHECK(stolen[i] && one_of(stolen[i], near_pages, NEAR),
@@ -274,9 +276,9 @@ static void check_store_steals(void) {
   for (unsigned i = 0; i < NEAR + 1; i++)
     if (stolen[i]) small_page_release(stolen[i]);
   pthread_mutex_unlock(&heap_lock);
-  page_store_retire(&near_owner);
-  page_store_retire(&far_owner);
-  page_store_retire(&thief);
+  page_store_retire(&near_owner.alloc);
+  page_store_retire(&far_owner.alloc);
+  page_store_retire(&thief.alloc);
 }
 
 /* ---- BMB ---- */
