@@ -190,6 +190,16 @@ int main(void) {
   collect();
   static const unsigned fourth[] = {62};
   check_exact("armed again, one write", fourth, 1);
+  if (kind == BARRIER_MANUAL) { /* bdwgc's calls: a slot's page, an object's pages */
+    GC_ptr_store_and_dirty(object + 9 * PAGE_BYTES, atomic_buffer);
+    collect();
+    static const unsigned slot[] = {9};
+    check_exact("GC_ptr_store_and_dirty", slot, 1);
+    GC_end_stubborn_change(object + 5 * PAGE_BYTES + 3);
+    collect();
+    for (unsigned p = 0; p < OBJECT_PAGES; p++)
+      CHECK(seen[p], "GC_end_stubborn_change: page %u not reported", p);
+  }
   barrier_disarm();
   return unit_finish();
 }
