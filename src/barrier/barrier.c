@@ -85,7 +85,7 @@ enum barrier_kind barrier_init(void) {
     kind = (enum barrier_kind)asked;
   } else {
     kind = best_available((enum barrier_kind)asked);
-    sgc_warn("SGC_BARRIER=%s is not available here (%s); using the %s barrier\n",
+    sgc_warn("SGC_BARRIER=%s is not available here (%s); using the %s barrier",
              names[asked], refusals[asked] ? refusals[asked] : "refused", names[kind]);
   }
   barrier_kind_used = kind;
@@ -239,7 +239,7 @@ size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) {
   const struct barrier_ops *o = ops();
   size_t reported = o ? o->collect(visit, arg) : collect_full(visit, arg);
   if (reported == (size_t)BARRIER_COLLECT_FAILED) {
-    sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the next\n",
+    sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the next",
              names[barrier_kind_used]);
     armed_full = true;
     reported = collect_full(visit, arg);

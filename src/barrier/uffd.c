@@ -199,7 +199,7 @@ static bool uffd_arm(void) {
 /* A new chunk while armed: registered, its pages unwritten so far. */
 static void uffd_cover(uintptr_t lo, uintptr_t hi) {
   if (ready() && !register_new_ranges())
-    sgc_warn("the uffd barrier cannot register a new chunk at %p\n", (void *)lo);
+    sgc_warn("the uffd barrier cannot register a new chunk at %p", (void *)lo);
 }
 
 static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
