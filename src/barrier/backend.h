@@ -23,8 +23,8 @@ struct barrier_ops {
   bool (*arm)(void);
   /* [LO, HI) just committed by heap_grow (heap_lock held), armed or not. */
   void (*cover)(uintptr_t lo, uintptr_t hi);
-  /* Pages [LO, HI) leave the free pool (heap_lock held), while armed. */
-  void (*taken)(uintptr_t lo, uintptr_t hi);
+  /* barrier_pages_formatted, while armed. */
+  void (*formatted)(uintptr_t lo, uintptr_t hi);
   /* Reports the pages written since arm or the previous call and re-arms
    * them; BARRIER_COLLECT_FAILED when the kernel refused (barrier.c then
    * reports every page in use, for the rest of the cycle). */

@@ -51,6 +51,11 @@ void barrier_cover(uintptr_t lo, uintptr_t hi);
  * or the previous call, re-arming them in the same step so that a write
  * after the report shows in the next call; returns the pages reported. */
 size_t barrier_collect_dirty(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* Pages [LO, HI) begin holding new objects (a small page formatted, a
+ * large object placed; alloc/): the mprotect barrier leaves them
+ * writable for the rest of the cycle (thesis §5.2.1: the allocator
+ * unprotects the pages it hands out).  A no-op when not armed. */
+void barrier_pages_formatted(uintptr_t lo, uintptr_t hi);
 /* World stopped: stops recording; pages are left writable. */
 void barrier_disarm(void);
 bool barrier_armed(void);

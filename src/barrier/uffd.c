@@ -64,6 +64,9 @@ static int uffd = -1, pagemap_fd = -1;
 static pid_t owner;
 /* Ranges [0, registered) of backend.h's list are registered on uffd. */
 static size_t registered;
+/* A new chunk could not be registered: collects fail, and barrier.c
+ * reports every page in use until the next arm registers it. */
+static bool uncovered;
 
 static const char *open_fds(void) {
   const uint64_t features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED;
@@ -187,6 +190,7 @@ static bool uffd_probe(void) {
 /* Protects every page written so far; the report is dropped: arm
  * forgets what came before. */
 static bool uffd_arm(void) {
+  uncovered = false;
   if (!ready() || !register_new_ranges()) return false;
   size_t n = barrier_range_count();
   for (size_t i = 0; i < n; i++) {
@@ -198,8 +202,7 @@ static bool uffd_arm(void) {
 
 /* A new chunk while armed: registered, its pages unwritten so far. */
 static void uffd_cover(uintptr_t lo, uintptr_t hi) {
-  if (ready() && !register_new_ranges())
-    sgc_warn("the uffd barrier cannot register a new chunk at %p", (void *)lo);
+  if (!ready() || !register_new_ranges()) uncovered = true;
 }
 
 static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
@@ -213,7 +216,7 @@ static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
   }
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
-  if (!ok) return BARRIER_COLLECT_FAILED;
+  if (!ok || uncovered) return BARRIER_COLLECT_FAILED;
   return runs.pages;
 }
 
@@ -229,5 +232,5 @@ static void uffd_disarm(void) {
 }
 
 const struct barrier_ops barrier_uffd_ops = {
-    .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover, .taken = NULL,
+    .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover,
     .collect = uffd_collect, .disarm = uffd_disarm};

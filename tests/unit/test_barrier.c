@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +91,17 @@ static void check_read_into(char *b, const char *what) {
   CHECK(wrote == (ssize_t)sizeof data && got == wrote, "read(2) into %s: %zd (%s)", what, got,
         got < 0 ? strerror(errno) : "short");
   CHECK(b[100] == 'r' && b[100 + sizeof data - 1] == 'r', "read(2) into %s: data", what);
+  close(fds[0]);
+  close(fds[1]);
+  /* readv into two pages of it, recv from a socket into another. */
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return;
+  wrote = write(fds[1], data, sizeof data);
+  struct iovec parts[2] = {{b + 10, PAGE_BYTES}, {b + 2 * PAGE_BYTES + 20, PAGE_BYTES}};
+  got = readv(fds[0], parts, 2);
+  CHECK(got == 2 * PAGE_BYTES, "readv(2) into %s: %zd (%s)", what, got, got < 0 ? strerror(errno) : "short");
+  got = recv(fds[0], b + 3 * PAGE_BYTES, PAGE_BYTES, 0);
+  CHECK(got == PAGE_BYTES, "recv(2) into %s: %zd (%s)", what, got, got < 0 ? strerror(errno) : "short");
+  CHECK(b[3 * PAGE_BYTES] == 'r' && b[2 * PAGE_BYTES + 20] == 'r', "readv, recv into %s: data", what);
   close(fds[0]);
   close(fds[1]);
 }
