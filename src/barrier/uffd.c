@@ -33,7 +33,7 @@
 
 #include "barrier/backend.h"
 #include "common.h"
-#include "heap/layout.h"
+#include "heap/heap.h"
 #include "os/os.h"
 
 /* Linux 6.4 and 6.7 UAPI (Debian 12's headers are 6.1's). */
@@ -123,6 +123,17 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
   return true;
 }
 
+/* Scans R's pages up to its chunk's page count: the rest of the
+ * reservation is not committed (a chunk grown in place meanwhile shows
+ * its new pages at a later scan: untouched pages are not reported).
+ * Without a lock: a collect racing heap_grow may read an older count;
+ * the finalize pause's reads it exactly. */
+static bool scan_committed(struct barrier_range r, struct barrier_runs *runs) {
+  struct chunk *c = chunk_of_address(r.lo);
+  uintptr_t hi = c ? c->base + c->page_count * PAGE_BYTES : r.hi;
+  return scan(r.lo, hi < r.hi ? hi : r.hi, runs);
+}
+
 /* Registers the ranges added since the last call (a new chunk). */
 static bool register_new_ranges(void) {
   size_t n = barrier_range_count();
@@ -193,10 +204,8 @@ static bool uffd_arm(void) {
   uncovered = false;
   if (!ready() || !register_new_ranges()) return false;
   size_t n = barrier_range_count();
-  for (size_t i = 0; i < n; i++) {
-    struct barrier_range r = barrier_range_at(i);
-    if (!scan(r.lo, r.hi, NULL)) return false;
-  }
+  for (size_t i = 0; i < n; i++)
+    if (!scan_committed(barrier_range_at(i), NULL)) return false;
   return true;
 }
 
@@ -210,10 +219,7 @@ static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
   bool ok = ready() && register_new_ranges();
   uint64_t start = os_now_ns();
   size_t n = barrier_range_count();
-  for (size_t i = 0; ok && i < n; i++) {
-    struct barrier_range r = barrier_range_at(i);
-    ok = scan(r.lo, r.hi, &runs);
-  }
+  for (size_t i = 0; ok && i < n; i++) ok = scan_committed(barrier_range_at(i), &runs);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
   if (!ok || uncovered) return BARRIER_COLLECT_FAILED;
