@@ -18,6 +18,9 @@ enum { BARRIER_COLLECT_FAILED = -1 };
 struct barrier_ops {
   /* Whether the backend works in this process; may set it up. */
   bool (*probe)(void);
+  /* Once, when barrier_init picks the backend, the world running (NULL:
+   * nothing to do); false when it cannot start after all. */
+  bool (*start)(void);
   /* World stopped: forget earlier writes, record from now on.  False when
    * the kernel refused now (the caller reports every page, as full). */
   bool (*arm)(void);

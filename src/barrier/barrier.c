@@ -87,6 +87,12 @@ enum barrier_kind barrier_init(void) {
     sgc_warn("SGC_BARRIER=%s is not available here (%s); using the %s barrier",
              names[asked], refusals[asked] ? refusals[asked] : "refused", names[kind]);
   }
+  /* Starting may still fail (mprotect's handler refused): the next. */
+  while (kind != BARRIER_FULL && ops_of[kind]->start && !ops_of[kind]->start()) {
+    enum barrier_kind next = best_available(kind);
+    sgc_warn("the %s barrier cannot start; using the %s barrier", names[kind], names[next]);
+    kind = next;
+  }
   barrier_kind_used = kind;
   atomic_store_explicit(&heap_commit_hook, commit_hook, memory_order_relaxed);
   initialised = true;

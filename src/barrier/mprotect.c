@@ -123,7 +123,6 @@ static bool mprotect_probe(void) {
 }
 
 static bool mprotect_arm(void) {
-  if (!mprotect_install_handler()) return false;
   size_t n = barrier_range_count();
   for (size_t i = 0; i < n; i++) {
     struct barrier_range r = barrier_range_at(i);
@@ -283,5 +282,5 @@ static void mprotect_disarm(void) {
 }
 
 const struct barrier_ops barrier_mprotect_ops = {
-    .probe = mprotect_probe, .arm = mprotect_arm, .cover = mprotect_cover, .formatted = mprotect_formatted,
+    .probe = mprotect_probe, .start = mprotect_install_handler, .arm = mprotect_arm, .cover = mprotect_cover, .formatted = mprotect_formatted,
     .collect = mprotect_collect, .disarm = mprotect_disarm};

@@ -28,8 +28,9 @@ bool mprotect_open_for_fault(uintptr_t a);
  * a signal handler). */
 void mprotect_open_range(uintptr_t lo, uintptr_t hi);
 
-/* mprotect_signals.c: installs the SIGSEGV handler (once; false when the
- * kernel refused). */
+/* mprotect_signals.c: installs the SIGSEGV handler (barrier_init, the
+ * world running: it takes a lock the interposed sigaction holds; false
+ * when the kernel refused). */
 bool mprotect_install_handler(void);
 
 /* mprotect_syscalls.c: system calls into the heap are counted while

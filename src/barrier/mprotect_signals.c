@@ -48,11 +48,18 @@ static void read_program_action(struct sigaction *out) {
   }
 }
 
+/* Signals blocked while the count is odd: a thread stopped for a
+ * collection there would leave another's chaining fault spinning, with
+ * its own signals blocked, and the stop waiting for it. */
 static void write_program_action(const struct sigaction *act) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   atomic_fetch_add_explicit(&program_action_seq, 1, memory_order_relaxed);
   atomic_thread_fence(memory_order_release);
   memcpy(&program_action, act, sizeof *act);
   atomic_fetch_add_explicit(&program_action_seq, 1, memory_order_release);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void to_default(void) {
