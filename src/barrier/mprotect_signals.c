@@ -69,9 +69,22 @@ static void to_default(void) {
   next_sigaction()(SIGSEGV, &dfl, NULL);
 }
 
+/* Whether the fault can be a write the barrier caused: on x86-64 the
+ * page-fault error code says write (bit 1) and not an instruction fetch
+ * (bit 4), so a jump into the heap is the program's fault rather than a
+ * page opened again and again. */
+static bool barrier_fault(const siginfo_t *info, const void *context) {
+  if (info->si_code != SEGV_ACCERR) return false;
+#if defined(__x86_64__)
+  long long error = ((const ucontext_t *)context)->uc_mcontext.gregs[REG_ERR];
+  if (!(error & 2) || (error & 16)) return false;
+#endif
+  return true;
+}
+
 static void on_segv(int sig, siginfo_t *info, void *context) {
   int saved_errno = errno;
-  if (info->si_code == SEGV_ACCERR && mprotect_open_for_fault((uintptr_t)info->si_addr)) {
+  if (barrier_fault(info, context) && mprotect_open_for_fault((uintptr_t)info->si_addr)) {
     errno = saved_errno;
     return;
   }
