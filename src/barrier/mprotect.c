@@ -21,11 +21,14 @@
  * pages takes a quarter of the faults, for at most 3 pages reported
  * unwritten per fault (the documented false positives).
  *
- * Order of the state and the protection: the handler changes the state
- * and then unprotects; a collect changes the state to MP_PROTECTED,
- * protects, then reads the state again and unprotects any page another
- * thread changed meanwhile.  So a writable page is MP_DIRTY or MP_OPEN
- * whenever no collect is between those steps. */
+ * Order of the state and the protection: the handler marks the pages
+ * dirty, unprotects them, and marks them dirty again (a collect may have
+ * taken one back in between); a collect marks a dirty page protected,
+ * protects it, then reads the state again and unprotects any page
+ * another thread changed meanwhile.  So a writable page is MP_DIRTY or
+ * MP_OPEN whenever neither is between its steps, and a fault handler
+ * runs with every signal blocked, so a stopped world never finds one
+ * there. */
 #include "barrier/mprotect.h"
 
 #include <errno.h>
@@ -186,6 +189,10 @@ bool mprotect_open_for_fault(uintptr_t a) {
   if (!group_of(a, &lo, &hi)) return false;
   open_pages(lo, hi);
   if (!page_protect(lo, hi, true)) return false; /* the program's fault, then */
+  /* Again: a collect may have taken a page back (dirty to protected) and
+   * protected it between the two steps above, and the protection was
+   * just lifted from under it. */
+  open_pages(lo, hi);
   atomic_fetch_add_explicit(&barrier_fault_count, 1, memory_order_relaxed);
   return true;
 }
@@ -223,7 +230,22 @@ static void reprotect_and_report(uintptr_t lo, uintptr_t hi, struct barrier_runs
   barrier_runs_add(runs, lo, hi);
 }
 
-static void collect_range(struct barrier_range r, bool may_protect, struct barrier_runs *runs) {
+/* What a collect may protect again: nothing, or all but the pinned. */
+struct protectable {
+  bool any;
+  size_t pin_count;
+  struct barrier_range pins[256];
+};
+
+static bool may_protect(const struct protectable *p, uintptr_t page) {
+  if (!p->any) return false;
+  for (size_t i = 0; i < p->pin_count; i++)
+    if (page + PAGE_BYTES > p->pins[i].lo && page < p->pins[i].hi) return false;
+  return true;
+}
+
+static void collect_range(struct barrier_range r, const struct protectable *protect,
+                          struct barrier_runs *runs) {
   uintptr_t run_lo = 0, run_hi = 0; /* dirty pages taken, to protect */
   for (uintptr_t slot = r.lo; slot < r.hi; slot += CHUNK_BYTES) {
     _Atomic uint8_t *bytes = page_table_byte(slot);
@@ -237,7 +259,7 @@ static void collect_range(struct barrier_range r, bool may_protect, struct barri
         continue;
       }
       uint8_t expected = MP_DIRTY;
-      if (!may_protect ||
+      if (!may_protect(protect, at) ||
           !atomic_compare_exchange_strong_explicit(&bytes[i], &expected, MP_PROTECTED,
                                                    memory_order_acq_rel, memory_order_acquire)) {
         barrier_runs_add(runs, at, at + PAGE_BYTES); /* stays dirty, or just became open */
@@ -256,13 +278,15 @@ static void collect_range(struct barrier_range r, bool may_protect, struct barri
 static size_t mprotect_collect(barrier_visit_fn *visit, void *arg) {
   struct barrier_runs runs = {visit, arg, 0, 0, 0};
   /* Seq_cst, paired with the wrappers' (mprotect_syscalls.c): either this
-   * collect sees a system call in flight and protects nothing again, or
-   * the call waits until this collect is done before it opens its pages. */
+   * collect sees a call's pinned buffer and leaves its pages open, or the
+   * call waits until this collect is done before it opens them. */
   atomic_store_explicit(&mprotect_reprotecting, true, memory_order_seq_cst);
-  bool may_protect = atomic_load_explicit(&mprotect_syscalls_in_flight, memory_order_seq_cst) == 0;
+  static struct protectable protect; /* one collect at a time */
+  protect.pin_count = mprotect_pins(protect.pins);
+  protect.any = protect.pin_count != SIZE_MAX;
   uint64_t start = os_now_ns();
   size_t n = barrier_range_count();
-  for (size_t i = 0; i < n; i++) collect_range(barrier_range_at(i), may_protect, &runs);
+  for (size_t i = 0; i < n; i++) collect_range(barrier_range_at(i), &protect, &runs);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   atomic_store_explicit(&mprotect_reprotecting, false, memory_order_release);
   barrier_runs_flush(&runs);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "barrier/backend.h"
+
 /* A page's byte in backend.h's page table. */
 enum mprotect_page_state {
   MP_UNTRACKED = 0, /* not a heap page this cycle (or not armed) */
@@ -33,9 +35,12 @@ void mprotect_open_range(uintptr_t lo, uintptr_t hi);
  * when the kernel refused). */
 bool mprotect_install_handler(void);
 
-/* mprotect_syscalls.c: system calls into the heap are counted while
- * they run, so that no collect protects their buffers again meanwhile. */
-extern _Atomic unsigned mprotect_syscalls_in_flight;
+/* mprotect_syscalls.c: the buffers of system calls into the heap are
+ * pinned while the calls run, so that no collect protects them again
+ * meanwhile.  A collect sets mprotect_reprotecting (seq_cst), then reads
+ * the pins into OUT (at most 256 ranges) and protects no page in them;
+ * SIZE_MAX: a call found no slot, and no page may be protected again. */
 extern _Atomic bool mprotect_reprotecting;
+size_t mprotect_pins(struct barrier_range *out);
 
 #endif
