@@ -125,16 +125,20 @@ static bool mprotect_probe(void) {
   return ok;
 }
 
+/* Armed before any page is protected: a GC thread's write that faults
+ * meanwhile is recorded. */
 static bool mprotect_arm(void) {
   size_t n = barrier_range_count();
   for (size_t i = 0; i < n; i++) {
     struct barrier_range r = barrier_range_at(i);
     if (!page_table_cover(r.lo, r.hi)) return false;
     clear_states(r.lo, r.hi);
-    struct chunk *c = chunk_of_address(r.lo);
-    if (c) arm_chunk(c);
   }
   atomic_store_explicit(&mprotect_armed, true, memory_order_release);
+  for (size_t i = 0; i < n; i++) {
+    struct chunk *c = chunk_of_address(barrier_range_at(i).lo);
+    if (c) arm_chunk(c);
+  }
   return true;
 }
 
@@ -184,9 +188,15 @@ static void open_pages(uintptr_t lo, uintptr_t hi) {
  * a thread whose fault is handled after another's opened the page, or
  * after a collect protected a page another thread changed, finds it so. */
 bool mprotect_open_for_fault(uintptr_t a) {
-  if (!atomic_load_explicit(&mprotect_armed, memory_order_acquire)) return false;
+  struct chunk *c = chunk_of_address(a);
+  if (!c || a - c->base >= c->page_count * PAGE_BYTES) return false; /* not a heap page */
   uintptr_t lo, hi;
-  if (!group_of(a, &lo, &hi)) return false;
+  if (!atomic_load_explicit(&mprotect_armed, memory_order_acquire) || !group_of(a, &lo, &hi)) {
+    /* A page disarm let go after the write faulted (a GC thread's, the
+     * world stopped): only this barrier protects heap pages. */
+    lo = a & ~(uintptr_t)(PAGE_BYTES - 1);
+    return page_protect(lo, lo + PAGE_BYTES, true);
+  }
   open_pages(lo, hi);
   if (!page_protect(lo, hi, true)) return false; /* the program's fault, then */
   /* Again: a collect may have taken a page back (dirty to protected) and
