@@ -10,9 +10,9 @@
  * writes need no record, and a system call writing into it never meets
  * a protected page, whatever the call (fread's internal read too); a
  * free page will be used soon (the thesis unprotects empty pages with
- * the page it unprotects, §5.2.1, for that reason).  Pages taken from
- * the pool during the cycle become MP_OPEN as well (the thesis
- * unprotects a page the allocator hands out).  An open page is reported
+ * the page it unprotects, §5.2.1, for that reason).  Pages that start
+ * holding new objects during the cycle (barrier_pages_formatted) become
+ * MP_OPEN as well: the thesis unprotects a page the allocator hands out.  An open page is reported
  * by every collect for which it holds pointer-holding objects: the
  * barrier cannot know whether it was written.
  *
