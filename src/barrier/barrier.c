@@ -80,6 +80,9 @@ enum barrier_kind barrier_init(void) {
   enum barrier_kind kind;
   if (asked < 0) {
     kind = best_available(BARRIER_KIND_COUNT);
+    if (kind != BARRIER_UFFD) /* the default's first choice, refused here */
+      sgc_warn("the uffd write barrier is not available here (%s); using the %s barrier",
+               refusals[BARRIER_UFFD] ? refusals[BARRIER_UFFD] : "refused", names[kind]);
   } else if (barrier_available((enum barrier_kind)asked)) {
     kind = (enum barrier_kind)asked;
   } else {
