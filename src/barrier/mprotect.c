@@ -198,7 +198,14 @@ bool mprotect_open_for_fault(uintptr_t a) {
     return page_protect(lo, lo + PAGE_BYTES, true);
   }
   open_pages(lo, hi);
-  if (!page_protect(lo, hi, true)) return false; /* the program's fault, then */
+  if (!page_protect(lo, hi, true)) {
+    /* Out of mappings (vm.max_map_count: each protected run splits one):
+     * the whole chunk opened in one call, which merges its mappings. */
+    lo = c->base;
+    hi = c->base + c->page_count * PAGE_BYTES;
+    open_pages(lo, hi);
+    if (!page_protect(lo, hi, true)) return false;
+  }
   /* Again: a collect may have taken a page back (dirty to protected) and
    * protected it between the two steps above, and the protection was
    * just lifted from under it. */
