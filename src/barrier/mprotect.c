@@ -32,6 +32,7 @@
 #include "barrier/mprotect.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -123,6 +124,11 @@ static bool mprotect_probe(void) {
   if (scratch != MAP_FAILED) munmap(scratch, PAGE_BYTES);
   if (!ok) barrier_probe_refused(BARRIER_MPROTECT, "mprotect refused");
   return ok;
+}
+
+static bool mprotect_start(void) {
+  pthread_atfork(NULL, NULL, mprotect_pins_forget);
+  return mprotect_install_handler();
 }
 
 /* Armed before any page is protected: a GC thread's write that faults
@@ -323,5 +329,5 @@ static void mprotect_disarm(void) {
 }
 
 const struct barrier_ops barrier_mprotect_ops = {
-    .probe = mprotect_probe, .start = mprotect_install_handler, .arm = mprotect_arm, .cover = mprotect_cover, .formatted = mprotect_formatted,
+    .probe = mprotect_probe, .start = mprotect_start, .arm = mprotect_arm, .cover = mprotect_cover, .formatted = mprotect_formatted,
     .collect = mprotect_collect, .disarm = mprotect_disarm};

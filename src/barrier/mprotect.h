@@ -42,5 +42,7 @@ bool mprotect_install_handler(void);
  * SIZE_MAX: a call found no slot, and no page may be protected again. */
 extern _Atomic bool mprotect_reprotecting;
 size_t mprotect_pins(struct barrier_range *out);
+/* In a child of fork(): no call is in flight. */
+void mprotect_pins_forget(void);
 
 #endif

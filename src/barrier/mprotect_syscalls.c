@@ -54,6 +54,14 @@ static int pin(uintptr_t lo, uintptr_t hi, unsigned start) {
   return -1;
 }
 
+/* A child of fork() has only the thread that forked, which is in no
+ * call: the other threads' pins would stay for ever. */
+void mprotect_pins_forget(void) {
+  for (unsigned i = 0; i < PIN_SLOTS; i++) atomic_store_explicit(&pins[i].hi, 0, memory_order_relaxed);
+  atomic_store_explicit(&unpinned_calls, 0, memory_order_relaxed);
+  atomic_store_explicit(&mprotect_reprotecting, false, memory_order_relaxed);
+}
+
 size_t mprotect_pins(struct barrier_range *out) {
   if (atomic_load_explicit(&unpinned_calls, memory_order_seq_cst)) return SIZE_MAX;
   size_t n = 0;
