@@ -27,8 +27,11 @@
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 NEXT(sigaction_fn, sigaction)
 NEXT(signal_fn, signal)
+NEXT(sigmask_fn, pthread_sigmask)
+NEXT(sigmask_fn, sigprocmask)
 
 static _Atomic bool installed;
 /* The program's SIGSEGV action, written under a lock by the interposed
@@ -54,12 +57,12 @@ static void read_program_action(struct sigaction *out) {
 static void write_program_action(const struct sigaction *act) {
   sigset_t all, old;
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  next_pthread_sigmask()(SIG_SETMASK, &all, &old);
   atomic_fetch_add_explicit(&program_action_seq, 1, memory_order_relaxed);
   atomic_thread_fence(memory_order_release);
   memcpy(&program_action, act, sizeof *act);
   atomic_fetch_add_explicit(&program_action_seq, 1, memory_order_release);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  next_pthread_sigmask()(SIG_SETMASK, &old, NULL);
 }
 
 static void to_default(void) {
@@ -134,11 +137,42 @@ bool mprotect_install_handler(void) {
   return ok;
 }
 
+/* A write fault while SIGSEGV is blocked ends the process (the kernel
+ * cannot deliver it): once sgc's handler is in, no mask the program asks
+ * for blocks the fault signals.  Blocking them never kept a fault's
+ * signal away anyway; only one sent with kill() gets through now. */
+static const sigset_t *without_fault_signals(const sigset_t *set, sigset_t *copy) {
+  if (!set || !atomic_load_explicit(&installed, memory_order_acquire)) return set;
+  *copy = *set;
+  sigdelset(copy, SIGSEGV);
+  sigdelset(copy, SIGBUS);
+  return copy;
+}
+
+SGC_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+  sigset_t copy;
+  return next_pthread_sigmask()(how, how == SIG_UNBLOCK ? set : without_fault_signals(set, &copy), old);
+}
+
+SGC_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+  sigset_t copy;
+  return next_sigprocmask()(how, how == SIG_UNBLOCK ? set : without_fault_signals(set, &copy), old);
+}
+
 /* The program's view of SIGSEGV once sgc's handler is in: its own
- * action, kept for chaining. */
+ * action, kept for chaining.  Other signals' handlers run with the
+ * fault signals deliverable (above). */
 SGC_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
-  if (sig != SIGSEGV || !atomic_load_explicit(&installed, memory_order_acquire))
+  if (sig != SIGSEGV || !atomic_load_explicit(&installed, memory_order_acquire)) {
+    struct sigaction changed;
+    if (act && atomic_load_explicit(&installed, memory_order_acquire)) {
+      changed = *act;
+      sigdelset(&changed.sa_mask, SIGSEGV);
+      sigdelset(&changed.sa_mask, SIGBUS);
+      act = &changed;
+    }
     return next_sigaction()(sig, act, old);
+  }
   pthread_mutex_lock(&program_action_lock);
   if (old) read_program_action(old);
   if (act) write_program_action(act);

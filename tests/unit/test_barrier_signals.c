@@ -6,6 +6,7 @@
  * that leaves with siglongjmp leaves the barrier working, and with the
  * default action a fault still ends the process by SIGSEGV.  Runs with
  * SGC_BARRIER=mprotect; skips (77) where that is not available. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <string.h>
@@ -42,6 +43,16 @@ static void plain_handler(int sig) {
   open_page(fault_at);
 }
 static void escaping_handler(int sig) { siglongjmp(escape, 1); }
+
+static void *blocking_writer(void *arg) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  *(volatile char *)arg = 6;
+  return NULL;
+}
+static char *volatile handler_target;
+static void heap_writing_handler(int sig) { *(volatile char *)handler_target = 7; }
 
 static char *own_page(void) {
   char *p = mmap(NULL, PAGE_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -116,15 +127,35 @@ int main(void) {
   }
   CHECK(barrier_records(heap_page + 2 * PAGE_BYTES), "after a siglongjmp");
 
-  /* The default action: the process ends by SIGSEGV. */
+  /* A thread that blocks every signal, and a handler whose mask is full,
+   * still write the heap (a fault while SIGSEGV is blocked would end the
+   * process): the masks the program asks for keep the fault signals out. */
   pid_t child = fork();
+  if (child == 0) {
+    pthread_t t;
+    pthread_create(&t, NULL, blocking_writer, heap_page + 3 * PAGE_BYTES);
+    pthread_join(t, NULL);
+    struct sigaction usr;
+    memset(&usr, 0, sizeof usr);
+    usr.sa_handler = heap_writing_handler;
+    sigfillset(&usr.sa_mask);
+    sigaction(SIGUSR1, &usr, NULL);
+    handler_target = heap_page + 2 * PAGE_BYTES + 8;
+    raise(SIGUSR1);
+    _exit(handler_target[0] == 7 ? 0 : 4);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writes with signals blocked: status %#x", status);
+
+  /* The default action: the process ends by SIGSEGV. */
+  child = fork();
   if (child == 0) {
     signal(SIGSEGV, SIG_DFL);
     *(volatile char *)heap_page = 2; /* the barrier's: survives */
     *(volatile char *)own_page() = 1;
     _exit(0);
   }
-  int status = 0;
   waitpid(child, &status, 0);
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "default action: status %#x", status);
   /* A jump into a heap page is the program's fault, not a write to
