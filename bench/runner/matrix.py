@@ -290,7 +290,7 @@ VARIANTS = {
     # a collection every 50 refills (tests' torture mode)
     "torture": {"SGC_TORTURE": "50"},
     # concurrent cycles (issue 54), per write barrier (docs/barriers.md)
-    **{f"conc-{b}": {"SGC_MODE": "concurrent", "SGC_BARRIER": b}
+    **{f"concurrent-{b}": {"SGC_MODE": "concurrent", "SGC_BARRIER": b}
        for b in ("uffd", "softdirty", "mprotect", "full")},
     # sweeping
     "sweep-lazy": {"SGC_SWEEP": "lazy"},
@@ -425,7 +425,7 @@ EXPERIMENTS = {
     # incremental mode
     "latency": {"programs": ["latency-256m", "latency-1g"], "impls": ["sgc", "bdwgc", "bdwgc-incr"],
                 "threads": [2], "gc_threads": [None],
-                "variants": ["default", "conc-uffd", "conc-softdirty", "conc-mprotect"]},
+                "variants": ["default", "concurrent-uffd", "concurrent-softdirty", "concurrent-mprotect"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
