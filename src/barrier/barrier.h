@@ -11,6 +11,7 @@
 #ifndef SGC_BARRIER_H
 #define SGC_BARRIER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,19 +46,41 @@ bool barrier_available(enum barrier_kind kind);
  * every heap page (the chunks' whole reserved ranges, so pages the heap
  * grows into during the cycle are covered too). */
 void barrier_arm(void);
-/* A chunk added while armed (heap_grow): cover [LO, HI) as well. */
+/* A chunk added while armed (heap_grow): cover [LO, HI) as well.
+ * heap_grow calls it itself, through heap_commit_hook (heap.h), which
+ * barrier_init sets: the collector need not. */
 void barrier_cover(uintptr_t lo, uintptr_t hi);
 /* Calls VISIT for each run of pages [lo, hi) written since barrier_arm
  * or the previous call, re-arming them in the same step so that a write
- * after the report shows in the next call; returns the pages reported. */
+ * after the report shows in the next call; returns the pages reported.
+ * One caller at a time.  Pages may be reported unwritten (per backend:
+ * docs/barriers.md), never the reverse. */
 size_t barrier_collect_dirty(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* Pages [LO, HI) begin holding new objects (a small page formatted, a
+ * large object placed; alloc/): the mprotect barrier leaves them
+ * writable for the rest of the cycle (thesis §5.2.1: the allocator
+ * unprotects the pages it hands out).  A no-op when not armed. */
+void barrier_pages_formatted(uintptr_t lo, uintptr_t hi);
 /* World stopped: stops recording; pages are left writable. */
 void barrier_disarm(void);
 bool barrier_armed(void);
 /* The manual barrier's record of a store into P (GC_end_stubborn_change,
  * GC_ptr_store_and_dirty); a no-op for the other backends. */
 void barrier_note_store(const void *p);
+/* The same for every page of the object holding P (or P's page where no
+ * object holds it): GC_end_stubborn_change, which names an object. */
+void barrier_note_object(const void *p);
+/* GC_set_manual_vdb_allowed: with it on and SGC_BARRIER unset,
+ * barrier_init picks the manual barrier (bdwgc's rule). */
+void barrier_set_manual_allowed(bool on);
+bool barrier_manual_allowed(void);
 
 struct barrier_counts barrier_counts(void);
+
+/* SET without SIGSEGV and SIGBUS, in *COPY (which SET may already be),
+ * once the mprotect barrier's handler is in: a write fault while they are
+ * blocked kills the process.  Else SET.  For the interposed signal-mask
+ * calls (threads/interpose.c). */
+const sigset_t *barrier_mask_keeping_faults(const sigset_t *set, sigset_t *copy);
 
 #endif

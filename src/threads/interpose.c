@@ -29,23 +29,10 @@
 #include <sys/signalfd.h>
 #include <time.h>
 
+#include "barrier/barrier.h"
+#include "base/next_definition.h"
 #include "common.h"
 #include "threads/thread.h"
-
-/* The definition after sgc's; relaxed: every thread finds the same one. */
-static void *next_definition(void *_Atomic *cache, const char *name) {
-  void *f = atomic_load_explicit(cache, memory_order_relaxed);
-  if (f) return f;
-  f = dlsym(RTLD_NEXT, name);
-  if (!f) sgc_fatal("%s: no definition after libsgc's to call (%s)", name, dlerror());
-  atomic_store_explicit(cache, f, memory_order_relaxed);
-  return f;
-}
-#define NEXT(type, name)                                          \
-  static void *_Atomic next_cache_##name;                         \
-  static type next_##name(void) {                                 \
-    return (type)next_definition(&next_cache_##name, #name);      \
-  }
 
 typedef int (*join_fn)(pthread_t, void **);
 typedef int (*timedjoin_fn)(pthread_t, void **, const struct timespec *);
@@ -192,9 +179,12 @@ static const sigset_t *without_suspend_signal(const sigset_t *set, sigset_t *cop
   return copy;
 }
 
-/* Unblocking, or reading the mask, passes as it is. */
+/* Unblocking, or reading the mask, passes as it is; a mask to block
+ * leaves out the suspend signal and, while the mprotect barrier's handler
+ * is in, the fault signals (barrier.h). */
 static const sigset_t *mask_for(int how, const sigset_t *set, sigset_t *copy) {
-  return how == SIG_BLOCK || how == SIG_SETMASK ? without_suspend_signal(set, copy) : set;
+  if (how != SIG_BLOCK && how != SIG_SETMASK) return set;
+  return barrier_mask_keeping_faults(without_suspend_signal(set, copy), copy);
 }
 
 SGC_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
