@@ -86,6 +86,9 @@ typedef struct SGC_gc_record {
    * four is pages left to the lazy sweep and free space in partly used
    * pages. */
   uint64_t store_free_bytes, pool_free_bytes;
+  /* Free pages this collection found false pointers into: black-listed,
+   * so new objects are placed elsewhere for a while (SGC_BLACKLIST). */
+  uint64_t blacklisted_pages;
 } SGC_gc_record_t;
 
 /* Totals since start. */
@@ -133,6 +136,8 @@ typedef struct SGC_stats {
    * pages left to the lazy sweep and the free space in partly used pages. */
   uint64_t last_heap_bytes, last_live_bytes, last_cache_bytes, last_store_free_bytes,
       last_pool_free_bytes;
+  /* Free pages the last collection black-listed (SGC_gc_record_t). */
+  uint64_t last_blacklisted_pages;
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);

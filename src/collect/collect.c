@@ -24,6 +24,7 @@
 #include "collect/debug_alloc.h"
 #include "collect/finalize.h"
 #include "common.h"
+#include "heap/blacklist.h"
 #include "heap/heap.h"
 #include "mark/mark.h"
 #include "os/os.h"
@@ -427,6 +428,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   c.rec.remote_pages = (uint64_t)pages.remote;
   c.rec.store_free_bytes = (uint64_t)pages.store_free << PAGE_SHIFT;
   c.rec.pool_free_bytes = (uint64_t)page_pool_free_pages() << PAGE_SHIFT;
+  c.rec.blacklisted_pages = atomic_load_explicit(&blacklist_noted_now, memory_order_relaxed);
   struct marker_record shares[TRACE_MAX_MARKERS];
   unsigned share_count = c.totals.markers < TRACE_MAX_MARKERS ? c.totals.markers : TRACE_MAX_MARKERS;
   for (unsigned i = 0; i < share_count; i++) {

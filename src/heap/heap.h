@@ -76,6 +76,10 @@ struct page_header {
   uint32_t span_pages;         /* free or large head: pages in the span */
   uint32_t head_offset;        /* large tail / free tail: pages back to the head */
   uint32_t live_objects;       /* small pages: marked objects at the last sweep */
+  /* Free pages: the gc_epoch of the latest collection that found a false
+   * pointer into the page, or 0 (heap/blacklist.h).  Written by GC threads
+   * side by side, so atomic (relaxed: they all store the same value). */
+  _Atomic uint32_t blacklisted_at;
   size_t object_bytes;         /* large head: bytes of the object */
   uintptr_t start;             /* address of the page's first byte */
   struct page_header *next, *prev; /* pool or sweep lists */

@@ -89,6 +89,9 @@ void stats_print_summary(void) {
             s.last_cache_bytes / 1048576.0, s.last_store_free_bytes / 1048576.0,
             s.last_pool_free_bytes / 1048576.0,
             (s.last_heap_bytes > known ? s.last_heap_bytes - known : 0) / 1048576.0);
+    if (s.last_blacklisted_pages)
+      fprintf(stderr, "sgc: free pages black-listed by the last collection (false pointers): %" PRIu64 "\n",
+              s.last_blacklisted_pages);
   }
   if (sgc_settings.print_stats >= 2) {
     heap_lock_acquire();
@@ -148,6 +151,7 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
   totals.last_cache_bytes = rec->cache_bytes;
   totals.last_store_free_bytes = rec->store_free_bytes;
   totals.last_pool_free_bytes = rec->pool_free_bytes;
+  totals.last_blacklisted_pages = rec->blacklisted_pages;
   pthread_mutex_unlock(&stats_lock);
 }
 
@@ -183,14 +187,14 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    ",\"pages_taken\":%" PRIu64 ",\"remote_pages\":%" PRIu64
                    ",\"cache_bytes\":%" PRIu64 ",\"prestop_ns\":%" PRIu64
                    ",\"store_free_bytes\":%" PRIu64 ",\"pool_free_bytes\":%" PRIu64
-                   ",\"mark_threads\":[",
+                   ",\"blacklisted_pages\":%" PRIu64 ",\"mark_threads\":[",
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
                    r->steal_attempts, r->steal_successes, r->mark_idle_ns, r->mark_busy_max_ns,
                    r->mark_busy_min_ns, r->pages_consumed, r->pages_used, r->pages_live,
                    r->pages_taken, r->remote_pages, r->cache_bytes, r->prestop_ns,
-                   r->store_free_bytes, r->pool_free_bytes);
+                   r->store_free_bytes, r->pool_free_bytes, r->blacklisted_pages);
   /* Each GC thread's share: its marked bytes and objects, steals tried and
    * won, busy and idle (stealing, terminating) time, and the CPU time it
    * got meanwhile. */
