@@ -23,6 +23,7 @@
 #include "collect/events.h"
 #include "collect/debug_alloc.h"
 #include "collect/finalize.h"
+#include "collect/leak_find.h"
 #include "common.h"
 #include "heap/blacklist.h"
 #include "heap/heap.h"
@@ -283,6 +284,7 @@ static void stop_and_mark(void *arg) {
   /* Batches of freed objects go back to their pages by sweeping; dropped
    * here, with every thread stopped and registry_lock held, because they
    * hang off the thread records (alloc/batches.c). */
+  leak_find_before_batches_drop();
   batches_drop_all();
   c->t2 = os_now_ns();
 }
@@ -377,9 +379,11 @@ void collect_locked(enum SGC_gc_reason reason) {
   /* Marks are final and no sweep has read them yet (the page path is
    * still closed): debugging objects are checked, leaks found. */
   debug_objects_after_mark();
+  leak_find_after_mark();
   collection_event(EVENT_RECLAIM_START);
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
+  leak_find_after_sweep();
   custom_kinds_after_mark();
   uncollectable_release_free_pages();
   page_stores_drain_idle(); /* a sleeping thread's free pages serve others */
