@@ -58,11 +58,18 @@ static inline void blacklist_note(struct page_header *p) {
 /* At a collection's start (before marking): the counts move on. */
 void blacklist_collection_start(void);
 
+/* Page headers one placement may read looking for a clear window: the
+ * search is bounded (a 1 GiB object would read 262,144 headers per span
+ * it tries); past it the pool places the object as without
+ * black-listing. */
+enum { BLACKLIST_SEARCH_PAGES = 4096 };
+
 /* The first offset O into the free span at HEAD (SPAN_PAGES long) such
  * that pages O..O+PAGES-1 hold no black-listed page -- only page O is
  * tested when WHOLE is false (no interior pointers: only a pointer to the
- * object's start keeps it) -- or SIZE_MAX when there is none. */
+ * object's start keeps it) -- or SIZE_MAX when there is none or *BUDGET
+ * (headers still to read) ran out. */
 size_t blacklist_clear_offset(const struct page_header *head, size_t span_pages, size_t pages,
-                              bool whole);
+                              bool whole, size_t *budget);
 
 #endif

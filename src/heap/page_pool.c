@@ -162,25 +162,28 @@ static struct page_header *span_find_clear(size_t pages,
                                            bool (*skip)(const struct page_header *, const struct page_store *),
                                            const struct page_store *claimant, size_t *offset) {
   bool whole = heap_interior_pointers;
+  size_t budget = BLACKLIST_SEARCH_PAGES;
   for (size_t n = pages; n < EXACT_BUCKETS; n++)
     for (struct page_header *s = buckets[n]; s; s = s->next) {
       if (skip && skip(s, claimant)) continue;
-      size_t o = blacklist_clear_offset(s, n, pages, whole);
+      size_t o = blacklist_clear_offset(s, n, pages, whole, &budget);
       if (o != SIZE_MAX) {
         *offset = o;
         return s;
       }
+      if (!budget) return NULL;
     }
   struct page_header *span = NULL;
   for (struct page_header *s = buckets[0]; s; s = s->next) {
     if (s->span_pages < pages || (span && s->span_pages >= span->span_pages) ||
         (skip && skip(s, claimant)))
       continue;
-    size_t o = blacklist_clear_offset(s, s->span_pages, pages, whole);
+    size_t o = blacklist_clear_offset(s, s->span_pages, pages, whole, &budget);
     if (o != SIZE_MAX) {
       *offset = o;
       span = s;
     }
+    if (!budget) break; /* the best clear one so far, if any */
   }
   return span;
 }
@@ -274,7 +277,8 @@ struct page_header *page_pool_take_run(struct page_store *claimant, struct page_
   if (span && page_pool_is_span_head(span) && !claimed_by_other(span, claimant) &&
       blacklist_active() && page_blacklisted(span)) {
     /* The run goes on past black-listed pages; they stay in the pool. */
-    size_t offset = blacklist_clear_offset(span, span->span_pages, 1, true);
+    size_t budget = BLACKLIST_SEARCH_PAGES;
+    size_t offset = blacklist_clear_offset(span, span->span_pages, 1, true, &budget);
     span = offset == SIZE_MAX ? NULL : offset ? span_cut(span, offset) : span;
   }
   if (!span || !page_pool_is_span_head(span) || claimed_by_other(span, claimant)) {
