@@ -107,6 +107,9 @@ typedef struct SGC_gc_record {
   uint64_t numa_scanned_bytes[SGC_NUMA_NODES];
   uint64_t numa_local_scanned_bytes;
   uint64_t numa_pages_used[SGC_NUMA_NODES];
+  /* Free pages this collection found false pointers into: black-listed,
+   * so new objects are placed elsewhere for a while (SGC_BLACKLIST). */
+  uint64_t blacklisted_pages;
 } SGC_gc_record_t;
 
 /* Totals since start. */
@@ -176,6 +179,8 @@ typedef struct SGC_stats {
    * (under SGC_NUMA_FAKE none is made). */
   uint64_t numa_bmb_bytes[SGC_NUMA_NODES], numa_bound_bytes[SGC_NUMA_NODES];
   uint64_t numa_interleaved_bytes, numa_bind_calls, numa_bind_failures;
+  /* Free pages the last collection black-listed (SGC_gc_record_t). */
+  uint64_t last_blacklisted_pages;
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);

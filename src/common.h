@@ -49,12 +49,15 @@ struct sgc_settings {
 extern struct sgc_settings sgc_settings SGC_INTERNAL;
 
 /* Messages (base/messages.c).  sgc_fatal prints "sgc: fatal: ..." and
- * aborts; sgc_warn goes through the GC_set_warn_proc hook. */
+ * aborts; sgc_warn goes through the GC_set_warn_proc hook, as
+ * "GC Warning: sgc: ...". */
 void sgc_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))) SGC_INTERNAL;
 void sgc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))) SGC_INTERNAL;
 /* Hands the warn procedure PREFIX, then TEXT with every '%' doubled (so
  * the line stays a format with no stray conversion), then SUFFIX, which
  * may hold the one "%lu" for ARG: bdwgc's convention, a whole line. */
+/* What every warning starts with: bdwgc's prefix, then sgc's name. */
+#define SGC_WARNING_PREFIX "GC Warning: sgc: "
 void sgc_warn_line(const char *prefix, const char *text, const char *suffix, GC_word arg) SGC_INTERNAL;
 void *sgc_out_of_memory(size_t bytes) SGC_INTERNAL;
 

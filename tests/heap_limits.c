@@ -299,11 +299,11 @@ int main(int argc, char **argv) {
     if (WANT("initial_huge")) {
         CHECK(run_case("initial_huge", "GC_INITIAL_HEAP_SIZE=18446744073709551615", buf,
                        sizeof buf) == 0, "%s", buf);
-        CHECK(strstr(buf, "sgc: warning: ignoring GC_INITIAL_HEAP_SIZE=18446744073709551615"),
+        CHECK(strstr(buf, "GC Warning: sgc: ignoring GC_INITIAL_HEAP_SIZE=18446744073709551615"),
               "no warning: %s", buf);
         CHECK(run_case("initial_huge", "GC_INITIAL_HEAP_SIZE=18446744073705357312", buf,
                        sizeof buf) == 0, "%s", buf);
-        CHECK(strstr(buf, "sgc: warning: ignoring GC_INITIAL_HEAP_SIZE="), "no warning: %s", buf);
+        CHECK(strstr(buf, "GC Warning: sgc: ignoring GC_INITIAL_HEAP_SIZE="), "no warning: %s", buf);
     }
     if (WANT("initial_above_max")) {
         setenv("GC_MAXIMUM_HEAP_SIZE", "16m", 1);
@@ -315,11 +315,11 @@ int main(int argc, char **argv) {
     }
     if (WANT("add_roots_unmapped")) {
         CHECK(run_case("add_roots_unmapped", NULL, buf, sizeof buf) == 0, "%s", buf);
-        CHECK(count_of(buf, "sgc: warning: GC_add_roots(") == 1, "want one warning: %s", buf);
+        CHECK(count_of(buf, "GC Warning: sgc: GC_add_roots(") == 1, "want one warning: %s", buf);
     }
     if (WANT("trace_full")) {
         CHECK(run_case("trace_full", "SGC_TRACE=/dev/full", buf, sizeof buf) == 0, "%s", buf);
-        CHECK(count_of(buf, "sgc: warning: SGC_TRACE: cannot write to /dev/full") == 1,
+        CHECK(count_of(buf, "GC Warning: sgc: SGC_TRACE: cannot write to /dev/full") == 1,
               "want one warning naming /dev/full: %s", buf);
         CHECK(strstr(buf, strerror(ENOSPC)), "the error is not named: %s", buf);
     }

@@ -265,6 +265,9 @@ static int run_case(const char *mode)
         CHECK(warnings == 2, "%d warnings", warnings);
         char want[64];
         snprintf(want, sizeof want, "heap %lu MiB)\n", (unsigned long)(GC_get_heap_size() >> 20));
+        /* bdwgc's prefix, which warn procedures filter on. */
+        CHECK(!strncmp(warned[0], "GC Warning: ", 12) && !strncmp(warned[1], "GC Warning: ", 12),
+              "warnings without bdwgc's prefix: \"%s\", \"%s\"", warned[0], warned[1]);
         CHECK(strstr(warned[0], "cannot allocate 1125899906842624 bytes") && strstr(warned[0], want),
               "out of memory: \"%s\", wanted \"%s\" in it", warned[0], want);
         CHECK(strstr(warned[1], "48") != NULL, "warning: \"%s\"", warned[1]);

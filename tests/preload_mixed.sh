@@ -89,7 +89,7 @@ grep -q "ran" "$TMP/out" && fail "mixed program's main ran before the check"
 
 SGC_PRELOAD_CHECK=warn LD_PRELOAD="$LIB" "$TMP/mixed" >"$TMP/out" 2>"$TMP/err" ||
   fail "SGC_PRELOAD_CHECK=warn: exit $?: $(cat "$TMP/err")"
-grep -q "sgc: warning: .*$MISSING" "$TMP/err" || fail "no warning naming $MISSING with SGC_PRELOAD_CHECK=warn"
+grep -q "GC Warning: sgc: .*$MISSING" "$TMP/err" || fail "no warning naming $MISSING with SGC_PRELOAD_CHECK=warn"
 grep -q "ran 1" "$TMP/out" || fail "SGC_PRELOAD_CHECK=warn: the program did not run"
 
 SGC_STATS=1 LD_PRELOAD="$LIB" "$TMP/plain" >"$TMP/out" 2>"$TMP/err" || fail "plain program: exit $?: $(cat "$TMP/err")"

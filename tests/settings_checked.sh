@@ -17,13 +17,13 @@ TAG=settings_checked
 bad() {
   env GC_FREE_SPACE_DIVISOR=40 "$1" "$PROG" -r 2 -t 2 >"$TMP/out" 2>&1 ||
     fail "$1: the run failed: $(tail -3 "$TMP/out")"
-  grep -qF "sgc: warning: ignoring $1" "$TMP/out" || grep -qF "sgc: warning: $1" "$TMP/out" ||
+  grep -qF "GC Warning: sgc: ignoring $1" "$TMP/out" || grep -qF "GC Warning: sgc: $1" "$TMP/out" ||
     fail "$1: no warning naming it: $(head -3 "$TMP/out")"
 }
 # good VAR=VALUE: no warning at all.
 good() {
   env "$1" "$PROG" -r 2 -t 2 >"$TMP/out" 2>&1 || fail "$1: the run failed: $(tail -3 "$TMP/out")"
-  if grep -q "sgc: warning" "$TMP/out"; then fail "$1: warned: $(grep 'sgc: warning' "$TMP/out")"; fi
+  if grep -q "GC Warning: sgc:" "$TMP/out"; then fail "$1: warned: $(grep 'GC Warning: sgc:' "$TMP/out")"; fi
 }
 
 for v in SGC_MARKERS=-3 SGC_MARKERS=abc SGC_MARKERS=99999999 GC_MARKERS=2x \

@@ -29,6 +29,8 @@ void *large_allocate(size_t bytes, unsigned kind);
  * two above PAGE_BYTES. */
 void *large_allocate_aligned(size_t bytes, unsigned kind, size_t align);
 void large_free(struct page_header *head);
+/* GC_free's: the object a root until its pages are back (heap_lock not held). */
+void large_free_explicit(void *obj, struct page_header *head);
 /* Grows large object HEAD (a built-in kind) to BYTES without moving it,
  * when the pages after it are free; false when they are not. */
 bool large_grow_in_place(struct page_header *head, size_t bytes);
@@ -110,8 +112,13 @@ void *batch_steal(struct thread_alloc *t, unsigned kind, unsigned cls);
  * of T's (T's own thread) took N objects from pages instead. */
 bool batch_lent_outstanding(struct thread_alloc *t, unsigned kind, unsigned cls);
 void batch_lent_repaid(struct thread_alloc *t, unsigned kind, unsigned cls, unsigned n);
-/* T exits: its batches become unowned. */
+/* T exits: its batches, and its free lists as batches, become unowned
+ * (heap_lock held).  The lists were left behind before, unmarked and
+ * unreferenced, for the next collection to reclaim: to leak finding they
+ * looked like objects dropped without GC_free. */
 void batches_retire(struct thread_alloc *t);
+/* Calls VISIT for every object in a batch, owned or not (world stopped). */
+void batches_for_each_object(void (*visit)(void *object));
 void batches_after_fork(struct thread_alloc *self);
 /* With the world stopped and registry_lock held. */
 void batches_drop_all(void);

@@ -137,6 +137,23 @@ void batches_retire(struct thread_alloc *t) {
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       void *list;
       while ((list = batch_pop_own(t, k, c)) != NULL) batch_push(k, c, list);
+      if ((list = t->free_lists[k][c]) != NULL) {
+        t->free_lists[k][c] = NULL;
+        batch_push(k, c, list);
+      }
+    }
+}
+
+static void visit_stack(void *stack, void (*visit)(void *)) {
+  for (void **batch = stack; batch; batch = batch[1])
+    for (void **p = (void **)batch; p; p = *p) visit(p);
+}
+
+void batches_for_each_object(void (*visit)(void *object)) {
+  for (unsigned k = 0; k < KIND_THREAD_LOCAL_COUNT; k++)
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
+      visit_stack(shared_batches[k][c], visit);
+      FOR_EACH_THREAD_ALLOC(t) visit_stack(t->batches[k][c], visit);
     }
 }
 

@@ -199,9 +199,7 @@ void *custom_allocate(size_t bytes, unsigned kind) {
 void custom_free(struct page_header *page, void *obj) {
   if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
     free_count_bytes(alloc_self(), page->object_bytes);
-    heap_lock_acquire();
-    large_free(page);
-    pthread_mutex_unlock(&heap_lock);
+    large_free_explicit(obj, page);
     return;
   }
   custom_free_small(alloc_self_or_register(), page, obj);

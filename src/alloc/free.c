@@ -201,9 +201,7 @@ SGC_NOINLINE static void free_slow(struct thread_alloc *self, void *p) {
   }
   if (atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD) {
     free_count_bytes(self, page->object_bytes);
-    heap_lock_take(thread_of_alloc(self));
-    large_free(page);
-    pthread_mutex_unlock(&heap_lock);
+    large_free_explicit(p, page);
     return;
   }
   struct thread_alloc *t = self ? self : alloc_self_or_register();

@@ -154,6 +154,28 @@ void large_free(struct page_header *head) {
   page_pool_put(head, head->span_pages); /* which clears the marks */
 }
 
+/* GC_free of the large object OBJ at HEAD.  The wait for heap_lock may
+ * outlast a collection, and meanwhile OBJ's address may be nowhere the
+ * collection looks: the program's last pointer was the argument, and from
+ * here on only HEAD, a page header outside the heap, is needed.  That
+ * collection then freed the pages, and this free put them in the pool a
+ * second time, whence two later objects got them (two threads freeing
+ * 9000-byte objects: a kept object handed out again within seconds).  So
+ * OBJ is in_flight, a root, until its pages are back; the previous value
+ * is restored, for a free from a finalizer that runs while an allocation
+ * of this thread holds its own object there. */
+void large_free_explicit(void *obj, struct page_header *head) {
+  struct thread_alloc *t = alloc_self_or_register();
+  void *outer = t->in_flight;
+  t->in_flight = obj;
+  atomic_signal_fence(memory_order_seq_cst); /* before any stop can find it */
+  heap_lock_take(thread_of_alloc(t));
+  large_free(head);
+  pthread_mutex_unlock(&heap_lock);
+  atomic_signal_fence(memory_order_seq_cst);
+  t->in_flight = outer;
+}
+
 /* GC_realloc growing HEAD's object (one of sgc's own kinds) to BYTES
  * where it lies: within its last page, or over the free pages right
  * after it when they head a free span long enough (the rest of the span

@@ -328,7 +328,10 @@ static void *refill_and_allocate_inner(struct thread_alloc *t, unsigned kind, un
    * collects every millisecond (large objects in a small heap), one that
    * let go each time found a new collection each time and started over,
    * for seconds (tests/cancel_stop.c). */
-  bool hold_lock = false;
+  /* Leak finding (GC_find_leak) holds it from the start: a fresh page's
+   * list dropped so would lie on no list at that collection, and be
+   * reported as leaked (collect/leak_find.c). */
+  bool hold_lock = __atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED) != 0;
   while (have < target) {
     unsigned n = 0;
     void *ptail = NULL;

@@ -8,7 +8,9 @@
 #include "common.h"
 
 /* bdwgc's convention: MSG is a printf format, a whole line with its
- * newline, with at most one conversion, for ARG. */
+ * newline, with at most one conversion, for ARG, and it starts "GC
+ * Warning: " (bdwgc's WARN macro puts it there): programs that filter
+ * or reword warnings in their warn procedure look for it. */
 static void default_warn(char *msg, GC_word arg) { fprintf(stderr, msg, (unsigned long)arg); }
 
 static _Atomic(GC_warn_proc) warn_proc = default_warn;
@@ -38,7 +40,7 @@ void sgc_warn(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  sgc_warn_line("sgc: warning: ", msg, "\n", 0);
+  sgc_warn_line(SGC_WARNING_PREFIX, msg, "\n", 0);
 }
 
 void sgc_fatal(const char *fmt, ...) {

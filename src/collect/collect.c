@@ -23,7 +23,9 @@
 #include "collect/events.h"
 #include "collect/debug_alloc.h"
 #include "collect/finalize.h"
+#include "collect/leak_find.h"
 #include "common.h"
+#include "heap/blacklist.h"
 #include "heap/heap.h"
 #include "mark/predict.h"
 #include "mark/snapshot.h"
@@ -284,6 +286,7 @@ static void stop_and_mark(void *arg) {
   /* Batches of freed objects go back to their pages by sweeping; dropped
    * here, with every thread stopped and registry_lock held, because they
    * hang off the thread records (alloc/batches.c). */
+  leak_find_before_batches_drop();
   batches_drop_all();
   c->t2 = os_now_ns();
 }
@@ -378,9 +381,11 @@ void collect_locked(enum SGC_gc_reason reason) {
   /* Marks are final and no sweep has read them yet (the page path is
    * still closed): debugging objects are checked, leaks found. */
   debug_objects_after_mark();
+  leak_find_after_mark();
   collection_event(EVENT_RECLAIM_START);
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
+  leak_find_after_sweep();
   custom_kinds_after_mark();
   uncollectable_release_free_pages();
   page_stores_drain_idle(); /* a sleeping thread's free pages serve others */
@@ -432,6 +437,7 @@ void collect_locked(enum SGC_gc_reason reason) {
   c.rec.predicted_mark_ns = predict_last_ns();
   c.rec.auto_markers = (int)predict_last_choice();
   c.rec.snapshot_ns = snapshot_last_ns();
+  c.rec.blacklisted_pages = atomic_load_explicit(&blacklist_noted_now, memory_order_relaxed);
   struct marker_record shares[TRACE_MAX_MARKERS];
   unsigned share_count = c.totals.markers < TRACE_MAX_MARKERS ? c.totals.markers : TRACE_MAX_MARKERS;
   for (unsigned i = 0; i < share_count; i++) {

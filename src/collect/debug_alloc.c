@@ -10,8 +10,8 @@
  *    GC_debug_free finds it marked freed;
  *  - in leak mode, an object that became unreachable without being
  *    freed: reported once, with its file and line, and kept.
- * Objects from the plain calls carry nothing, and are neither checked
- * nor reported as leaks.
+ * Objects from the plain calls carry nothing and are not checked; in
+ * leak mode collect/leak_find.c reports them, through the same list.
  *
  * All debugging objects are on one list, linked through their headers by
  * hidden (complemented) pointers so the list keeps none alive.  The list
@@ -67,7 +67,7 @@ static uintptr_t hide(struct debug_header *h) { return h ? ~(uintptr_t)h : 0; }
 
 /* ---- the reports, gathered under debug_lock, printed outside it ---- */
 
-enum report_what { REPORT_LEAK, REPORT_SMASH };
+enum report_what { REPORT_LEAK, REPORT_SMASH, REPORT_LEAK_PLAIN };
 struct report {
   enum report_what what;
   void *object, *where;
@@ -95,6 +95,18 @@ static void report_add(enum report_what what, struct debug_header *h, void *wher
   reports[report_count++] = (struct report){what, user_of(h), where, h->file, h->line, h->size,
                                             h->kind};
   atomic_store_explicit(&reports_pending, 1, memory_order_relaxed);
+}
+
+void debug_report_plain_leak(void *object, size_t size, bool atomic) {
+  pthread_mutex_lock(&debug_lock);
+  if (report_count == REPORTS_MAX) {
+    reports_dropped++;
+  } else {
+    reports[report_count++] =
+        (struct report){REPORT_LEAK_PLAIN, object, NULL, NULL, 0, size, atomic ? GC_I_PTRFREE : GC_I_NORMAL};
+    atomic_store_explicit(&reports_pending, 1, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&debug_lock);
 }
 
 static const char *kind_name(int kind) {
@@ -128,8 +140,8 @@ void debug_objects_print_reports(void) {
   pthread_mutex_unlock(&debug_lock);
   unsigned leaks = 0, smashes = 0;
   for (unsigned i = 0; i < n; i++) {
-    if (copy[i].what == REPORT_LEAK) leaks++;
-    else smashes++;
+    if (copy[i].what == REPORT_SMASH) smashes++;
+    else leaks++;
   }
   if (leaks) {
     GC_err_printf("Found %u leaked objects:\n", leaks);
@@ -138,6 +150,10 @@ void debug_objects_print_reports(void) {
         GC_err_printf("%p (%s:%d, sz=%lu, %s)\n", copy[i].object,
                       copy[i].file ? copy[i].file : "?", copy[i].line,
                       (unsigned long)copy[i].size, kind_name(copy[i].kind));
+      else if (copy[i].what == REPORT_LEAK_PLAIN) /* bdwgc's words for an object without a header */
+        GC_err_printf("object at %p of appr. %lu bytes (%s)\n", copy[i].object,
+                      (unsigned long)copy[i].size,
+                      copy[i].kind == GC_I_PTRFREE ? "atomic" : "composite");
   }
   if (smashes) {
     GC_err_printf("GC_check_heap_block: found %u smashed heap objects:\n", smashes);

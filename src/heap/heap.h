@@ -76,10 +76,10 @@ struct page_header {
   uint32_t span_pages;         /* free or large head: pages in the span */
   uint32_t head_offset;        /* large tail / free tail: pages back to the head */
   uint32_t live_objects;       /* small pages: marked objects at the last sweep */
-  /* The memory node its memory is on as the placement decided (heap/
-   * placement.h): written when the page leaves the pool and NUMA is on;
-   * in the hole before object_bytes, so the header keeps its size. */
-  uint8_t node;
+  /* Free pages: the gc_epoch of the latest collection that found a false
+   * pointer into the page, or 0 (heap/blacklist.h).  Written by GC threads
+   * side by side, so atomic (relaxed: they all store the same value). */
+  _Atomic uint32_t blacklisted_at;
   size_t object_bytes;         /* large head: bytes of the object */
   uintptr_t start;             /* address of the page's first byte */
   struct page_header *next, *prev; /* pool or sweep lists */
@@ -88,6 +88,10 @@ struct page_header {
   uint32_t freed_at;           /* free span head: page_pool_release's age (page_pool.c) */
   void *free_head, *free_tail; /* a swept page's free list (partial lists) */
   uint32_t free_count;
+  /* The memory node its memory is on as the placement decided (heap/
+   * placement.h): written when the page leaves the pool and NUMA is on;
+   * in the hole before the marks, so the header keeps its size. */
+  uint8_t node;
   union page_marks marks;      /* last: the fields above share a line */
 };
 

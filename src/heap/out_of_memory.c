@@ -28,7 +28,7 @@ static void *default_oom(size_t bytes) {
   else
     snprintf(why, sizeof why, "cannot allocate %zu bytes: the system refused more "
              "memory (%s; heap ", bytes, strerror(refusal > 0 ? refusal : ENOMEM));
-  sgc_warn_line("sgc: out of memory: ", why, "%lu MiB)\n", (GC_word)heap_mib);
+  sgc_warn_line(SGC_WARNING_PREFIX "out of memory: ", why, "%lu MiB)\n", (GC_word)heap_mib);
   return NULL;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "heap/blacklist.h"
 #include "heap/heap.h"
 #include "heap/placement.h"
 #include "os/os.h"
@@ -170,6 +171,55 @@ static struct page_header *span_find(size_t pages, bool (*skip)(const struct pag
   return span;
 }
 
+/* span_find's order, among spans with a window of PAGES pages clear of
+ * black-listed ones (heap/blacklist.h): the span, and the window's offset
+ * in *OFFSET; NULL when no span has one. */
+static struct page_header *span_find_clear(size_t pages,
+                                           bool (*skip)(const struct page_header *, const struct page_store *),
+                                           const struct page_store *claimant, size_t *offset) {
+  bool whole = heap_interior_pointers;
+  size_t budget = BLACKLIST_SEARCH_PAGES;
+  for (size_t n = pages; n < EXACT_BUCKETS; n++)
+    for (struct page_header *s = buckets[n]; s; s = s->next) {
+      if (skip && skip(s, claimant)) continue;
+      size_t o = blacklist_clear_offset(s, n, pages, whole, &budget);
+      if (o != SIZE_MAX) {
+        *offset = o;
+        return s;
+      }
+      if (!budget) return NULL;
+    }
+  struct page_header *span = NULL;
+  for (struct page_header *s = buckets[0]; s; s = s->next) {
+    if (s->span_pages < pages || (span && s->span_pages >= span->span_pages) ||
+        (skip && skip(s, claimant)))
+      continue;
+    size_t o = blacklist_clear_offset(s, s->span_pages, pages, whole, &budget);
+    if (o != SIZE_MAX) {
+      *offset = o;
+      span = s;
+    }
+    if (!budget) break; /* the best clear one so far, if any */
+  }
+  return span;
+}
+
+static struct page_header *span_cut(struct page_header *head, size_t offset);
+
+/* Where a new object of PAGES pages goes: a window clear of black-listed
+ * pages where the pool has one (cut out of its span), else the plain
+ * choice, so black-listing never makes the heap grow. */
+static struct page_header *span_find_for(size_t pages,
+                                         bool (*skip)(const struct page_header *, const struct page_store *),
+                                         const struct page_store *claimant) {
+  if (blacklist_active()) {
+    size_t offset = 0;
+    struct page_header *span = span_find_clear(pages, skip, claimant, &offset);
+    if (span) return offset ? span_cut(span, offset) : span;
+  }
+  return span_find(pages, skip, claimant);
+}
+
 struct page_header *page_pool_take_at(struct page_header *span, size_t pages, uintptr_t lazy_at) {
   if (!page_pool_is_span_head(span) || span->span_pages < pages) return NULL;
   return span_take_head(span, pages, lazy_at);
@@ -189,7 +239,7 @@ struct page_header *page_pool_take_largest(size_t pages) {
 }
 
 struct page_header *page_pool_take(size_t pages) {
-  struct page_header *span = span_find(pages, NULL, NULL);
+  struct page_header *span = span_find_for(pages, NULL, NULL);
   return span ? span_take_head(span, pages, large_lazy_at(span->start, pages)) : NULL;
 }
 
@@ -286,13 +336,20 @@ struct page_header *page_pool_take_run_on(struct page_store *claimant, struct pa
   /* The cursor no longer heads a free span of this store's (taken, merged
    * away, or claimed by another), or has run into another node's stripe:
    * a new span. */
+  if (span && page_pool_is_span_head(span) && !claimed_by_other(span, claimant) &&
+      blacklist_active() && page_blacklisted(span)) {
+    /* The run goes on past black-listed pages; they stay in the pool. */
+    size_t budget = BLACKLIST_SEARCH_PAGES;
+    size_t offset = blacklist_clear_offset(span, span->span_pages, 1, true, &budget);
+    span = offset == SIZE_MAX ? NULL : offset ? span_cut(span, offset) : span;
+  }
   if (!span || !page_pool_is_span_head(span) || claimed_by_other(span, claimant) ||
       (on_node && heap_stripe_node(span->start) != node)) {
     span = on_node ? span_on_node(node, claimant) : NULL;
     /* No page of NODE free: another node's rather than a larger heap
      * (papers/002 §3.3: a fragment running dry must not count as the
      * heap's being full). */
-    if (!span) span = span_find(1, claimed_by_other, claimant);
+    if (!span) span = span_find_for(1, claimed_by_other, claimant);
     if (!span) {
       struct page_header *largest = NULL;
       page_pool_for_each_span(keep_largest, &largest);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/env.h"
+#include "heap/blacklist.h"
 #include "mark/disclaim.h"
 #include "common.h"
 #include "mark/custom_kind.h"
@@ -72,6 +73,7 @@ static void configure(void) {
     sgc_warn("SGC_MARK_STACK_LIMIT=%zu is below 256; using 256", mark_config.stack_limit);
     mark_config.stack_limit = 256;
   }
+  blacklist_enabled = env_long_in("SGC_BLACKLIST", 1, 0, 1) != 0;
   mark_config.optimistic_bits = true;
   mark_config.balance = true;
   mark_config.nsb = true;
@@ -100,6 +102,7 @@ void mark_begin(void) {
    * several GC threads uses (the variant's and SGC_MARK_SET's), chosen
    * at every collection because tests change those in between. */
   mark_configure_drain(false);
+  blacklist_collection_start();
   for (unsigned i = 0; i < parallel_markers_created(); i++) {
     struct marker *m = parallel_marker(i);
     /* Every stack is empty between collections: restart at the bottom. */
@@ -303,6 +306,13 @@ SGC_NOINLINE static void scan_custom_object(struct owner_view *v, struct marker 
   view_load(v, m);
 }
 
+/* A candidate that hit P but no object: a free page is black-listed
+ * (heap/blacklist.h).  Off the fast path: small pages never come here. */
+SGC_NOINLINE static void note_false_pointer(struct page_header *p) {
+  uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+  if ((state == PAGE_FREE || state == PAGE_RESERVED) && blacklist_enabled) blacklist_note(p);
+}
+
 /* Marks the object W points into, if any, and queues it for scanning.
  * Returns the bytes newly marked (0 when nothing was).  The candidate's
  * page is small in most heaps: it takes small_object_start and the size
@@ -338,7 +348,10 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
     mark = (_Atomic uint8_t *)&p->marks.byte[(base - p->start) >> GRANULE_SHIFT];
   } else {
     base = object_start_in_page(p, w, &page, interior);
-    if (!base) return 0;
+    if (!base) {
+      note_false_pointer(p);
+      return 0;
+    }
     size = page->object_bytes;
     mark = mark_bit_of(page, base);
   }

@@ -164,6 +164,9 @@ void stats_print_summary(void) {
             s.last_cache_bytes / 1048576.0, s.last_store_free_bytes / 1048576.0,
             s.last_pool_free_bytes / 1048576.0,
             (s.last_heap_bytes > known ? s.last_heap_bytes - known : 0) / 1048576.0);
+    if (s.last_blacklisted_pages)
+      fprintf(stderr, "sgc: free pages black-listed by the last collection (false pointers): %" PRIu64 "\n",
+              s.last_blacklisted_pages);
   }
   if (s.numa_nodes > 1) print_numa(&s);
   if (sgc_settings.print_stats >= 2) {
@@ -263,6 +266,7 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
   totals.last_cache_bytes = rec->cache_bytes;
   totals.last_store_free_bytes = rec->store_free_bytes;
   totals.last_pool_free_bytes = rec->pool_free_bytes;
+  totals.last_blacklisted_pages = rec->blacklisted_pages;
   pthread_mutex_unlock(&stats_lock);
 }
 
@@ -329,7 +333,7 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    ",\"cache_bytes\":%" PRIu64 ",\"prestop_ns\":%" PRIu64
                    ",\"store_free_bytes\":%" PRIu64 ",\"pool_free_bytes\":%" PRIu64
                    ",\"predicted_mark_ns\":%" PRIu64 ",\"auto_markers\":%d"
-                   ",\"snapshot_ns\":%" PRIu64,
+                   ",\"snapshot_ns\":%" PRIu64 ",\"blacklisted_pages\":%" PRIu64,
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
@@ -337,7 +341,7 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    r->mark_busy_min_ns, r->pages_consumed, r->pages_used, r->pages_live,
                    r->pages_taken, r->remote_pages, r->cache_bytes, r->prestop_ns,
                    r->store_free_bytes, r->pool_free_bytes, r->predicted_mark_ns,
-                   r->auto_markers, r->snapshot_ns);
+                   r->auto_markers, r->snapshot_ns, r->blacklisted_pages);
   if (nm && r->numa_nodes > 1 && n > 0 && (size_t)n < sizeof line)
     n += numa_json(line + n, sizeof line - (size_t)n, r);
   if (n > 0 && (size_t)n < sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, ",\"mark_threads\":[");

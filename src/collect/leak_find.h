@@ -1,0 +1,16 @@
+/* Leak finding for the plain calls' objects (collect/leak_find.c). */
+#ifndef SGC_COLLECT_LEAK_FIND_H
+#define SGC_COLLECT_LEAK_FIND_H
+
+/* World stopped, marking done, before the batches of freed objects are
+ * dropped: decides whether this collection looks for leaks, and if so
+ * marks the batches' objects as freed. */
+void leak_find_before_batches_drop(void);
+/* heap_lock held, page path closed, after debug_objects_after_mark and
+ * before the sweep: reports every unmarked object never freed. */
+void leak_find_after_mark(void);
+/* After the sweep (heap_lock held): in leak mode, sweeps what the lazy
+ * sweep left, so the next collection finds every free object on a list. */
+void leak_find_after_sweep(void);
+
+#endif
