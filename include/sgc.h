@@ -209,6 +209,21 @@ GC_API size_t SGC_get_page_store_stats(SGC_page_store_stats_t *out, size_t max);
  * many were copied; sgc keeps the last 1024. */
 GC_API size_t SGC_get_gc_records(SGC_gc_record_t *out, size_t max);
 
+/* The structs above grow at their end as sgc learns to count more.  The
+ * calls take the caller's struct size (the macros pass it), so a program
+ * built against an older sgc.h gets what its structs hold and no more;
+ * one built before the _sized calls existed calls the plain names, which
+ * copy the structs as they were then. */
+GC_API void SGC_get_stats_sized(SGC_stats_t *out, size_t size);
+GC_API size_t SGC_get_page_store_stats_sized(SGC_page_store_stats_t *out, size_t max,
+                                             size_t size);
+GC_API size_t SGC_get_gc_records_sized(SGC_gc_record_t *out, size_t max, size_t size);
+#define SGC_get_stats(out) SGC_get_stats_sized((out), sizeof(SGC_stats_t))
+#define SGC_get_page_store_stats(out, max) \
+  SGC_get_page_store_stats_sized((out), (max), sizeof(SGC_page_store_stats_t))
+#define SGC_get_gc_records(out, max) \
+  SGC_get_gc_records_sized((out), (max), sizeof(SGC_gc_record_t))
+
 /* The next collection writes a heap snapshot (the live graph as the
  * marker sees it, docs/prediction.md) into directory DIR, as
  * DIR/sgc-PID-GCNO.snap; SGC_SNAPSHOT=DIR does so at every collection.

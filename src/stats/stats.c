@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -483,7 +484,7 @@ static void numa_stats_read(SGC_stats_t *out) {
       atomic_load_explicit(&numa_decisions.bind_failures, memory_order_relaxed);
 }
 
-GC_API void SGC_get_stats(SGC_stats_t *out) {
+static void stats_read(SGC_stats_t *out) {
   pthread_mutex_lock(&stats_lock);
   *out = totals;
   pthread_mutex_unlock(&stats_lock);
@@ -522,14 +523,14 @@ GC_API void SGC_get_stats(SGC_stats_t *out) {
 }
 
 struct store_copy {
-  SGC_page_store_stats_t *out;
-  size_t max, count;
+  char *out;
+  size_t max, count, size; /* size: the caller's record size */
 };
 
 static void copy_store(const struct page_store_counters *c, void *arg) {
   struct store_copy *copy = arg;
-  if (copy->count < copy->max)
-    copy->out[copy->count] = (SGC_page_store_stats_t){
+  if (copy->count < copy->max) {
+    SGC_page_store_stats_t s = {
         .thread_id = c->tid,
         .alive = c->alive,
         .pages_used = (uint64_t)c->used,
@@ -539,23 +540,48 @@ static void copy_store(const struct page_store_counters *c, void *arg) {
         .stolen_pages = (uint64_t)c->stolen,
         .free_pages = (uint64_t)c->free,
         .node = c->node};
+    memcpy(copy->out + copy->count * copy->size, &s, copy->size < sizeof s ? copy->size : sizeof s);
+  }
   copy->count++;
 }
 
-GC_API size_t SGC_get_page_store_stats(SGC_page_store_stats_t *out, size_t max) {
+GC_API size_t SGC_get_page_store_stats_sized(SGC_page_store_stats_t *out, size_t max,
+                                             size_t size) {
   sgc_ensure_init();
-  struct store_copy copy = {out, out ? max : 0, 0};
+  struct store_copy copy = {(char *)out, out && size ? max : 0, 0, size};
   heap_lock_acquire();
   page_stores_visit(copy_store, &copy);
   pthread_mutex_unlock(&heap_lock);
   return copy.count;
 }
 
-GC_API size_t SGC_get_gc_records(SGC_gc_record_t *out, size_t max) {
+GC_API size_t SGC_get_gc_records_sized(SGC_gc_record_t *out, size_t max, size_t size) {
+  size_t copied = size < sizeof(SGC_gc_record_t) ? size : sizeof(SGC_gc_record_t);
   pthread_mutex_lock(&stats_lock);
   size_t have = recorded < RING_SIZE ? (size_t)recorded : RING_SIZE;
   size_t n = have < max ? have : max;
-  for (size_t i = 0; i < n; i++) out[i] = ring[(recorded - n + i) % RING_SIZE];
+  for (size_t i = 0; i < n; i++)
+    memcpy((char *)out + i * size, &ring[(recorded - n + i) % RING_SIZE], copied);
   pthread_mutex_unlock(&stats_lock);
   return n;
+}
+
+GC_API void SGC_get_stats_sized(SGC_stats_t *out, size_t size) {
+  SGC_stats_t all;
+  stats_read(&all);
+  memcpy(out, &all, size < sizeof all ? size : sizeof all);
+}
+
+/* The calls as programs built against an older sgc.h made them, with no
+ * size: the structs as they were before they grew (the first field added
+ * since marks their end), so such a program's smaller arrays are never
+ * overrun.  Parenthesised names: sgc.h makes the plain ones macros. */
+GC_API void(SGC_get_stats)(SGC_stats_t *out) {
+  SGC_get_stats_sized(out, offsetof(SGC_stats_t, numa_nodes));
+}
+GC_API size_t(SGC_get_gc_records)(SGC_gc_record_t *out, size_t max) {
+  return SGC_get_gc_records_sized(out, max, offsetof(SGC_gc_record_t, predicted_mark_ns));
+}
+GC_API size_t(SGC_get_page_store_stats)(SGC_page_store_stats_t *out, size_t max) {
+  return SGC_get_page_store_stats_sized(out, max, offsetof(SGC_page_store_stats_t, node));
 }
