@@ -55,7 +55,9 @@ static void load_profile(void) {
   predict_profile_default(&profile);
   const char *path = env_value("SGC_PREDICT_PROFILE");
   if (!path) return;
-  char text[8192];
+  /* Static: this runs at the first collection, on whatever thread starts
+   * it, whose stack may be PTHREAD_STACK_MIN (bb_tiny_stacks); once only. */
+  static char text[8192];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
   if (fd >= 0) close(fd);
