@@ -120,9 +120,6 @@ GC_API void GC_incr_bytes_freed(size_t bytes) { free_count_bytes(sgc_self, bytes
 /* Stubborn objects (deprecated in bdwgc 7.x): ordinary ones here. */
 GC_API void *GC_malloc_stubborn(size_t bytes) { return GC_malloc(bytes); }
 GC_API void GC_change_stubborn(const void *p) { (void)p; }
-GC_API void GC_end_stubborn_change(const void *p) { (void)p; }
-/* sgc keeps no dirty bits (no incremental mode): a plain store. */
-GC_API void GC_ptr_store_and_dirty(void *p, const void *q) { *(const void **)p = q; }
 
 /* gc_typed.h.  A typed object carries its descriptor in its last word,
  * and its kind (made here on first use) reads it from there: a per-object
@@ -239,6 +236,4 @@ GC_API void *GC_debug_gcj_malloc(size_t bytes, void *vtable, const char *file, i
 }
 
 GC_API void GC_debug_change_stubborn(const void *p) { (void)p; }
-GC_API void GC_debug_end_stubborn_change(const void *p) { (void)p; }
-GC_API void GC_debug_ptr_store_and_dirty(void *p, const void *q) { *(const void **)p = q; }
 GC_API void GC_debug_register_displacement(size_t offset) { GC_register_displacement(offset); }

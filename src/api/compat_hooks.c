@@ -205,8 +205,6 @@ GC_API void GC_alloc_unlock(void) {
 }
 /* sgc has no incremental mode: nothing to start, no dirty bits to keep. */
 GC_API void GC_start_incremental_collection(void) {}
-GC_API void GC_set_manual_vdb_allowed(int on) { (void)on; }
-GC_API int GC_get_manual_vdb_allowed(void) { return 0; }
 /* sgc stops threads with SIGPWR from start-up, before main; a program
  * that needs that signal moves sgc to another before GC_INIT
  * (threads/stop_world.c).  GC_set_thr_restart_signal is there too. */

@@ -1,14 +1,33 @@
-/* The barrier's dispatch and its kernel-free fallback, BARRIER_FULL
- * (barrier.h).  The kernel-backed backends live in their own files. */
+/* The barrier's dispatch, the ranges the backends cover, and the
+ * kernel-free fallback BARRIER_FULL (barrier.h).  The backends live in
+ * their own files (uffd.c, softdirty.c, mprotect.c, manual.c) behind
+ * struct barrier_ops (backend.h). */
 #include "barrier/barrier.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
+#include "barrier/backend.h"
+#include "base/env.h"
+#include "common.h"
 #include "heap/heap.h"
+#include "os/os.h"
+
+static const struct barrier_ops *const ops_of[BARRIER_KIND_COUNT] = {
+    [BARRIER_UFFD] = &barrier_uffd_ops,
+    [BARRIER_SOFTDIRTY] = &barrier_softdirty_ops,
+    [BARRIER_MPROTECT] = &barrier_mprotect_ops,
+    [BARRIER_MANUAL] = &barrier_manual_ops,
+};
 
 static enum barrier_kind barrier_kind_used = BARRIER_FULL;
+static bool initialised;
 static _Atomic bool armed;
-static struct barrier_counts counts;
+/* The backend's arm failed this cycle (the kernel said no): the cycle
+ * reports every page in use, as BARRIER_FULL does. */
+static bool armed_full;
+static struct barrier_counts counts; /* the collecting thread's */
+_Atomic uint64_t barrier_fault_count, barrier_arm_ns;
 
 static const char *const names[BARRIER_KIND_COUNT] = {
     [BARRIER_UFFD] = "uffd", [BARRIER_SOFTDIRTY] = "softdirty",
@@ -19,44 +38,211 @@ const char *barrier_name(enum barrier_kind kind) {
   return kind < BARRIER_KIND_COUNT ? names[kind] : "?";
 }
 
-bool barrier_available(enum barrier_kind kind) { return kind == BARRIER_FULL; }
+/* ---- probes ---- */
+enum { PROBE_UNKNOWN, PROBE_YES, PROBE_NO };
+static uint8_t probed[BARRIER_KIND_COUNT];
+static const char *refusals[BARRIER_KIND_COUNT];
+static bool manual_allowed;
 
-enum barrier_kind barrier_init(void) { return barrier_kind_used = BARRIER_FULL; }
+void barrier_probe_refused(enum barrier_kind kind, const char *why) { refusals[kind] = why; }
+
+bool barrier_available(enum barrier_kind kind) {
+  if (kind >= BARRIER_KIND_COUNT) return false;
+  if (kind == BARRIER_FULL) return true;
+  if (probed[kind] == PROBE_UNKNOWN)
+    probed[kind] = ops_of[kind]->probe() ? PROBE_YES : PROBE_NO;
+  return probed[kind] == PROBE_YES;
+}
+
+void barrier_set_manual_allowed(bool on) { manual_allowed = on; }
+bool barrier_manual_allowed(void) { return manual_allowed; }
+
+/* The best kernel-backed barrier available: uffd needs no signal and
+ * reads and re-arms in one call, softdirty needs no signal either but
+ * cannot re-arm a page alone, mprotect costs a fault per page group
+ * (docs/barriers.md says more).  manual only on the program's word. */
+static enum barrier_kind best_available(enum barrier_kind except) {
+  static const enum barrier_kind order[] = {BARRIER_UFFD, BARRIER_SOFTDIRTY, BARRIER_MPROTECT};
+  for (unsigned i = 0; i < sizeof order / sizeof order[0]; i++)
+    if (order[i] != except && barrier_available(order[i])) return order[i];
+  return BARRIER_FULL;
+}
+
+static void commit_hook(uintptr_t lo, uintptr_t hi);
+static void take_hook(uintptr_t lo, uintptr_t hi);
+
+enum barrier_kind barrier_init(void) {
+  if (initialised) return barrier_kind_used;
+  static const struct env_word words[] = {
+      {"uffd", BARRIER_UFFD}, {"softdirty", BARRIER_SOFTDIRTY}, {"mprotect", BARRIER_MPROTECT},
+      {"manual", BARRIER_MANUAL}, {"full", BARRIER_FULL}};
+  int asked = env_choice("SGC_BARRIER", words, ENV_WORDS_COUNT(words), -1);
+  if (asked < 0 && manual_allowed) asked = BARRIER_MANUAL; /* GC_set_manual_vdb_allowed(1) */
+  enum barrier_kind kind;
+  if (asked < 0) {
+    kind = best_available(BARRIER_KIND_COUNT);
+  } else if (barrier_available((enum barrier_kind)asked)) {
+    kind = (enum barrier_kind)asked;
+  } else {
+    kind = best_available((enum barrier_kind)asked);
+    sgc_warn("SGC_BARRIER=%s is not available here (%s); using the %s barrier",
+             names[asked], refusals[asked] ? refusals[asked] : "refused", names[kind]);
+  }
+  barrier_kind_used = kind;
+  atomic_store_explicit(&heap_commit_hook, commit_hook, memory_order_relaxed);
+  atomic_store_explicit(&heap_take_hook, take_hook, memory_order_relaxed);
+  initialised = true;
+  return kind;
+}
 enum barrier_kind barrier_in_use(void) { return barrier_kind_used; }
 
+static const struct barrier_ops *ops(void) {
+  return armed_full ? NULL : ops_of[barrier_kind_used];
+}
+
+/* ---- ranges ---- */
+static _Atomic(struct barrier_range *) ranges;
+static _Atomic size_t range_count;
+static size_t range_capacity;
+
+size_t barrier_range_count(void) { return atomic_load_explicit(&range_count, memory_order_acquire); }
+struct barrier_range barrier_range_at(size_t i) {
+  return atomic_load_explicit(&ranges, memory_order_acquire)[i];
+}
+const struct barrier_range *barrier_range_of(uintptr_t a) {
+  struct barrier_range *r = atomic_load_explicit(&ranges, memory_order_acquire);
+  size_t n = barrier_range_count();
+  for (size_t i = 0; i < n; i++)
+    if (a - r[i].lo < r[i].hi - r[i].lo) return &r[i];
+  return NULL;
+}
+
+/* Writers are serialised: arm runs with the world stopped, the hook under
+ * heap_lock.  A bigger array is copied and published (release) before the
+ * count grows; the old one stays, for a reader still in it. */
+bool barrier_range_add(uintptr_t lo, uintptr_t hi) {
+  if (barrier_range_of(lo)) return false;
+  size_t n = barrier_range_count();
+  struct barrier_range *r = atomic_load_explicit(&ranges, memory_order_relaxed);
+  if (n == range_capacity) {
+    size_t capacity = range_capacity ? 2 * range_capacity : 256;
+    struct barrier_range *bigger = os_alloc(capacity * sizeof *bigger);
+    if (!bigger) sgc_fatal("the write barrier cannot record a heap range (out of memory)");
+    if (n) memcpy(bigger, r, n * sizeof *r);
+    atomic_store_explicit(&ranges, bigger, memory_order_release);
+    range_capacity = capacity;
+    r = bigger;
+  }
+  r[n] = (struct barrier_range){lo, hi};
+  atomic_store_explicit(&range_count, n + 1, memory_order_release);
+  return true;
+}
+
+static void add_chunk_reservation(struct chunk *c) {
+  barrier_range_add(c->base, c->base + c->reserved_pages * PAGE_BYTES);
+}
+
+/* heap_grow committed [LO, HI) (heap_lock held): a new chunk's
+ * reservation joins the ranges, and the backend covers the pages. */
+static void commit_hook(uintptr_t lo, uintptr_t hi) {
+  struct chunk *c = chunk_of_address(lo);
+  if (c) add_chunk_reservation(c);
+  if (barrier_armed()) barrier_cover(lo, hi);
+}
+
+static void take_hook(uintptr_t lo, uintptr_t hi) {
+  const struct barrier_ops *o = ops();
+  if (o && o->taken && barrier_armed()) o->taken(lo, hi);
+}
+
+/* ---- runs ---- */
+void barrier_runs_flush(struct barrier_runs *r) {
+  if (r->hi > r->lo) {
+    r->visit(r->lo, r->hi, r->arg);
+    r->pages += (r->hi - r->lo) / PAGE_BYTES;
+  }
+  r->lo = r->hi = 0;
+}
+
+void barrier_runs_add(struct barrier_runs *r, uintptr_t lo, uintptr_t hi) {
+  if (lo == r->hi && r->hi > r->lo) {
+    r->hi = hi;
+    return;
+  }
+  barrier_runs_flush(r);
+  r->lo = lo;
+  r->hi = hi;
+}
+
+/* ---- the interface ---- */
 void barrier_arm(void) {
   counts = (struct barrier_counts){0};
-  /* Release: a thread that sees the flag set sees the counts reset. */
+  atomic_store_explicit(&barrier_fault_count, 0, memory_order_relaxed);
+  atomic_store_explicit(&barrier_arm_ns, 0, memory_order_relaxed);
+  FOR_EACH_CHUNK(c) add_chunk_reservation(c);
+  armed_full = false;
+  const struct barrier_ops *o = ops();
+  if (o) {
+    uint64_t start = os_now_ns();
+    armed_full = !o->arm();
+    atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
+  }
+  /* Release: a thread that sees the flag set sees the counts reset and
+   * the backend's tables made. */
   atomic_store_explicit(&armed, true, memory_order_release);
 }
-void barrier_cover(uintptr_t lo, uintptr_t hi) {}
-void barrier_disarm(void) { atomic_store_explicit(&armed, false, memory_order_release); }
+
+void barrier_cover(uintptr_t lo, uintptr_t hi) {
+  struct chunk *c = chunk_of_address(lo);
+  if (c) add_chunk_reservation(c);
+  const struct barrier_ops *o = ops();
+  if (o && o->cover) o->cover(lo, hi);
+}
+
+void barrier_disarm(void) {
+  const struct barrier_ops *o = ops();
+  if (o && barrier_armed()) o->disarm();
+  atomic_store_explicit(&armed, false, memory_order_release);
+}
+
 bool barrier_armed(void) { return atomic_load_explicit(&armed, memory_order_acquire); }
-void barrier_note_store(const void *p) {}
-struct barrier_counts barrier_counts(void) { return counts; }
+
+struct barrier_counts barrier_counts(void) {
+  struct barrier_counts c = counts;
+  c.faults = atomic_load_explicit(&barrier_fault_count, memory_order_relaxed);
+  c.arm_ns = atomic_load_explicit(&barrier_arm_ns, memory_order_relaxed);
+  return c;
+}
 
 /* BARRIER_FULL: every page in use, chunk by chunk, as maximal runs. */
-size_t barrier_collect_dirty(void (*visit)(uintptr_t, uintptr_t, void *), void *arg) {
-  size_t reported = 0;
-  counts.collect_calls++;
+static size_t collect_full(barrier_visit_fn *visit, void *arg) {
+  struct barrier_runs runs = {visit, arg, 0, 0, 0};
   FOR_EACH_CHUNK(c) {
-    uintptr_t run_lo = 0;
-    for (size_t i = 0; i < c->page_count; i++) {
+    for (size_t i = 0; i < c->page_count;) {
       uint8_t state = atomic_load_explicit(&c->pages[i].state, memory_order_acquire);
+      /* A large object whole: a huge one's pages past its first slot
+       * keep untouched headers that read as free (heap.h). */
+      size_t step = state == PAGE_LARGE_HEAD && c->pages[i].span_pages ? c->pages[i].span_pages : 1;
+      if (step > c->page_count - i) step = c->page_count - i;
       bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD || state == PAGE_LARGE_TAIL;
       uintptr_t at = c->base + i * PAGE_BYTES;
-      if (in_use && !run_lo) run_lo = at;
-      if (!in_use && run_lo) {
-        visit(run_lo, at, arg);
-        reported += (at - run_lo) / PAGE_BYTES;
-        run_lo = 0;
-      }
+      if (in_use) barrier_runs_add(&runs, at, at + step * PAGE_BYTES);
+      i += step;
     }
-    if (run_lo) {
-      uintptr_t end = c->base + c->page_count * PAGE_BYTES;
-      visit(run_lo, end, arg);
-      reported += (end - run_lo) / PAGE_BYTES;
-    }
+  }
+  barrier_runs_flush(&runs);
+  return runs.pages;
+}
+
+size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) {
+  counts.collect_calls++;
+  const struct barrier_ops *o = ops();
+  size_t reported = o ? o->collect(visit, arg) : collect_full(visit, arg);
+  if (reported == (size_t)BARRIER_COLLECT_FAILED) {
+    sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the next",
+             names[barrier_kind_used]);
+    armed_full = true;
+    reported = collect_full(visit, arg);
   }
   counts.dirty_pages += reported;
   return reported;

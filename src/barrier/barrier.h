@@ -57,6 +57,13 @@ bool barrier_armed(void);
 /* The manual barrier's record of a store into P (GC_end_stubborn_change,
  * GC_ptr_store_and_dirty); a no-op for the other backends. */
 void barrier_note_store(const void *p);
+/* The same for every page of the object holding P (or P's page where no
+ * object holds it): GC_end_stubborn_change, which names an object. */
+void barrier_note_object(const void *p);
+/* GC_set_manual_vdb_allowed: with it on and SGC_BARRIER unset,
+ * barrier_init picks the manual barrier (bdwgc's rule). */
+void barrier_set_manual_allowed(bool on);
+bool barrier_manual_allowed(void);
 
 struct barrier_counts barrier_counts(void);
 

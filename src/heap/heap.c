@@ -12,6 +12,12 @@ _Atomic(struct pagemap_entry *) pagemap_l1[1u << PAGEMAP_L1_BITS];
 _Atomic uintptr_t heap_lowest = UINTPTR_MAX, heap_highest = 0;
 bool heap_interior_pointers = true;
 uint64_t heap_displacements[PAGE_BYTES / 64];
+_Atomic(heap_range_hook *) heap_commit_hook, heap_take_hook;
+
+static void heap_committed(uintptr_t lo, uintptr_t hi) {
+  heap_range_hook *hook = atomic_load_explicit(&heap_commit_hook, memory_order_relaxed);
+  if (hook) hook(lo, hi);
+}
 
 static struct chunk *chunk_list;     /* written under heap_lock */
 static _Atomic size_t heap_bytes;
@@ -134,6 +140,7 @@ static bool chunk_grow_in_place(size_t size) {
   if (!pagemap_insert(c, lo, hi)) sgc_fatal("cannot map page table for %zu bytes", size);
   c->page_count = from + pages;
   heap_added(lo, hi, size);
+  heap_committed(lo, hi);
   page_pool_add_grown(c, from);
   heap_resized(heap_size_bytes());
   return true;
@@ -195,6 +202,7 @@ bool heap_grow(size_t bytes) {
   c->next = chunk_list;
   chunk_list = c;
   heap_added(c->base, c->base + size, size);
+  heap_committed(c->base, c->base + size);
   page_pool_add_chunk(c);
   heap_resized(heap_size_bytes());
   return true;

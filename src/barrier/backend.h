@@ -1,0 +1,81 @@
+/* What the barrier's backends share (barrier.c dispatches through their
+ * ops): the ranges they cover, a byte per heap page, the runs they report
+ * and the statistics.  Internal to src/barrier/. */
+#ifndef SGC_BARRIER_BACKEND_H
+#define SGC_BARRIER_BACKEND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "barrier/barrier.h"
+
+typedef void barrier_visit_fn(uintptr_t lo, uintptr_t hi, void *arg);
+
+enum { BARRIER_COLLECT_FAILED = -1 };
+
+struct barrier_ops {
+  /* Whether the backend works in this process; may set it up. */
+  bool (*probe)(void);
+  /* World stopped: forget earlier writes, record from now on.  False when
+   * the kernel refused now (the caller reports every page, as full). */
+  bool (*arm)(void);
+  /* [LO, HI) just committed by heap_grow (heap_lock held), armed or not. */
+  void (*cover)(uintptr_t lo, uintptr_t hi);
+  /* Pages [LO, HI) leave the free pool (heap_lock held), while armed. */
+  void (*taken)(uintptr_t lo, uintptr_t hi);
+  /* Reports the pages written since arm or the previous call and re-arms
+   * them; BARRIER_COLLECT_FAILED when the kernel refused (barrier.c then
+   * reports every page in use, for the rest of the cycle). */
+  size_t (*collect)(barrier_visit_fn *visit, void *arg);
+  void (*disarm)(void);
+};
+/* A probe's reason for saying no, for the fallback's warning (static). */
+void barrier_probe_refused(enum barrier_kind kind, const char *why);
+extern const struct barrier_ops barrier_uffd_ops, barrier_softdirty_ops, barrier_mprotect_ops,
+    barrier_manual_ops;
+
+/* ---- barrier.c: the heap's ranges a backend covers ----
+ * Every chunk's whole reservation [base, base + reserved_pages pages),
+ * appended at arm and when a chunk is added; never removed (chunks are
+ * never unmapped).  Readers iterate without a lock (acquire on the
+ * count), so a collect concurrent with heap_grow sees a prefix. */
+struct barrier_range {
+  uintptr_t lo, hi;
+};
+size_t barrier_range_count(void);
+struct barrier_range barrier_range_at(size_t i);
+/* Adds [LO, HI) unless a range holds LO; true when it was added. */
+bool barrier_range_add(uintptr_t lo, uintptr_t hi);
+/* The range holding A, or NULL. */
+const struct barrier_range *barrier_range_of(uintptr_t a);
+
+/* Coalesces pages reported in address order into maximal runs. */
+struct barrier_runs {
+  barrier_visit_fn *visit;
+  void *arg;
+  uintptr_t lo, hi;
+  size_t pages;
+};
+void barrier_runs_add(struct barrier_runs *r, uintptr_t lo, uintptr_t hi);
+void barrier_runs_flush(struct barrier_runs *r);
+
+/* Statistics shared with the backends (barrier_counts reads them). */
+extern _Atomic uint64_t barrier_fault_count, barrier_arm_ns;
+
+/* ---- page_table.c: one byte per heap page, for manual and mprotect ----
+ * Two levels like the page map (heap.h): a 4 MiB slot's 1024 bytes.  The
+ * lookup is lock-free and async-signal-safe; the tables are made at arm
+ * and cover, outside any signal handler, and never freed. */
+bool page_table_cover(uintptr_t lo, uintptr_t hi);
+/* The byte of A's page, or NULL where nothing covers A. */
+_Atomic uint8_t *page_table_byte(uintptr_t a);
+
+/* Whether the page at A holds only pointer-free objects now (atomic
+ * kinds) or is free: read without a lock, so only a hint while the world
+ * runs; exact with it stopped.  (pointer_free.c) */
+enum page_content { PAGE_CONTENT_FREE, PAGE_CONTENT_POINTER_FREE, PAGE_CONTENT_POINTERS };
+enum page_content barrier_page_content(uintptr_t a);
+
+#endif

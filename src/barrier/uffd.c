@@ -1,0 +1,233 @@
+/* BARRIER_UFFD: userfaultfd write-protection in asynchronous mode, read
+ * and re-armed by the PAGEMAP_SCAN ioctl (Linux 6.7+).
+ *
+ * Every chunk's whole reservation is registered for write-protection
+ * (UFFDIO_REGISTER_MODE_WP) on an fd that asked for UFFD_FEATURE_WP_ASYNC:
+ * a write to a protected page is resolved by the kernel itself, which
+ * clears the page's protection; no signal reaches the program, and a
+ * system call writing into the heap (read(2)) works as ever.  A page not
+ * protected counts as written (PAGE_IS_WRITTEN).  One PAGEMAP_SCAN call
+ * reports the written pages and protects them again
+ * (PM_SCAN_WP_MATCHING), page by page under the page-table lock, so a
+ * write either lands before the report (and the rescan sees it) or
+ * faults and shows in the next scan.  Pages never touched hold no page
+ * table entry: they are not reported, and a first write makes a page
+ * without protection, which the next scan reports (the kernel's
+ * UFFD_FEATURE_WP_UNPOPULATED keeps that so for pages released with
+ * madvise as well).
+ *
+ * fork(): without UFFD_FEATURE_EVENT_FORK the child's mappings lose the
+ * registration and their pages' protection, so its writes never fault;
+ * the fd and /proc/self/pagemap it inherits still name the parent's
+ * memory.  So each call first checks the process id: a child opens its
+ * own, registers its ranges again, and (armed) reports every page
+ * present at its first scan, which is what the lost protections mean. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <stdatomic.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "barrier/backend.h"
+#include "common.h"
+#include "heap/layout.h"
+#include "os/os.h"
+
+/* Linux 6.4 and 6.7 UAPI (Debian 12's headers are 6.1's). */
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+#ifndef PAGEMAP_SCAN
+struct page_region {
+  uint64_t start, end, categories;
+};
+struct pm_scan_arg {
+  uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+  uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#define PAGE_IS_WRITTEN (1 << 1)
+#define PM_SCAN_WP_MATCHING (1 << 0)
+#define PM_SCAN_CHECK_WPASYNC (1 << 1)
+#endif
+
+static int uffd = -1, pagemap_fd = -1;
+static pid_t owner;
+/* Ranges [0, registered) of backend.h's list are registered on uffd. */
+static size_t registered;
+
+static const char *open_fds(void) {
+  const uint64_t features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED;
+  int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+  /* Without the privilege (vm.unprivileged_userfaultfd=0), an fd for
+   * faults in user mode only: asynchronous write faults never reach it,
+   * in user or kernel mode alike. */
+  if (fd < 0 && errno == EPERM)
+    fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+  if (fd < 0) {
+    return errno == ENOSYS ? "no userfaultfd in this kernel"
+           : errno == EPERM ? "userfaultfd not permitted (seccomp or vm.unprivileged_userfaultfd)"
+                            : "userfaultfd refused";
+  }
+  struct uffdio_api api = {.api = UFFD_API, .features = features};
+  if (ioctl(fd, UFFDIO_API, &api) != 0 || (api.features & features) != features) {
+    close(fd);
+    return "no UFFD_FEATURE_WP_ASYNC (Linux 6.7+)";
+  }
+  int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (pm < 0) {
+    close(fd);
+    return "cannot open /proc/self/pagemap";
+  }
+  uffd = fd;
+  pagemap_fd = pm;
+  owner = getpid();
+  registered = 0;
+  return NULL;
+}
+
+static bool register_range(uintptr_t lo, uintptr_t hi) {
+  struct uffdio_register reg = {.range = {.start = lo, .len = hi - lo},
+                                .mode = UFFDIO_REGISTER_MODE_WP};
+  return ioctl(uffd, UFFDIO_REGISTER, &reg) == 0;
+}
+
+/* One PAGEMAP_SCAN over [LO, HI) that protects the written pages again
+ * and, with RUNS, reports them; false when the kernel refused. */
+static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
+  struct page_region vec[128];
+  while (lo < hi) {
+    struct pm_scan_arg arg = {
+        .size = sizeof arg, .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+        .start = lo, .end = hi, .vec = runs ? (uintptr_t)vec : 0,
+        .vec_len = runs ? sizeof vec / sizeof vec[0] : 0,
+        .category_mask = PAGE_IS_WRITTEN, .return_mask = PAGE_IS_WRITTEN};
+    long n = ioctl(pagemap_fd, PAGEMAP_SCAN, &arg);
+    if (n < 0) return false;
+    for (long i = 0; i < n; i++) barrier_runs_add(runs, vec[i].start, vec[i].end);
+    if (arg.walk_end <= lo) return false; /* no progress: never expected */
+    lo = arg.walk_end;
+  }
+  return true;
+}
+
+/* Registers the ranges added since the last call (a new chunk). */
+static bool register_new_ranges(void) {
+  size_t n = barrier_range_count();
+  for (; registered < n; registered++) {
+    struct barrier_range r = barrier_range_at(registered);
+    if (!register_range(r.lo, r.hi)) return false;
+  }
+  return true;
+}
+
+/* A child of fork() opens its own fd and registers again (see above). */
+static bool ready(void) {
+  if (uffd >= 0 && owner == getpid()) return true;
+  if (uffd >= 0) {
+    close(uffd);
+    close(pagemap_fd);
+    uffd = pagemap_fd = -1;
+  }
+  return open_fds() == NULL;
+}
+
+/* Whether the kernel does it: a scratch mapping, one page written
+ * before it is protected and one never touched; after a write to both,
+ * a scan must report both, and a second scan neither. */
+static bool uffd_probe(void) {
+  const char *why = open_fds();
+  if (why) {
+    barrier_probe_refused(BARRIER_UFFD, why);
+    return false;
+  }
+  why = "the kernel's PAGEMAP_SCAN did not report a written page";
+  char *scratch = mmap(NULL, 2 * PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  bool ok = false;
+  if (scratch != MAP_FAILED) {
+    uintptr_t lo = (uintptr_t)scratch, hi = lo + 2 * PAGE_BYTES;
+    scratch[0] = 1;
+    struct page_region vec[4];
+    struct pm_scan_arg arg = {.size = sizeof arg,
+                              .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+                              .start = lo, .end = hi, .vec = (uintptr_t)vec, .vec_len = 4,
+                              .category_mask = PAGE_IS_WRITTEN, .return_mask = PAGE_IS_WRITTEN};
+    if (!register_range(lo, hi)) {
+      why = "UFFDIO_REGISTER_MODE_WP refused";
+    } else if (ioctl(pagemap_fd, PAGEMAP_SCAN, &arg) < 0) {
+      why = errno == ENOTTY || errno == EINVAL ? "no PAGEMAP_SCAN (Linux 6.7+)" : "PAGEMAP_SCAN refused";
+    } else {
+      *(volatile char *)&scratch[0] = 2;
+      *(volatile char *)&scratch[PAGE_BYTES] = 2;
+      long n = ioctl(pagemap_fd, PAGEMAP_SCAN, &arg);
+      bool both = n == 1 && vec[0].start == lo && vec[0].end == hi;
+      n = ioctl(pagemap_fd, PAGEMAP_SCAN, &arg);
+      ok = both && n == 0 && scratch[0] == 2 && scratch[PAGE_BYTES] == 2;
+    }
+    munmap(scratch, 2 * PAGE_BYTES); /* unregisters it too */
+  }
+  if (!ok) {
+    barrier_probe_refused(BARRIER_UFFD, why);
+    close(uffd);
+    close(pagemap_fd);
+    uffd = pagemap_fd = -1;
+  }
+  return ok;
+}
+
+/* Protects every page written so far; the report is dropped: arm
+ * forgets what came before. */
+static bool uffd_arm(void) {
+  if (!ready() || !register_new_ranges()) return false;
+  size_t n = barrier_range_count();
+  for (size_t i = 0; i < n; i++) {
+    struct barrier_range r = barrier_range_at(i);
+    if (!scan(r.lo, r.hi, NULL)) return false;
+  }
+  return true;
+}
+
+/* A new chunk while armed: registered, its pages unwritten so far. */
+static void uffd_cover(uintptr_t lo, uintptr_t hi) {
+  if (ready() && !register_new_ranges())
+    sgc_warn("the uffd barrier cannot register a new chunk at %p", (void *)lo);
+}
+
+static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
+  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+  bool ok = ready() && register_new_ranges();
+  uint64_t start = os_now_ns();
+  size_t n = barrier_range_count();
+  for (size_t i = 0; ok && i < n; i++) {
+    struct barrier_range r = barrier_range_at(i);
+    ok = scan(r.lo, r.hi, &runs);
+  }
+  atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
+  barrier_runs_flush(&runs);
+  if (!ok) return BARRIER_COLLECT_FAILED;
+  return runs.pages;
+}
+
+/* Lifts the protection, so that writes between cycles take no fault. */
+static void uffd_disarm(void) {
+  if (!ready()) return;
+  size_t n = barrier_range_count();
+  for (size_t i = 0; i < n && i < registered; i++) {
+    struct barrier_range r = barrier_range_at(i);
+    struct uffdio_writeprotect wp = {.range = {.start = r.lo, .len = r.hi - r.lo}, .mode = 0};
+    ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+  }
+}
+
+const struct barrier_ops barrier_uffd_ops = {
+    .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover, .taken = NULL,
+    .collect = uffd_collect, .disarm = uffd_disarm};
