@@ -251,9 +251,7 @@ GC_API int SGC_init(int ngcp, const SGC_attr_t *attr) {
   if (attr) {
     requested = *attr;
     requested_set = true;
-    if (attr->initial_heap_bytes > heap_size_bytes() &&
-        heap_grow(attr->initial_heap_bytes - heap_size_bytes()))
-      concurrent_after_grow();
+    if (attr->initial_heap_bytes > heap_size_bytes()) heap_grow(attr->initial_heap_bytes - heap_size_bytes());
     if (attr->initial_heap_bytes) sgc_settings.initial_heap_bytes = attr->initial_heap_bytes;
     if (attr->max_heap_bytes) sgc_settings.max_heap_bytes = attr->max_heap_bytes;
     if (attr->free_space_divisor > 0) GC_free_space_divisor = (GC_word)attr->free_space_divisor;

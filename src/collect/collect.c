@@ -153,10 +153,7 @@ bool collect_if_due(bool *collected) {
 }
 
 bool grow_or_collect(size_t bytes, bool *collected) {
-  if (heap_grow(collect_growth_bytes(bytes)) || heap_grow(bytes)) {
-    concurrent_after_grow();
-    return true;
-  }
+  if (heap_grow(collect_growth_bytes(bytes)) || heap_grow(bytes)) return true;
   if (*collected || GC_dont_gc || heap_accounting.disable_count) return false;
   collect_locked(SGC_REASON_HEAP_LIMIT);
   *collected = true;
@@ -682,7 +679,6 @@ GC_API int GC_expand_hp(size_t bytes) {
   sgc_ensure_init();
   heap_lock_acquire();
   bool ok = heap_grow(bytes);
-  if (ok) concurrent_after_grow();
   pthread_mutex_unlock(&heap_lock);
   return ok;
 }

@@ -47,7 +47,6 @@ static _Atomic bool running, ready;
  * start and its stop, which concurrent_marking_stop orders). */
 static uint64_t cycle_began_ns, start_pause_ns, rescanned_pages, rounds;
 static size_t allocated_at_start;
-static struct chunk *covered_head; /* the newest chunk the barrier covers */
 /* Across cycles: what the last cycle let the program allocate. */
 static size_t last_cycle_allocated;
 static _Atomic uint64_t cycles_done, fallbacks_done;
@@ -173,8 +172,10 @@ static bool rescan_written_pages(size_t *pages) {
   return true;
 }
 
-/* SGC_CONCURRENT_HOLD_MS: the marking waits this long first, so a test
- * can act on the program's side while the cycle is surely concurrent. */
+/* SGC_CONCURRENT_HOLD_MS: after its first drain the marking waits this
+ * long, so a test can act on the program's side while the cycle is
+ * surely concurrent, with what was reachable at the start already marked
+ * and scanned (black) and what it allocates now unmarked (white). */
 static void hold_for_tests(void) {
   uint64_t until = os_now_ns() + (uint64_t)sgc_settings.concurrent_hold_ms * 1000000;
   while (sgc_settings.concurrent_hold_ms && os_now_ns() < until && !yield_requested()) {
@@ -184,11 +185,11 @@ static void hold_for_tests(void) {
 }
 
 static void mark_rounds(void) {
-  hold_for_tests();
   size_t last = SIZE_MAX;
   for (;;) {
     if (yield_requested()) return;
     parallel_drain_concurrent();
+    if (rounds == 0) hold_for_tests();
     size_t pages = 0;
     if (yield_requested() || !rescan_written_pages(&pages)) return;
     rounds++;
@@ -248,7 +249,6 @@ static bool order_marking(void) {
 void concurrent_arm(size_t allocated) {
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
   barrier_arm();
-  covered_head = heap_first_chunk();
   cycle_began_ns = os_now_ns();
   rescanned_pages = rounds = 0;
   allocated_at_start = allocated;
@@ -295,16 +295,6 @@ void concurrent_end(struct concurrent_record *out, bool fallback) {
   atomic_store_explicit(&ready, false, memory_order_relaxed);
   atomic_fetch_add_explicit(&cycles_done, 1, memory_order_relaxed);
   if (fallback) atomic_fetch_add_explicit(&fallbacks_done, 1, memory_order_relaxed);
-}
-
-void concurrent_after_grow(void) {
-  if (!concurrent_cycle_running()) return;
-  /* New chunks go to the list's head (heap.c); the ones grown in place
-   * stay inside the reservation barrier_arm covered. */
-  struct chunk *head = heap_first_chunk();
-  for (struct chunk *c = head; c && c != covered_head; c = c->next)
-    barrier_cover(c->base, c->base + (c->reserved_pages << PAGE_SHIFT));
-  covered_head = head;
 }
 
 /* ---- fork ---- */

@@ -50,9 +50,6 @@ void concurrent_end(struct concurrent_record *out, bool fallback);
 /* The start pause's length, for the finish's record. */
 void concurrent_note_start_pause(uint64_t ns);
 
-/* heap_lock held: the heap grew (heap_grow) while a cycle may run. */
-void concurrent_after_grow(void);
-
 /* fork(): the background marking pauses around it; the child has no GC
  * threads and abandons the cycle. */
 void concurrent_before_fork(void);
