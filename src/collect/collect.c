@@ -327,7 +327,7 @@ static void stop_and_push_roots(void *arg) {
   finalize_push_roots();
   push_thread_roots(c->self);
   push_own_stack_and_scan_roots(c->self, from);
-  concurrent_arm(heap_accounting.allocated_since_gc);
+  concurrent_arm(heap_accounting.allocated_since_gc, collect_threshold());
   c->t2 = os_now_ns();
 }
 
@@ -367,6 +367,14 @@ static void stop_and_mark(void *arg) {
   parallel_after_collection(&c->totals);
   finalize_after_mark();
   c->after_finalize = mark_collect_totals();
+  if (c->kind == COLLECT_CYCLE_FINISH) {
+    /* What the program's threads marked counts as live too. */
+    uint64_t bytes, atomic_bytes, objects;
+    concurrent_assist_totals(&bytes, &atomic_bytes, &objects);
+    c->after_finalize.bytes += bytes;
+    c->after_finalize.atomic_bytes += atomic_bytes;
+    c->after_finalize.objects += objects;
+  }
   collection_event(EVENT_MARK_END);
   /* Batches of freed objects go back to their pages by sweeping; dropped
    * here, with every thread stopped and registry_lock held, because they
@@ -589,6 +597,7 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
     c.rec.cycle_ns = cycle.cycle_ns;
     c.rec.rescanned_pages = cycle.rescanned_pages;
     c.rec.rounds = cycle.rounds;
+    c.rec.mutator_marked_bytes = cycle.mutator_marked_bytes;
   }
   stats_record_collection(&c.rec, shares, share_count);
   collection_event(EVENT_END);

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include "alloc/collector.h"
 #include "alloc/page_path.h"
 #include "barrier/barrier.h"
 #include "common.h"
@@ -51,6 +52,25 @@ static size_t allocated_at_start;
 static size_t last_cycle_allocated;
 static _Atomic uint64_t cycles_done, fallbacks_done;
 
+/* ---- marking by the program's threads (thesis §5.2) ----
+ * A thread at an allocation slow path marks in proportion to what it
+ * takes: assist_rate sixteenths of a byte per byte, from the cycle's
+ * start (what the last collection found live, over the allocation the
+ * cycle may take before it finishes stopped).  It borrows one of a few
+ * marker slots of its own, takes work from the GC threads' stacks by
+ * stealing, marks within its budget and leaves what is left on the
+ * slot's stack, which the driver (between phases) and the finish gather. */
+enum { ASSIST_SLOTS = 4, ASSIST_RATE_MAX = 16 * 16 };
+static struct assist_slot {
+  pthread_mutex_t lock;
+  struct marker marker;
+  bool usable; /* its stack could be mapped */
+} assist_slots[ASSIST_SLOTS];
+/* Relaxed: a hint; checked again under the slot's lock, which the finish
+ * takes after clearing it. */
+static _Atomic bool assist_open;
+static uint64_t assist_rate; /* sixteenths; set at the start pause */
+
 bool concurrent_cycle_running(void) { return atomic_load_explicit(&running, memory_order_relaxed); }
 bool concurrent_cycle_ready(void) { return atomic_load_explicit(&ready, memory_order_relaxed); }
 uint64_t concurrent_cycles(void) { return atomic_load_explicit(&cycles_done, memory_order_relaxed); }
@@ -61,9 +81,75 @@ uint64_t concurrent_fallbacks(void) {
 void concurrent_set_mode(bool on) { sgc_settings.concurrent = on; }
 
 void concurrent_prepare(void) {
-  static bool barrier_chosen;
-  if (!barrier_chosen) barrier_init();
-  barrier_chosen = true;
+  static bool prepared;
+  if (prepared) return;
+  prepared = true;
+  barrier_init();
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    pthread_mutex_init(&assist_slots[i].lock, NULL);
+    assist_slots[i].usable = marker_init(&assist_slots[i].marker, 1000 + i);
+  }
+}
+
+static struct assist_slot *assist_slot_take(void) {
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    struct assist_slot *slot = &assist_slots[i];
+    if (!slot->usable || pthread_mutex_trylock(&slot->lock) != 0) continue;
+    if (atomic_load_explicit(&assist_open, memory_order_relaxed)) return slot;
+    pthread_mutex_unlock(&slot->lock);
+    return NULL;
+  }
+  return NULL;
+}
+
+void concurrent_assist(size_t bytes) {
+  if (!atomic_load_explicit(&assist_open, memory_order_relaxed)) return;
+  uint64_t budget = (uint64_t)bytes * assist_rate / 16;
+  struct assist_slot *slot = budget ? assist_slot_take() : NULL;
+  if (!slot) return;
+  struct marker *m = &slot->marker;
+  /* Its slot's leftovers first, else work from a GC thread's stack. */
+  unsigned n = parallel_markers_created();
+  for (unsigned i = 0; i < n && marker_empty(m); i++) marker_steal(m, parallel_marker(i));
+  if (!marker_empty(m)) {
+    m->drain_budget = budget;
+    mark_drain_own(m);
+    m->drain_budget = 0;
+  }
+  pthread_mutex_unlock(&slot->lock);
+}
+
+/* Moves the slots' leftover work to marker 0 (no phase running); true
+ * when there was some. */
+static bool assist_gather(void) {
+  bool found = false;
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    struct assist_slot *slot = &assist_slots[i];
+    if (!slot->usable) continue;
+    pthread_mutex_lock(&slot->lock);
+    struct marker *m = &slot->marker;
+    size_t from = atomic_load_explicit(&m->bottom, memory_order_relaxed);
+    for (size_t k = from; k < m->top; k++) {
+      marker_push(mark_collector, m->entries[k].lo, m->entries[k].hi);
+      found = true;
+    }
+    m->top = 0;
+    atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
+    atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&slot->lock);
+  }
+  return found;
+}
+
+void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t *objects) {
+  *bytes = *atomic_bytes = *objects = 0;
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    struct marker *m = &assist_slots[i].marker;
+    if (!assist_slots[i].usable) continue;
+    *bytes += m->marked_bytes;
+    *atomic_bytes += m->marked_atomic_bytes;
+    *objects += m->marked_objects;
+  }
 }
 
 /* Thesis §5.2: a cycle starts when free pages fall under 15%; here the
@@ -188,6 +274,7 @@ static void mark_rounds(void) {
   size_t last = SIZE_MAX;
   for (;;) {
     if (yield_requested()) return;
+    assist_gather();
     parallel_drain_concurrent();
     if (rounds == 0) hold_for_tests();
     size_t pages = 0;
@@ -195,8 +282,10 @@ static void mark_rounds(void) {
     rounds++;
     rescanned_pages += pages;
     if (pages <= FEW_WRITTEN_PAGES || pages >= last || rounds >= MAX_ROUNDS) {
-      parallel_drain_concurrent();
-      if (yield_requested()) return;
+      do {
+        parallel_drain_concurrent();
+        if (yield_requested()) return;
+      } while (assist_gather());
       atomic_store_explicit(&ready, true, memory_order_relaxed);
       return;
     }
@@ -246,7 +335,16 @@ static bool order_marking(void) {
 
 /* ---- the cycle's steps ---- */
 
-void concurrent_arm(size_t allocated) {
+void concurrent_arm(size_t allocated, size_t threshold) {
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    struct marker *m = &assist_slots[i].marker;
+    m->marked_bytes = m->marked_atomic_bytes = m->marked_objects = 0;
+  }
+  /* Thesis §5.2's rate: the pages to mark over the free pages, here what
+   * the last collection found live over what this cycle may allocate. */
+  size_t room = threshold + threshold / 4 > allocated ? threshold + threshold / 4 - allocated : 1;
+  uint64_t rate = (uint64_t)heap_accounting.live_after_gc * 16 / room + 1;
+  assist_rate = rate < ASSIST_RATE_MAX ? rate : ASSIST_RATE_MAX;
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
   barrier_arm();
   cycle_began_ns = os_now_ns();
@@ -262,15 +360,25 @@ void concurrent_arm(size_t allocated) {
 void concurrent_note_start_pause(uint64_t ns) { start_pause_ns = ns; }
 
 void concurrent_marking_begin(void) {
+  atomic_store_explicit(&assist_open, true, memory_order_relaxed);
   if (!order_marking()) atomic_store_explicit(&ready, true, memory_order_relaxed);
 }
 
 void concurrent_marking_stop(void) {
+  atomic_store_explicit(&assist_open, false, memory_order_relaxed);
   atomic_store_explicit(&mark_yield_request, 1, memory_order_relaxed);
   pthread_mutex_lock(&driver_lock);
   order_mark = false; /* one not yet taken up is cancelled */
   while (driver_busy) pthread_cond_wait(&driver_cond, &driver_lock);
   pthread_mutex_unlock(&driver_lock);
+  /* And for threads marking at their slow paths, before any stop (one
+   * stopped holding its slot would be waited for forever); none starts
+   * after, assist_open being clear. */
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    if (!assist_slots[i].usable) continue;
+    pthread_mutex_lock(&assist_slots[i].lock);
+    pthread_mutex_unlock(&assist_slots[i].lock);
+  }
   /* The driver is off the markers: the finish's own drain must not stop. */
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
 }
@@ -278,6 +386,7 @@ void concurrent_marking_stop(void) {
 void concurrent_finish_mark(void) {
   atomic_store_explicit(&mark_concurrently, false, memory_order_relaxed);
   parallel_gather_work();
+  assist_gather();
   rescanned_pages += barrier_collect_dirty(push_written, NULL);
   barrier_disarm();
 }
@@ -289,6 +398,8 @@ void concurrent_end(struct concurrent_record *out, bool fallback) {
   out->rescanned_pages = counts.dirty_pages > rescanned_pages ? counts.dirty_pages : rescanned_pages;
   out->rounds = rounds;
   out->fallback = fallback;
+  uint64_t atomic_bytes, objects;
+  concurrent_assist_totals(&out->mutator_marked_bytes, &atomic_bytes, &objects);
   size_t allocated = heap_accounting.allocated_since_gc;
   last_cycle_allocated = allocated > allocated_at_start ? allocated - allocated_at_start : 0;
   atomic_store_explicit(&running, false, memory_order_relaxed);
@@ -304,13 +415,17 @@ void concurrent_before_fork(void) {
 }
 
 void concurrent_after_fork_parent(void) {
-  if (concurrent_cycle_running() && !concurrent_cycle_ready()) order_marking();
+  if (!concurrent_cycle_running()) return;
+  atomic_store_explicit(&assist_open, true, memory_order_relaxed);
+  if (!concurrent_cycle_ready()) order_marking();
 }
 
 /* The child has neither the driver nor the GC threads: the cycle is
  * abandoned, its marks are never read (no page waits to be swept during
  * a cycle) and the next collection starts afresh. */
 void concurrent_after_fork_child(void) {
+  atomic_store_explicit(&assist_open, false, memory_order_relaxed);
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) pthread_mutex_init(&assist_slots[i].lock, NULL);
   pthread_mutex_init(&driver_lock, NULL);
   pthread_cond_init(&driver_cond, NULL);
   driver_exists = order_mark = driver_busy = false;

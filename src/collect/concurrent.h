@@ -30,8 +30,9 @@ bool concurrent_should_start(size_t allocated, size_t threshold);
 bool concurrent_should_finish(size_t allocated, size_t threshold, bool *fallback);
 
 /* collect.c's start, world stopped, after the roots: arms the barrier and
- * records the cycle as running.  ALLOCATED: the count at the start. */
-void concurrent_arm(size_t allocated);
+ * records the cycle as running.  ALLOCATED: the count at the start;
+ * THRESHOLD: the stop collector's trigger (the assist rate from both). */
+void concurrent_arm(size_t allocated, size_t threshold);
 /* After the world restarts: the GC threads start marking. */
 void concurrent_marking_begin(void);
 /* heap_lock held, before the finish stops the world: stops the
@@ -43,9 +44,12 @@ void concurrent_marking_stop(void);
 void concurrent_finish_mark(void);
 /* The finish's statistics, and the cycle recorded as over. */
 struct concurrent_record {
-  uint64_t start_pause_ns, cycle_ns, rescanned_pages, rounds, gc_marked_bytes;
+  uint64_t start_pause_ns, cycle_ns, rescanned_pages, rounds, mutator_marked_bytes;
   bool fallback;
 };
+/* The program threads' marking this cycle (all of it once the finish
+ * closed it): bytes, of them pointer-free, objects. */
+void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t *objects);
 void concurrent_end(struct concurrent_record *out, bool fallback);
 /* The start pause's length, for the finish's record. */
 void concurrent_note_start_pause(uint64_t ns);

@@ -425,7 +425,8 @@ void mark_drain_own(struct marker *m) {
      * window holds goes back on the stack, for the finish's drain. */
     if (careful && --until_yield_check == 0) {
       until_yield_check = 64;
-      if (atomic_load_explicit(&mark_yield_request, memory_order_relaxed)) {
+      if (atomic_load_explicit(&mark_yield_request, memory_order_relaxed) ||
+          (m->drain_budget && bytes >= m->drain_budget)) {
         for (; count; count--, first = (first + 1) % PREFETCH_DEPTH)
           view_push(&v, m, window_lo[first], window_hi[first]);
         break;
