@@ -423,9 +423,21 @@ void concurrent_after_fork_parent(void) {
 /* The child has neither the driver nor the GC threads: the cycle is
  * abandoned, its marks are never read (no page waits to be swept during
  * a cycle) and the next collection starts afresh. */
+static void forget_work(struct marker *m) {
+  m->top = 0;
+  atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
+  atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
+}
+
 void concurrent_after_fork_child(void) {
   atomic_store_explicit(&assist_open, false, memory_order_relaxed);
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++) pthread_mutex_init(&assist_slots[i].lock, NULL);
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    pthread_mutex_init(&assist_slots[i].lock, NULL);
+    if (assist_slots[i].usable) forget_work(&assist_slots[i].marker);
+  }
+  /* The abandoned cycle's work, left where the fork stopped its marking:
+   * the next collection starts with empty stacks. */
+  forget_work(mark_collector);
   pthread_mutex_init(&driver_lock, NULL);
   pthread_cond_init(&driver_cond, NULL);
   driver_exists = order_mark = driver_busy = false;
