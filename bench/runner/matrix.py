@@ -279,6 +279,10 @@ VARIANTS = {
     "lab-flip": {"SGC_LAB": "flip"},
     # a collection every 50 refills (tests' torture mode)
     "torture": {"SGC_TORTURE": "50"},
+    # concurrent cycles (docs/concurrent.md), per write barrier
+    "concurrent": {"SGC_MODE": "concurrent"},
+    "concurrent-uffd": {"SGC_MODE": "concurrent", "SGC_BARRIER": "uffd"},
+    "concurrent-full": {"SGC_MODE": "concurrent", "SGC_BARRIER": "full"},
     # sweeping
     "sweep-lazy": {"SGC_SWEEP": "lazy"},
     "sweep-parallel": {"SGC_SWEEP": "parallel"},
@@ -407,6 +411,11 @@ EXPERIMENTS = {
     "retention": {"programs": ["retention"], "impls": ["sgc", "bdwgc"], "threads": [1, 4],
                   "gc_threads": [None, 4],
                   "variants": ["default", "torture", "lab-cpu", "ps", "al", "lps1.5"]},
+    # stop-the-world against concurrent cycles (issue 54); a cycle's
+    # SGC_TRACE record (its finish) holds its start pause as start_pause_ns
+    "concurrent": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": [1, 2],
+                   "gc_threads": [None],
+                   "variants": ["default", "concurrent-uffd", "concurrent-full"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
