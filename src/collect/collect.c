@@ -24,6 +24,7 @@
 #include "collect/events.h"
 #include "collect/debug_alloc.h"
 #include "collect/finalize.h"
+#include "mark/custom_kind.h"
 #include "mark/disclaim.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -389,6 +390,10 @@ static struct sgc_thread *start_hooks_thread;
 
 static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
                         enum collect_kind kind);
+/* A cycle's finish that a stop collection follows at once (under
+ * heap_lock): debugging objects are checked by that one only, so a
+ * smashed object is not reported twice in one call. */
+static bool finish_before_stop;
 
 void collect_locked(enum SGC_gc_reason reason) {
   struct sgc_thread *self = thread_self_or_register();
@@ -408,11 +413,28 @@ void collect_locked(enum SGC_gc_reason reason) {
     /* Finished first, whatever the mode now; an explicit collection, or
      * one for a heap that cannot grow, then collects what died during
      * the cycle too. */
+    bool full_after = reason == SGC_REASON_EXPLICIT || reason == SGC_REASON_HEAP_LIMIT;
+    finish_before_stop = full_after;
     collect_run(self, reason, COLLECT_CYCLE_FINISH);
-    if (reason != SGC_REASON_EXPLICIT && reason != SGC_REASON_HEAP_LIMIT) return;
+    finish_before_stop = false;
+    if (!full_after) return;
     if (heap_accounting.collecting || GC_dont_gc || heap_accounting.disable_count) return;
   }
   collect_run(self, reason, COLLECT_STOP);
+}
+
+/* Concurrent mode, at an allocation slow path with no lock held: a
+ * cycle starts once due, whether or not free pages remain (the trigger
+ * leaves room for the cycle to run).  Skipped when heap_lock is busy: the
+ * next slow path tries again. */
+void collect_poll_cycle_start(void) {
+  if (!sgc_settings.concurrent || concurrent_cycle_running() || collections_off()) return;
+  if (!concurrent_should_start(allocated_since_gc_bytes(), collect_threshold())) return;
+  if (pthread_mutex_trylock(&heap_lock) != 0) return;
+  if (!collections_off() &&
+      concurrent_should_start(allocated_since_gc_bytes(), collect_threshold()))
+    collect_start_cycle(SGC_REASON_ALLOCATION);
+  pthread_mutex_unlock(&heap_lock);
 }
 
 void collect_start_cycle(enum SGC_gc_reason reason) {
@@ -503,13 +525,28 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
    * that grows with the heap. */
   if (kind == COLLECT_CYCLE_FINISH) {
     /* The start's marks stay; uncollectable objects allocated since are
-     * roots too, and pages of kinds marked from all are noted afresh. */
+     * roots too, pages of kinds marked from all are noted afresh, and mark
+     * procedures get the heap's bounds again (heap_lock held: it does not
+     * grow until the finish is over). */
     mark_push_uncollectable();
     disclaim_note_pages();
+    custom_kind_publish_heap_bounds(atomic_load_explicit(&heap_lowest, memory_order_relaxed),
+                                    atomic_load_explicit(&heap_highest, memory_order_relaxed));
   } else {
     mark_begin();
+    /* A cycle's mark procedures run while the heap may grow: every
+     * address the page map covers is plausible to GC_MARK_AND_PUSH (its
+     * GC_mark_and_push tests the page map), or an object in a chunk added
+     * meanwhile would be skipped (bb_custom_kinds, a large record). */
+    if (kind == COLLECT_CYCLE_START)
+      custom_kind_publish_heap_bounds(0, ((uintptr_t)1 << ADDRESS_BITS) - 1);
   }
   parallel_prewake_settle();
+  /* The start's root scan queues an object per root word at most, with
+   * no drain in between: room for the last collection's roots and
+   * stacks' worth, made before any range is found. */
+  if (kind == COLLECT_CYCLE_START)
+    mark_reserve(heap_accounting.root_bytes / sizeof(uintptr_t) + (1u << 16));
   roots_snapshot_static_then(kind == COLLECT_CYCLE_START ? stop_and_push_roots : stop_and_mark, &c);
   collection_event(EVENT_PRE_START_WORLD);
   start_world();
@@ -528,7 +565,7 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
 
   /* Marks are final and no sweep has read them yet (the page path is
    * still closed): debugging objects are checked, leaks found. */
-  debug_objects_after_mark();
+  if (!finish_before_stop) debug_objects_after_mark();
   collection_event(EVENT_RECLAIM_START);
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();

@@ -19,6 +19,7 @@
 #include "alloc/collector.h"
 #include "alloc/page_path.h"
 #include "barrier/barrier.h"
+#include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
 #include "heap/accounting.h"
@@ -102,8 +103,23 @@ static struct assist_slot *assist_slot_take(void) {
   return NULL;
 }
 
+/* Marking takes a few KiB of the caller's stack (a steal copies up to
+ * 2 KiB of entries): not on a small one (PTHREAD_STACK_MIN's 16 KiB:
+ * bb_tiny_stacks), nor on one sgc does not know the size of (a
+ * coroutine's, a signal stack). */
+enum { ASSIST_STACK_ROOM = 64 << 10 };
+static bool stack_room_to_assist(void) {
+  struct sgc_thread *t = sgc_self;
+  uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+  return t && thread_stack_mapping_holds(t, sp) && sp - t->stack_lo >= ASSIST_STACK_ROOM;
+}
+
 void concurrent_assist(size_t bytes) {
-  if (!atomic_load_explicit(&assist_open, memory_order_relaxed)) return;
+  if (!concurrent_cycle_running()) {
+    collect_poll_cycle_start();
+    return;
+  }
+  if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist()) return;
   uint64_t budget = (uint64_t)bytes * assist_rate / 16;
   struct assist_slot *slot = budget ? assist_slot_take() : NULL;
   if (!slot) return;
@@ -169,14 +185,15 @@ bool concurrent_should_start(size_t allocated, size_t threshold) {
   return allocated + reserve >= threshold;
 }
 
-/* A cycle that has not converged by the time the program allocated a
- * quarter past the threshold finishes stop-the-world: the heap grows by
- * at most that much during a cycle. */
+/* Asked when no free page is at hand: a cycle that has not converged
+ * once the program allocated as much as the stop collector lets it
+ * between collections finishes stop-the-world, where the stop collector
+ * would have collected rather than grown the heap. */
 bool concurrent_should_finish(size_t allocated, size_t threshold, bool *fallback) {
   *fallback = false;
   if (!concurrent_cycle_running()) return false;
   if (concurrent_cycle_ready()) return true;
-  *fallback = allocated >= threshold + threshold / 4;
+  *fallback = allocated >= threshold;
   return *fallback;
 }
 
@@ -342,7 +359,7 @@ void concurrent_arm(size_t allocated, size_t threshold) {
   }
   /* Thesis §5.2's rate: the pages to mark over the free pages, here what
    * the last collection found live over what this cycle may allocate. */
-  size_t room = threshold + threshold / 4 > allocated ? threshold + threshold / 4 - allocated : 1;
+  size_t room = threshold > allocated ? threshold - allocated : 1;
   uint64_t rate = (uint64_t)heap_accounting.live_after_gc * 16 / room + 1;
   assist_rate = rate < ASSIST_RATE_MAX ? rate : ASSIST_RATE_MAX;
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);

@@ -512,6 +512,12 @@ void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base)
   }
 }
 
+void mark_reserve(size_t entries) {
+  struct marker *m = mark_collector;
+  while (m->capacity - m->top < entries && marker_grow(m, true)) {
+  }
+}
+
 void mark_scan_roots_now(size_t from) {
   struct marker *m = mark_collector;
   size_t end = m->top;

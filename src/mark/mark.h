@@ -40,6 +40,11 @@ extern _Atomic int mark_yield_request;
  * objects in their place, so the roots need not stay readable while the
  * program runs (a stack may be unmapped when its thread exits). */
 void mark_scan_roots_now(size_t from);
+/* Grows marker 0's stack to hold ENTRIES more, before the roots' ranges
+ * are found: a stack moved (mremap) while a range still to be scanned
+ * covers its old pages (a readable extent around a coroutine's stack
+ * pointer that runs into it: bb_foreign_stacks) would be read unmapped. */
+void mark_reserve(size_t entries);
 /* Marks everything reachable from marker 0's stack on this thread alone. */
 void mark_drain(void);
 /* The same with every marker of this collection (parallel.c). */
