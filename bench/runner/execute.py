@@ -74,7 +74,7 @@ def run_one(cfg, run_idx, profile, bin_dir, logs_dir, timeout, with_stats):
     impl = IMPLS[cfg.impl]
     binary = binary_for(cfg, bin_dir)
     args = list(PROGRAMS[cfg.program]["args"][profile]) + [THREAD_FLAG, str(cfg.threads)]
-    env_extra = {}
+    env_extra = dict(impl.get("env", {}))
     if cfg.impl == "sgc":
         env_extra.update(VARIANTS[cfg.variant])
     if impl["kind"] == "gc" and cfg.gc_threads is not None:

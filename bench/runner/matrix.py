@@ -9,6 +9,10 @@ import os
 IMPLS = {
     "sgc": {"kind": "gc", "suffix": "sgc", "stats": "sgc", "markers_env": "SGC_MARKERS"},
     "bdwgc": {"kind": "gc", "suffix": "bdwgc", "stats": "bdwgc", "markers_env": "GC_MARKERS"},
+    # bdwgc's incremental mode (its environment variable), for the pauses
+    # of issue 54
+    "bdwgc-incr": {"kind": "gc", "suffix": "bdwgc", "stats": "bdwgc", "markers_env": "GC_MARKERS",
+                   "env": {"GC_ENABLE_INCREMENTAL": "1"}},
     "glibc": {"kind": "malloc", "suffix": "malloc", "preload": None},
     "jemalloc": {"kind": "malloc", "suffix": "malloc", "preload": "libjemalloc.so.2"},
     "tcmalloc": {"kind": "malloc", "suffix": "malloc", "preload": "libtcmalloc_minimal.so.4"},
@@ -194,6 +198,12 @@ PROGRAMS = {
         "bin": "sleepers", "metric": "bursts_per_s", "malloc": False, "hash": False,
         "args": sizes(["-d", "0.5"], ["-d", "3"], full=[]),
     },
+    # a server holding a large live heap, every request's latency (issue 54;
+    # bench/latency.c): 256 MiB and 1 GiB live
+    **{f"latency-{name}": {"bin": "latency", "metric": "requests_per_s", "malloc": False,
+                           "hash": False,
+                           "args": sizes(["-m", smoke_mib, "-d", "0.3"], ["-m", mib, "-d", seconds])}
+       for name, smoke_mib, mib, seconds in (("256m", "8", "256", "10"), ("1g", "16", "1024", "20"))},
     # The machine's own ceiling (bench/ceiling.c): loops that share nothing,
     # built without a collector, so run with glibc only ("impls").
     "ceiling-compute": {
@@ -279,10 +289,11 @@ VARIANTS = {
     "lab-flip": {"SGC_LAB": "flip"},
     # a collection every 50 refills (tests' torture mode)
     "torture": {"SGC_TORTURE": "50"},
-    # concurrent cycles (docs/concurrent.md), per write barrier
+    # concurrent cycles (issue 54, docs/concurrent.md): the best barrier,
+    # and each barrier (docs/barriers.md)
     "concurrent": {"SGC_MODE": "concurrent"},
-    "concurrent-uffd": {"SGC_MODE": "concurrent", "SGC_BARRIER": "uffd"},
-    "concurrent-full": {"SGC_MODE": "concurrent", "SGC_BARRIER": "full"},
+    **{f"concurrent-{b}": {"SGC_MODE": "concurrent", "SGC_BARRIER": b}
+       for b in ("uffd", "softdirty", "mprotect", "full")},
     # sweeping
     "sweep-lazy": {"SGC_SWEEP": "lazy"},
     "sweep-parallel": {"SGC_SWEEP": "parallel"},
@@ -416,6 +427,12 @@ EXPERIMENTS = {
     "concurrent": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": [1, 2],
                    "gc_threads": [None],
                    "variants": ["default", "concurrent-uffd", "concurrent-full"]},
+    # issue 54: request latency and throughput with a large live heap,
+    # stop-the-world and concurrent per barrier, against bdwgc and its
+    # incremental mode
+    "latency": {"programs": ["latency-256m", "latency-1g"], "impls": ["sgc", "bdwgc", "bdwgc-incr"],
+                "threads": [2], "gc_threads": [None],
+                "variants": ["default", "concurrent-uffd", "concurrent-softdirty", "concurrent-mprotect"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
@@ -431,7 +448,7 @@ HEADLINE = {"programs": ["gcbench", "alloc-free", "bh-st", "bh-pt", "cky", "cube
             "variants": ["default"]}
 
 
-SMOKE = {"programs": list(PROGRAMS), "impls": list(IMPLS), "threads": [1, 2],
+SMOKE = {"programs": list(PROGRAMS), "impls": [i for i in IMPLS if i != "bdwgc-incr"], "threads": [1, 2],
          "gc_threads": [None], "variants": ["default"]}
 
 

@@ -406,6 +406,22 @@ def section_sleepers(rows):
                       "kept MB", "worst burst ms", "p99 burst ms", "status"], body), ""]
 
 
+def section_latency(rows):
+    body = []
+    for (prog, impl, t, gct, var), rs in group(rows).items():
+        if not prog.startswith("latency"):
+            continue
+        body.append([prog, impl, var, t, fmt_num(agg(rs, "metric")),
+                     fmt_num(agg_extra(rs, "p50_us")), fmt_num(agg_extra(rs, "p99_us")),
+                     fmt_num(agg_extra(rs, "p999_us")), fmt_num(agg_extra(rs, "max_us")),
+                     fmt_num(agg(rs, "collections")), status_of(rs)])
+    if not body:
+        return []
+    return ["## Request latency with a large live heap (issue 54)\n",
+            md_table(["program", "impl", "variant", "threads", "requests/s", "p50 µs", "p99 µs",
+                      "p99.9 µs", "max µs", "collections", "status"], body), ""]
+
+
 def section_pauses(rows):
     """Table 5.1-like: pauses and the time to stop the world."""
     pause_rows = []
@@ -439,7 +455,8 @@ def write_report(out_dir, rows, meta):
              + section_mark_rate(rows) + section_mark_objects(rows) + section_thread_time(rows)
              + section_ceiling(rows)
              + section_alloc(rows, out_dir, plt)
-             + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_sleepers(rows) + section_pauses(rows))
+             + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_sleepers(rows) + section_latency(rows)
+             + section_pauses(rows))
     lines += ["## All configurations\n", all_configs_table(rows), "",
               "Raw data: `results.csv` (one row per run; columns in bench/README.md); "
               "logs of every run in `logs/` (in copies kept under docs/benchmarks/results, "

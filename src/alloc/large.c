@@ -6,6 +6,7 @@
 
 #include "alloc/alloc.h"
 #include "alloc/collector.h"
+#include "barrier/barrier.h"
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
 #include "common.h"
@@ -77,6 +78,7 @@ SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_
    * stopped. */
   bool clear = !page_span_is_zeroed(head, pages) && kind != KIND_ATOMIC &&
                kind != KIND_ATOMIC_UNCOLLECTABLE;
+  barrier_pages_formatted(head->start, head->start + (pages << PAGE_SHIFT));
   link_tail_pages(head, 1, pages);
   head->flags |= PAGE_DIRTY;
   head->kind = (uint8_t)kind;

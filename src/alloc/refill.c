@@ -8,6 +8,7 @@
 #include "alloc/percpu.h"
 #include "alloc/page_store.h"
 #include "alloc/collector.h"
+#include "barrier/barrier.h"
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
 #include "common.h"
@@ -17,6 +18,7 @@ void *page_format_small(struct page_header *page, unsigned kind, unsigned cls,
                         unsigned *count, void **tail) {
   unsigned granules = size_class_bytes[cls] >> GRANULE_SHIFT;
   unsigned capacity = PAGE_BYTES / size_class_bytes[cls];
+  barrier_pages_formatted(page->start, page->start + PAGE_BYTES);
   if (kind != KIND_ATOMIC && kind != KIND_ATOMIC_UNCOLLECTABLE && (page->flags & PAGE_DIRTY))
     memset((void *)page->start, 0, PAGE_BYTES);
   page->flags |= PAGE_DIRTY;

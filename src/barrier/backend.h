@@ -18,13 +18,16 @@ enum { BARRIER_COLLECT_FAILED = -1 };
 struct barrier_ops {
   /* Whether the backend works in this process; may set it up. */
   bool (*probe)(void);
+  /* Once, when barrier_init picks the backend, the world running (NULL:
+   * nothing to do); false when it cannot start after all. */
+  bool (*start)(void);
   /* World stopped: forget earlier writes, record from now on.  False when
    * the kernel refused now (the caller reports every page, as full). */
   bool (*arm)(void);
   /* [LO, HI) just committed by heap_grow (heap_lock held), armed or not. */
   void (*cover)(uintptr_t lo, uintptr_t hi);
-  /* Pages [LO, HI) leave the free pool (heap_lock held), while armed. */
-  void (*taken)(uintptr_t lo, uintptr_t hi);
+  /* barrier_pages_formatted, while armed. */
+  void (*formatted)(uintptr_t lo, uintptr_t hi);
   /* Reports the pages written since arm or the previous call and re-arms
    * them; BARRIER_COLLECT_FAILED when the kernel refused (barrier.c then
    * reports every page in use, for the rest of the cycle). */

@@ -69,7 +69,6 @@ static enum barrier_kind best_available(enum barrier_kind except) {
 }
 
 static void commit_hook(uintptr_t lo, uintptr_t hi);
-static void take_hook(uintptr_t lo, uintptr_t hi);
 
 enum barrier_kind barrier_init(void) {
   if (initialised) return barrier_kind_used;
@@ -81,6 +80,9 @@ enum barrier_kind barrier_init(void) {
   enum barrier_kind kind;
   if (asked < 0) {
     kind = best_available(BARRIER_KIND_COUNT);
+    if (kind != BARRIER_UFFD) /* the default's first choice, refused here */
+      sgc_warn("the uffd write barrier is not available here (%s); using the %s barrier",
+               refusals[BARRIER_UFFD] ? refusals[BARRIER_UFFD] : "refused", names[kind]);
   } else if (barrier_available((enum barrier_kind)asked)) {
     kind = (enum barrier_kind)asked;
   } else {
@@ -88,9 +90,14 @@ enum barrier_kind barrier_init(void) {
     sgc_warn("SGC_BARRIER=%s is not available here (%s); using the %s barrier",
              names[asked], refusals[asked] ? refusals[asked] : "refused", names[kind]);
   }
+  /* Starting may still fail (mprotect's handler refused): the next. */
+  while (kind != BARRIER_FULL && ops_of[kind]->start && !ops_of[kind]->start()) {
+    enum barrier_kind next = best_available(kind);
+    sgc_warn("the %s barrier cannot start; using the %s barrier", names[kind], names[next]);
+    kind = next;
+  }
   barrier_kind_used = kind;
   atomic_store_explicit(&heap_commit_hook, commit_hook, memory_order_relaxed);
-  atomic_store_explicit(&heap_take_hook, take_hook, memory_order_relaxed);
   initialised = true;
   return kind;
 }
@@ -150,9 +157,10 @@ static void commit_hook(uintptr_t lo, uintptr_t hi) {
   if (barrier_armed()) barrier_cover(lo, hi);
 }
 
-static void take_hook(uintptr_t lo, uintptr_t hi) {
+void barrier_pages_formatted(uintptr_t lo, uintptr_t hi) {
+  if (!atomic_load_explicit(&armed, memory_order_relaxed)) return;
   const struct barrier_ops *o = ops();
-  if (o && o->taken && barrier_armed()) o->taken(lo, hi);
+  if (o && o->formatted) o->formatted(lo, hi);
 }
 
 /* ---- runs ---- */
@@ -239,7 +247,7 @@ size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) {
   const struct barrier_ops *o = ops();
   size_t reported = o ? o->collect(visit, arg) : collect_full(visit, arg);
   if (reported == (size_t)BARRIER_COLLECT_FAILED) {
-    sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the next",
+    sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the cycle ends",
              names[barrier_kind_used]);
     armed_full = true;
     reported = collect_full(visit, arg);

@@ -45,12 +45,21 @@ bool barrier_available(enum barrier_kind kind);
  * every heap page (the chunks' whole reserved ranges, so pages the heap
  * grows into during the cycle are covered too). */
 void barrier_arm(void);
-/* A chunk added while armed (heap_grow): cover [LO, HI) as well. */
+/* A chunk added while armed (heap_grow): cover [LO, HI) as well.
+ * heap_grow calls it itself, through heap_commit_hook (heap.h), which
+ * barrier_init sets: the collector need not. */
 void barrier_cover(uintptr_t lo, uintptr_t hi);
 /* Calls VISIT for each run of pages [lo, hi) written since barrier_arm
  * or the previous call, re-arming them in the same step so that a write
- * after the report shows in the next call; returns the pages reported. */
+ * after the report shows in the next call; returns the pages reported.
+ * One caller at a time.  Pages may be reported unwritten (per backend:
+ * docs/barriers.md), never the reverse. */
 size_t barrier_collect_dirty(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* Pages [LO, HI) begin holding new objects (a small page formatted, a
+ * large object placed; alloc/): the mprotect barrier leaves them
+ * writable for the rest of the cycle (thesis §5.2.1: the allocator
+ * unprotects the pages it hands out).  A no-op when not armed. */
+void barrier_pages_formatted(uintptr_t lo, uintptr_t hi);
 /* World stopped: stops recording; pages are left writable. */
 void barrier_disarm(void);
 bool barrier_armed(void);

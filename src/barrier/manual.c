@@ -84,7 +84,7 @@ static size_t manual_collect(barrier_visit_fn *visit, void *arg) {
 static void manual_disarm(void) { atomic_store_explicit(&recording, false, memory_order_relaxed); }
 
 const struct barrier_ops barrier_manual_ops = {
-    .probe = manual_probe, .arm = manual_arm, .cover = manual_cover, .taken = NULL,
+    .probe = manual_probe, .arm = manual_arm, .cover = manual_cover,
     .collect = manual_collect, .disarm = manual_disarm};
 
 /* Release, not relaxed: the program's store into P comes before the

@@ -109,5 +109,5 @@ static size_t softdirty_collect(barrier_visit_fn *visit, void *arg) {
 static void softdirty_disarm(void) {}
 
 const struct barrier_ops barrier_softdirty_ops = {
-    .probe = softdirty_probe, .arm = softdirty_arm, .cover = NULL, .taken = NULL,
+    .probe = softdirty_probe, .arm = softdirty_arm, .cover = NULL,
     .collect = softdirty_collect, .disarm = softdirty_disarm};

@@ -33,7 +33,7 @@
 
 #include "barrier/backend.h"
 #include "common.h"
-#include "heap/layout.h"
+#include "heap/heap.h"
 #include "os/os.h"
 
 /* Linux 6.4 and 6.7 UAPI (Debian 12's headers are 6.1's). */
@@ -64,6 +64,9 @@ static int uffd = -1, pagemap_fd = -1;
 static pid_t owner;
 /* Ranges [0, registered) of backend.h's list are registered on uffd. */
 static size_t registered;
+/* A new chunk could not be registered: collects fail, and barrier.c
+ * reports every page in use until the next arm registers it. */
+static bool uncovered;
 
 static const char *open_fds(void) {
   const uint64_t features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED;
@@ -122,6 +125,17 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
     lo = arg.walk_end;
   }
   return true;
+}
+
+/* Scans R's pages up to its chunk's page count: the rest of the
+ * reservation is not committed (a chunk grown in place meanwhile shows
+ * its new pages at a later scan: untouched pages are not reported).
+ * Without a lock: a collect racing heap_grow may read an older count;
+ * the finalize pause's reads it exactly. */
+static bool scan_committed(struct barrier_range r, struct barrier_runs *runs) {
+  struct chunk *c = chunk_of_address(r.lo);
+  uintptr_t hi = c ? c->base + c->page_count * PAGE_BYTES : r.hi;
+  return scan(r.lo, hi < r.hi ? hi : r.hi, runs);
 }
 
 /* Registers the ranges added since the last call (a new chunk). */
@@ -191,19 +205,17 @@ static bool uffd_probe(void) {
 /* Protects every page written so far; the report is dropped: arm
  * forgets what came before. */
 static bool uffd_arm(void) {
+  uncovered = false;
   if (!ready() || !register_new_ranges()) return false;
   size_t n = barrier_range_count();
-  for (size_t i = 0; i < n; i++) {
-    struct barrier_range r = barrier_range_at(i);
-    if (!scan(r.lo, r.hi, NULL)) return false;
-  }
+  for (size_t i = 0; i < n; i++)
+    if (!scan_committed(barrier_range_at(i), NULL)) return false;
   return true;
 }
 
 /* A new chunk while armed: registered, its pages unwritten so far. */
 static void uffd_cover(uintptr_t lo, uintptr_t hi) {
-  if (ready() && !register_new_ranges())
-    sgc_warn("the uffd barrier cannot register a new chunk at %p", (void *)lo);
+  if (!ready() || !register_new_ranges()) uncovered = true;
 }
 
 static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
@@ -211,13 +223,10 @@ static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
   bool ok = ready() && register_new_ranges();
   uint64_t start = os_now_ns();
   size_t n = barrier_range_count();
-  for (size_t i = 0; ok && i < n; i++) {
-    struct barrier_range r = barrier_range_at(i);
-    ok = scan(r.lo, r.hi, &runs);
-  }
+  for (size_t i = 0; ok && i < n; i++) ok = scan_committed(barrier_range_at(i), &runs);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
-  if (!ok) return BARRIER_COLLECT_FAILED;
+  if (!ok || uncovered) return BARRIER_COLLECT_FAILED;
   return runs.pages;
 }
 
@@ -233,5 +242,5 @@ static void uffd_disarm(void) {
 }
 
 const struct barrier_ops barrier_uffd_ops = {
-    .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover, .taken = NULL,
+    .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover,
     .collect = uffd_collect, .disarm = uffd_disarm};

@@ -12,7 +12,7 @@ _Atomic(struct pagemap_entry *) pagemap_l1[1u << PAGEMAP_L1_BITS];
 _Atomic uintptr_t heap_lowest = UINTPTR_MAX, heap_highest = 0;
 bool heap_interior_pointers = true;
 uint64_t heap_displacements[PAGE_BYTES / 64];
-_Atomic(heap_range_hook *) heap_commit_hook, heap_take_hook;
+_Atomic(heap_range_hook *) heap_commit_hook;
 
 static void heap_committed(uintptr_t lo, uintptr_t hi) {
   heap_range_hook *hook = atomic_load_explicit(&heap_commit_hook, memory_order_relaxed);

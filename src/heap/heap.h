@@ -343,13 +343,12 @@ struct chunk *heap_first_chunk(void);
 /* Walk every page header (collector, world stopped or heap_lock held). */
 #define FOR_EACH_CHUNK(c) for (struct chunk *c = heap_first_chunk(); c; c = c->next)
 
-/* The write barrier's hooks (barrier/barrier.c sets them at
- * barrier_init, a layer above; NULL before).  Called with heap_lock held:
- * COMMIT for pages heap_grow committed (a new chunk, or a chunk grown in
- * place), TAKE for pages leaving the free pool.  Relaxed: set once, and
- * each callee checks its own state. */
+/* The write barrier's hook (barrier/barrier.c sets it at barrier_init, a
+ * layer above; NULL before), called with heap_lock held for pages
+ * heap_grow committed: a new chunk, or a chunk grown in place.  Relaxed:
+ * set once, and the callee checks its own state. */
 typedef void heap_range_hook(uintptr_t lo, uintptr_t hi);
-extern _Atomic(heap_range_hook *) heap_commit_hook, heap_take_hook;
+extern _Atomic(heap_range_hook *) heap_commit_hook;
 
 /* ---- page_pool.c: free pages as coalescing spans (heap_lock held) ---- */
 struct page_header *page_pool_take(size_t pages);

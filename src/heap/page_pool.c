@@ -135,8 +135,6 @@ static struct page_header *span_take_head(struct page_header *span, size_t pages
       released_pages--;
     }
   }
-  heap_range_hook *hook = atomic_load_explicit(&heap_take_hook, memory_order_relaxed);
-  if (hook) hook(span->start, span->start + (pages << PAGE_SHIFT));
   return span;
 }
 

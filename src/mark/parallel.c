@@ -325,6 +325,10 @@ static void *helper_main(void *arg) {
   struct marker *m = arg;
   sigset_t all;
   sigfillset(&all);
+  /* Not the fault signals: a GC thread's write to a page the mprotect
+   * barrier protects must reach its handler (barrier/mprotect_signals.c). */
+  sigdelset(&all, SIGSEGV);
+  sigdelset(&all, SIGBUS);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   uint32_t seen = 0, hint = atomic_load_explicit(&prewake_seq, memory_order_relaxed);
   atomic_fetch_add_explicit(&helpers_started, 1, memory_order_release);

@@ -21,23 +21,9 @@
 #include <signal.h>
 #include <time.h>
 
+#include "base/next_definition.h"
 #include "common.h"
 #include "threads/thread.h"
-
-/* The definition after sgc's; relaxed: every thread finds the same one. */
-static void *next_definition(void *_Atomic *cache, const char *name) {
-  void *f = atomic_load_explicit(cache, memory_order_relaxed);
-  if (f) return f;
-  f = dlsym(RTLD_NEXT, name);
-  if (!f) sgc_fatal("%s: no definition after libsgc's to call (%s)", name, dlerror());
-  atomic_store_explicit(cache, f, memory_order_relaxed);
-  return f;
-}
-#define NEXT(type, name)                                          \
-  static type next_##name(void) {                                 \
-    static void *_Atomic cache;                                   \
-    return (type)next_definition(&cache, #name);                  \
-  }
 
 typedef int (*join_fn)(pthread_t, void **);
 typedef int (*timedjoin_fn)(pthread_t, void **, const struct timespec *);

@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +35,13 @@ static void visit(uintptr_t lo, uintptr_t hi, void *arg) {
     if (at < (uintptr_t)OBJECT_PAGES * PAGE_BYTES) seen[at / PAGE_BYTES] = true;
     else seen_outside++;
   }
+}
+
+static uintptr_t watched[2];
+static bool watched_seen[2];
+static void watch(uintptr_t lo, uintptr_t hi, void *arg) {
+  for (int i = 0; i < 2; i++)
+    if (watched[i] >= lo && watched[i] < hi) watched_seen[i] = true;
 }
 
 static void write_page(unsigned page, char value) {
@@ -89,6 +98,17 @@ static void check_read_into(char *b, const char *what) {
   CHECK(wrote == (ssize_t)sizeof data && got == wrote, "read(2) into %s: %zd (%s)", what, got,
         got < 0 ? strerror(errno) : "short");
   CHECK(b[100] == 'r' && b[100 + sizeof data - 1] == 'r', "read(2) into %s: data", what);
+  close(fds[0]);
+  close(fds[1]);
+  /* readv into two pages of it, recv from a socket into another. */
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return;
+  wrote = write(fds[1], data, sizeof data);
+  struct iovec parts[2] = {{b + 10, PAGE_BYTES}, {b + 2 * PAGE_BYTES + 20, PAGE_BYTES}};
+  got = readv(fds[0], parts, 2);
+  CHECK(got == 2 * PAGE_BYTES, "readv(2) into %s: %zd (%s)", what, got, got < 0 ? strerror(errno) : "short");
+  got = recv(fds[0], b + 3 * PAGE_BYTES, PAGE_BYTES, 0);
+  CHECK(got == PAGE_BYTES, "recv(2) into %s: %zd (%s)", what, got, got < 0 ? strerror(errno) : "short");
+  CHECK(b[3 * PAGE_BYTES] == 'r' && b[2 * PAGE_BYTES + 20] == 'r', "readv, recv into %s: data", what);
   close(fds[0]);
   close(fds[1]);
 }
@@ -190,6 +210,30 @@ int main(void) {
   collect();
   static const unsigned fourth[] = {62};
   check_exact("armed again, one write", fourth, 1);
+  /* A chunk added while armed (heap_grow's hook covers it): an object
+   * larger than the first chunk's room makes one. */
+  size_t chunks_before = 0, chunks_after = 0;
+  FOR_EACH_CHUNK(c) chunks_before++;
+  const size_t big_bytes = (size_t)1536 << 20;
+  char *big = GC_malloc(big_bytes);
+  FOR_EACH_CHUNK(c) chunks_after++;
+  CHECK(big && chunks_after > chunks_before, "no new chunk (%zu, then %zu)", chunks_before, chunks_after);
+  if (big) {
+    collect();
+    big[5] = 1;
+    big[big_bytes - 1] = 1;
+    if (kind == BARRIER_MANUAL) {
+      barrier_note_store(big);
+      barrier_note_store(big + big_bytes - 1);
+    }
+    watched[0] = (uintptr_t)big;
+    watched[1] = (uintptr_t)big + big_bytes - 1;
+    memset(watched_seen, 0, sizeof watched_seen);
+    barrier_collect_dirty(watch, NULL);
+    CHECK(watched_seen[0] && watched_seen[1], "a new chunk's writes: first page %d, last %d",
+          watched_seen[0], watched_seen[1]);
+  }
+
   if (kind == BARRIER_MANUAL) { /* bdwgc's calls: a slot's page, an object's pages */
     GC_ptr_store_and_dirty(object + 9 * PAGE_BYTES, atomic_buffer);
     collect();
