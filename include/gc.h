@@ -164,12 +164,15 @@ GC_API int GC_expand_hp(size_t bytes);
 GC_API void GC_set_max_heap_size(GC_word bytes);
 GC_API void GC_set_pages_executable(int);
 GC_API int GC_get_pages_executable(void);
-/* Incremental collection is not implemented yet: this call is accepted
- * and the collector stays stop-the-world (parallel). */
+/* Incremental mode is sgc's concurrent mode (docs/concurrent.md): cycles
+ * that mark beside the program between two short pauses.  This call (or
+ * GC_ENABLE_INCREMENTAL=1, or SGC_MODE=concurrent) turns it on; the
+ * environment's SGC_MODE=stop wins over the call. */
 GC_API void GC_enable_incremental(void);
 GC_API int GC_is_incremental_mode(void);
-/* What bdwgc's incremental mode write-protects: with none in sgc, always
- * GC_PROTECTS_NONE. */
+/* What incremental mode write-protects: the heap under the mprotect
+ * barrier (GC_PROTECTS_POINTER_HEAP), else nothing (GC_PROTECTS_NONE:
+ * uffd's write faults are resolved by the kernel, without a signal). */
 #define GC_PROTECTS_POINTER_HEAP 1
 #define GC_PROTECTS_PTRFREE_HEAP 2
 #define GC_PROTECTS_STATIC_DATA 4
@@ -503,13 +506,15 @@ GC_API void GC_noop1(GC_word);
 /* A list of objects linked through their first words, for GC_NEXT. */
 GC_API void *GC_malloc_many(size_t);
 #define GC_NEXT(p) (*(void **)(p))
-/* Stubborn objects and dirty bits: sgc has no incremental mode, so these
- * are ordinary objects and plain stores. */
+/* Stubborn objects are ordinary ones; GC_end_stubborn_change and
+ * GC_ptr_store_and_dirty report a store to the manual write barrier of
+ * concurrent mode (SGC_BARRIER=manual), and are plain stores otherwise. */
 GC_API void *GC_malloc_stubborn(size_t);
 GC_API void GC_change_stubborn(const void *);
 GC_API void GC_end_stubborn_change(const void *);
 GC_API void GC_ptr_store_and_dirty(void *, const void *);
-/* A collection if one is due; returns 0 (no increments are left). */
+/* A collection if one is due (concurrent mode: a cycle started, or
+ * finished once its marking converged); nonzero while a cycle runs. */
 GC_API int GC_collect_a_little(void);
 GC_API size_t GC_get_memory_use(void);
 GC_API size_t GC_get_obtained_from_os_bytes(void);
@@ -581,8 +586,8 @@ GC_API void GC_set_force_unmap_on_gcollect(int);
 GC_API int GC_get_force_unmap_on_gcollect(void);
 GC_API void GC_set_no_dls(int);
 GC_API int GC_get_no_dls(void);
-/* Kept and read back, without effect: bdwgc's incremental and
- * generational modes, retries and interruptible collections. */
+/* Kept and read back, without effect: bdwgc's tuning of its incremental
+ * and generational modes, retries and interruptible collections. */
 GC_API void GC_set_stop_func(GC_stop_func);
 GC_API GC_stop_func GC_get_stop_func(void);
 GC_API void GC_set_dont_expand(int);
@@ -620,7 +625,8 @@ GC_API void GC_deinit(void); /* sgc keeps running; nothing to release */
 typedef int (*GC_has_static_roots_func)(const char *dlpi_name, void *section_start,
                                         size_t section_size);
 GC_API void GC_register_has_static_roots_callback(GC_has_static_roots_func);
-GC_API void GC_start_incremental_collection(void); /* no incremental mode */
+/* Concurrent mode: starts a cycle now unless one runs (else nothing). */
+GC_API void GC_start_incremental_collection(void);
 GC_API void GC_set_manual_vdb_allowed(int);
 GC_API int GC_get_manual_vdb_allowed(void);
 /* sgc handles fork itself (pthread_atfork): these do nothing. */
@@ -701,7 +707,7 @@ GC_API GC_ATTR_MALLOC wchar_t *GC_debug_wcsdup(const wchar_t *, const char *file
 #define GC_WCSDUP(s) GC_wcsdup(s)
 #endif
 #endif
-/* Stubborn objects are ordinary ones (sgc has no incremental mode). */
+/* Stubborn objects are ordinary ones. */
 #define GC_MALLOC_STUBBORN(sz) GC_MALLOC(sz)
 #define GC_NEW_STUBBORN(t) GC_NEW(t)
 #define GC_CHANGE_STUBBORN(p) GC_change_stubborn(p)

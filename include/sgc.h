@@ -23,12 +23,16 @@ typedef struct SGC_attr {
   int page_policy;           /* SGC_PAGE_POLICY: 1 ps, 2 al, 3 lps (0: environment) */
   double lps_k;              /* SGC_LPS_K (0: environment) */
   int lab;                   /* SGC_LAB: 1 thread, 2 cpu, 3 flip (0: environment) */
-  int reserved[12];
+  int mode;                  /* SGC_MODE: 1 stop, 2 concurrent (0: environment) */
+  int reserved[11];
 } SGC_attr_t;
 
 /* Values of SGC_attr_t.page_policy and .lab. */
 enum { SGC_PAGE_POLICY_PS = 1, SGC_PAGE_POLICY_AL = 2, SGC_PAGE_POLICY_LPS = 3 };
 enum { SGC_LAB_THREAD = 1, SGC_LAB_CPU = 2, SGC_LAB_FLIP = 3 };
+/* Values of SGC_attr_t.mode: stop-the-world collections, or concurrent
+ * cycles (docs/concurrent.md). */
+enum { SGC_MODE_STOP = 1, SGC_MODE_CONCURRENT = 2 };
 
 GC_API void SGC_attr_init(SGC_attr_t *attr);
 
@@ -110,6 +114,15 @@ typedef struct SGC_gc_record {
   /* Free pages this collection found false pointers into: black-listed,
    * so new objects are placed elsewhere for a while (SGC_BLACKLIST). */
   uint64_t blacklisted_pages;
+  /* A concurrent cycle (SGC_MODE=concurrent, docs/concurrent.md), which
+   * this record's finish ended: pause_ns is then the finish's pause and
+   * start_pause_ns the start's; cycle_ns from the start to the finish's
+   * end; pages the barrier reported written and rescanned, in rounds
+   * while the program ran and at the finish; bytes marked by allocating
+   * threads (the rest of marked_bytes by the GC threads).  fallback: the
+   * cycle had not converged and the finish marked the rest stopped. */
+  int concurrent, fallback;
+  uint64_t start_pause_ns, cycle_ns, rescanned_pages, rounds, mutator_marked_bytes;
 } SGC_gc_record_t;
 
 /* Totals since start. */
@@ -181,6 +194,9 @@ typedef struct SGC_stats {
   uint64_t numa_interleaved_bytes, numa_bind_calls, numa_bind_failures;
   /* Free pages the last collection black-listed (SGC_gc_record_t). */
   uint64_t last_blacklisted_pages;
+  /* Concurrent cycles finished, of them fallbacks to a stopped finish,
+   * and the longest start pause. */
+  uint64_t concurrent_cycles, concurrent_fallbacks, max_start_pause_ns;
 } SGC_stats_t;
 
 GC_API void SGC_get_stats(SGC_stats_t *out);

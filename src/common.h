@@ -28,6 +28,12 @@ struct sgc_settings {
   size_t initial_heap_bytes;
   size_t max_heap_bytes;      /* 0 = unlimited */
   unsigned torture_interval;  /* 0 = off */
+  /* SGC_MODE=concurrent (or GC_ENABLE_INCREMENTAL, GC_enable_incremental):
+   * collections as concurrent cycles (collect/concurrent.c).  Only set
+   * before the first cycle, under heap_lock. */
+  bool concurrent;
+  unsigned concurrent_trigger;  /* SGC_CONCURRENT_TRIGGER: % of the threshold; 0 = adaptive */
+  unsigned concurrent_hold_ms;  /* SGC_CONCURRENT_HOLD_MS: a test's hold on the marking */
   unsigned extra_bytes;       /* bytes added to every request (bdwgc: 1) */
   size_t small_request_limit; /* MAX_SMALL_BYTES - extra_bytes */
   unsigned markers;

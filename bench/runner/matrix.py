@@ -289,7 +289,9 @@ VARIANTS = {
     "lab-flip": {"SGC_LAB": "flip"},
     # a collection every 50 refills (tests' torture mode)
     "torture": {"SGC_TORTURE": "50"},
-    # concurrent cycles (issue 54), per write barrier (docs/barriers.md)
+    # concurrent cycles (issue 54, docs/concurrent.md): the best barrier,
+    # and each barrier (docs/barriers.md)
+    "concurrent": {"SGC_MODE": "concurrent"},
     **{f"concurrent-{b}": {"SGC_MODE": "concurrent", "SGC_BARRIER": b}
        for b in ("uffd", "softdirty", "mprotect", "full")},
     # sweeping
@@ -420,6 +422,11 @@ EXPERIMENTS = {
     "retention": {"programs": ["retention"], "impls": ["sgc", "bdwgc"], "threads": [1, 4],
                   "gc_threads": [None, 4],
                   "variants": ["default", "torture", "lab-cpu", "ps", "al", "lps1.5"]},
+    # stop-the-world against concurrent cycles (issue 54); a cycle's
+    # SGC_TRACE record (its finish) holds its start pause as start_pause_ns
+    "concurrent": {"programs": APPS, "impls": ["sgc", "bdwgc"], "threads": [1, 2],
+                   "gc_threads": [None],
+                   "variants": ["default", "concurrent-uffd", "concurrent-full"]},
     # issue 54: request latency and throughput with a large live heap,
     # stop-the-world and concurrent per barrier, against bdwgc and its
     # incremental mode

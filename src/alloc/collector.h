@@ -27,6 +27,10 @@ bool grow_or_collect(size_t bytes, bool *collected);
  * collect_torture collects for it. */
 bool collect_torture_turn(struct thread_alloc *t);
 void collect_torture(void);
+/* Concurrent mode, at a slow path with no lock of the collector's held
+ * (collect/concurrent.c): a cycle's share of marking for a thread about
+ * to take about BYTES, or the start of a cycle when one is due. */
+void concurrent_assist(size_t bytes);
 /* After heap_lock is released: queued finalizers, the trace. */
 void collect_after_unlock(void);
 /* The bytes a thread may count privately before adding them to the

@@ -55,6 +55,7 @@ SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_
   if (sgc_settings.max_heap_bytes && (pages << PAGE_SHIFT) > sgc_settings.max_heap_bytes)
     return sgc_out_of_memory(bytes);
   struct thread_alloc *t = alloc_self_or_register();
+  concurrent_assist(pages << PAGE_SHIFT);
   uintptr_t outer = slow_path_cut(t);
   heap_lock_take(thread_of_alloc(t));
   if (collect_torture_turn(t)) collect_torture();

@@ -269,6 +269,7 @@ SGC_NOINLINE void *refill_and_allocate(struct thread_alloc *t, unsigned kind, un
   uint64_t gc_before = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed);
   bool finish = false;
   page_store_note_active(t);
+  concurrent_assist((size_t)size_class_bytes[cls] * refill_target(cls));
   void *first = refill_and_allocate_inner(t, kind, cls, &finish);
   /* Every object this path hands out, from a page, a batch or a CPU's
    * list, may carry GC_free's tag (alloc.h); the link is cleared. */

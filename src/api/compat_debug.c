@@ -3,6 +3,7 @@
  * machinery that have a plain answer in sgc. */
 #include <stdio.h>
 
+#include "barrier/barrier.h"
 #include "alloc/alloc.h"
 #include "alloc/page_path.h"
 #include "collect/collect.h"
@@ -216,6 +217,11 @@ GC_API void GC_print_free_list(int kind, size_t granules) {
 
 /* ---- incremental mode and timing ---- */
 
-GC_API int GC_incremental_protection_needs(void) { return GC_PROTECTS_NONE; }
+/* Only the mprotect barrier write-protects the heap (while a cycle is
+ * armed); sgc's concurrent mode protects neither stacks nor static data. */
+GC_API int GC_incremental_protection_needs(void) {
+  return sgc_settings.concurrent && barrier_in_use() == BARRIER_MPROTECT ? GC_PROTECTS_POINTER_HEAP
+                                                                        : GC_PROTECTS_NONE;
+}
 GC_API void GC_start_performance_measurement(void) {}
 GC_API void GC_push_finalizer_structures(void) {}

@@ -13,6 +13,7 @@
 
 #include "collect/debug_alloc.h"
 #include "collect/collect.h"
+#include "collect/concurrent.h"
 #include "collect/events.h"
 #include "common.h"
 #include "gc/gc_mark.h"
@@ -203,8 +204,15 @@ GC_API void GC_alloc_unlock(void) {
   lock_holding_callback = NULL;
   pthread_mutex_unlock(&heap_lock);
 }
-/* sgc has no incremental mode: nothing to start, no dirty bits to keep. */
-GC_API void GC_start_incremental_collection(void) {}
+/* In concurrent mode (GC_enable_incremental) a cycle starts now unless
+ * one runs; the program's next slow paths finish it.  A no-op in stop
+ * mode, as bdwgc's without incremental mode. */
+GC_API void GC_start_incremental_collection(void) {
+  sgc_ensure_init();
+  heap_lock_acquire();
+  if (sgc_settings.concurrent) collect_start_cycle(SGC_REASON_EXPLICIT);
+  pthread_mutex_unlock(&heap_lock);
+}
 /* sgc stops threads with SIGPWR from start-up, before main; a program
  * that needs that signal moves sgc to another before GC_INIT
  * (threads/stop_world.c).  GC_set_thr_restart_signal is there too. */
@@ -238,14 +246,18 @@ GC_API void GC_log_printf(const char *format, ...) {
   va_end(ap);
 }
 
-/* A collection if one is due; sgc has no increments, so nothing is left. */
+/* A collection if one is due (in concurrent mode: a cycle started, or
+ * finished once its marking converged); nonzero while a cycle runs. */
 GC_API int GC_collect_a_little(void) {
   sgc_ensure_init();
   heap_lock_acquire();
-  if (collect_should_run()) collect_locked(SGC_REASON_ALLOCATION);
+  bool collected = false;
+  collect_if_due(&collected);
+  /* Not while collections are off: a loop until 0 would never end. */
+  int more = concurrent_cycle_running() && !GC_dont_gc && !heap_accounting.disable_count;
   pthread_mutex_unlock(&heap_lock);
   collect_after_unlock();
-  return 0;
+  return more;
 }
 
 GC_API size_t GC_get_memory_use(void) {

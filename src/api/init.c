@@ -17,6 +17,7 @@
 #include "collect/debug_alloc.h"
 #include "base/env.h"
 #include "collect/collect.h"
+#include "collect/concurrent.h"
 #include "common.h"
 #include "heap/heap.h"
 #include "mark/mark.h"
@@ -74,6 +75,12 @@ static void read_settings(void) {
       env_size_in(env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE"), 0, HEAP_BYTES_MAX);
   s->max_heap_bytes = env_size(env_first("SGC_MAXIMUM_HEAP_SIZE", "GC_MAXIMUM_HEAP_SIZE"), 0);
   s->torture_interval = (unsigned)env_long_in("SGC_TORTURE", 0, 0, INT32_MAX);
+  static const struct env_word mode_words[] = {{"stop", 0}, {"concurrent", 1}};
+  s->concurrent = env_choice("SGC_MODE", mode_words, ENV_WORDS_COUNT(mode_words), 0) != 0;
+  /* bdwgc's switch for its incremental mode, unless SGC_MODE says. */
+  if (!env_value("SGC_MODE") && env_long_in("GC_ENABLE_INCREMENTAL", 0, 0, 1)) s->concurrent = true;
+  s->concurrent_trigger = (unsigned)env_long_in("SGC_CONCURRENT_TRIGGER", 0, 0, 100);
+  s->concurrent_hold_ms = (unsigned)env_long_in("SGC_CONCURRENT_HOLD_MS", 0, 0, 60000);
   /* A program built for libgc was tested with bdwgc's byte past each
    * object, and some write it (goo); one linked with -lsgc gets none
    * unless asked (docs/behaviour.md, "Padding"). */
@@ -112,6 +119,8 @@ static void read_settings(void) {
     if (a->max_heap_bytes) s->max_heap_bytes = a->max_heap_bytes;
     if (a->free_space_divisor > 0) GC_free_space_divisor = (GC_word)a->free_space_divisor;
     if (a->torture_interval > 0) s->torture_interval = (unsigned)a->torture_interval;
+    if (a->mode == SGC_MODE_CONCURRENT) s->concurrent = true;
+    else if (a->mode == SGC_MODE_STOP) s->concurrent = false;
     if (a->extra_bytes > 0) s->extra_bytes = (unsigned)a->extra_bytes;
     if (s->extra_bytes > 256) {
       sgc_warn("SGC_attr_t extra_bytes=%u is too large; using 256", s->extra_bytes);
@@ -135,10 +144,14 @@ static void fork_prepare(void) {
    * no thread holds a sweep-list, page-store or batch lock the child would
    * inherit held. */
   collector_locks_take();
+  /* With heap_lock held no cycle starts or finishes: a running one's GC
+   * threads stop marking, so none holds a mark stack's lock at the fork. */
+  concurrent_before_fork();
   debug_objects_fork_lock(true); /* after heap_lock, as collections take it */
   stats_before_fork();
 }
 static void fork_parent(void) {
+  concurrent_after_fork_parent();
   stats_after_fork_parent();
   debug_objects_fork_lock(false);
   collector_locks_release();
@@ -151,6 +164,7 @@ static void fork_child(void) {
   threads_after_fork_child();
   suspend_after_fork_child();
   parallel_after_fork_child();
+  concurrent_after_fork_child();
   /* The parent's waiters are not in the child: a stale count would make
    * every explicit collection there, and every heap_lock taker, wait out
    * the bound of a turn. */
@@ -257,6 +271,10 @@ GC_API int SGC_init(int ngcp, const SGC_attr_t *attr) {
     if (attr->lps_k >= 1.0) page_policy_k = attr->lps_k;
     else if (attr->lps_k != 0.0)
       sgc_warn("SGC_init: ignoring lps_k %g: LPS's k is at least 1", attr->lps_k);
+    if (attr->mode == SGC_MODE_CONCURRENT || attr->mode == SGC_MODE_STOP)
+      concurrent_set_mode(attr->mode == SGC_MODE_CONCURRENT);
+    else if (attr->mode)
+      sgc_warn("SGC_init: ignoring mode %d: not an SGC_MODE_ value", attr->mode);
     if (attr->lab >= SGC_LAB_THREAD && attr->lab <= SGC_LAB_FLIP) percpu_set_mode(attr->lab);
     else if (attr->lab) sgc_warn("SGC_init: ignoring lab %d: not an SGC_LAB_ value", attr->lab);
   }

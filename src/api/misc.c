@@ -1,5 +1,9 @@
 /* Small bdwgc calls that belong to no other part. */
+#include <string.h>
+
+#include "base/env.h"
 #include "collect/collect.h"
+#include "collect/concurrent.h"
 #include "common.h"
 #include "heap/heap.h"
 #include "mark/snapshot.h"
@@ -34,8 +38,18 @@ GC_API void GC_register_displacement(size_t offset) {
 
 GC_API void GC_set_pages_executable(int on) { (void)on; }
 GC_API int GC_get_pages_executable(void) { return 0; }
-GC_API void GC_enable_incremental(void) {}
-GC_API int GC_is_incremental_mode(void) { return 0; }
+/* bdwgc's incremental mode is sgc's concurrent one (docs/concurrent.md);
+ * GC_ENABLE_INCREMENTAL and SGC_MODE=concurrent turn it on at start-up. */
+GC_API void GC_enable_incremental(void) {
+  sgc_ensure_init();
+  /* SGC_MODE=stop, set by whoever runs the program, wins over its code. */
+  const char *mode = env_value("SGC_MODE");
+  if (mode && strcmp(mode, "stop") == 0) return;
+  heap_lock_acquire();
+  concurrent_set_mode(true);
+  pthread_mutex_unlock(&heap_lock);
+}
+GC_API int GC_is_incremental_mode(void) { return sgc_settings.concurrent; }
 /* bdwgc's variable form of GC_get_parallel, kept in step by
  * settings_set_markers, the one place the marker count is set. */
 SGC_EXPORT int GC_parallel;

@@ -107,7 +107,11 @@ static bool register_range(uintptr_t lo, uintptr_t hi) {
 /* One PAGEMAP_SCAN over [LO, HI) that protects the written pages again
  * and, with RUNS, reports them; false when the kernel refused. */
 static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
-  struct page_region vec[128];
+  /* Static, not 3 KiB of the caller's stack: a cycle's finish runs on
+   * the allocating thread's, which may be 16 KiB (bb_tiny_stacks).  One
+   * caller at a time: the driver's rounds and the finish exclude each
+   * other, and arm runs with the world stopped. */
+  static struct page_region vec[128];
   while (lo < hi) {
     struct pm_scan_arg arg = {
         .size = sizeof arg, .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,

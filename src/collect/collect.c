@@ -20,10 +20,13 @@
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
 #include "collect/collect.h"
+#include "collect/concurrent.h"
 #include "collect/events.h"
 #include "collect/debug_alloc.h"
 #include "collect/finalize.h"
 #include "collect/leak_find.h"
+#include "mark/custom_kind.h"
+#include "mark/disclaim.h"
 #include "common.h"
 #include "heap/blacklist.h"
 #include "heap/heap.h"
@@ -106,21 +109,49 @@ static void fold_unlocked_allocation(void) {
   account_allocation(bytes);
 }
 
+/* A concurrent cycle whose marking has converged is finished by the next
+ * slow path of any thread (a relaxed load: a hint, read again under
+ * heap_lock by collect_torture). */
 bool collect_torture_turn(struct thread_alloc *t) {
+  if (concurrent_cycle_ready()) return true;
   return sgc_settings.torture_interval &&
          ++t->slow_path_count % sgc_settings.torture_interval == 0 &&
          !collect_automatic_disabled();
 }
 
+static bool collections_off(void) {
+  return GC_dont_gc || heap_accounting.disable_count || heap_accounting.collecting ||
+         collect_automatic_disabled();
+}
+
+/* Concurrent mode's step at an allocation slow path (heap_lock held):
+ * finishes a cycle that converged or cannot keep up, else starts one
+ * when due.  True when a cycle finished (memory may be free). */
+static bool concurrent_step(void) {
+  if (collections_off()) return false;
+  size_t allocated = allocated_since_gc_bytes(), threshold = collect_threshold();
+  bool fallback;
+  if (concurrent_should_finish(allocated, threshold, &fallback)) {
+    collect_locked(SGC_REASON_ALLOCATION);
+    return true;
+  }
+  if (sgc_settings.concurrent && concurrent_should_start(allocated, threshold))
+    collect_start_cycle(SGC_REASON_ALLOCATION);
+  return false;
+}
+
 bool collect_should_run(void) {
-  if (GC_dont_gc || heap_accounting.disable_count || heap_accounting.collecting ||
-      collect_automatic_disabled())
-    return false;
+  if (collections_off()) return false;
   return allocated_since_gc_bytes() >= collect_threshold();
 }
 
 bool collect_if_due(bool *collected) {
-  if (*collected || !collect_should_run()) return false;
+  if (*collected) return false;
+  if (sgc_settings.concurrent || concurrent_cycle_running()) {
+    *collected = concurrent_step();
+    return *collected;
+  }
+  if (!collect_should_run()) return false;
   collect_locked(SGC_REASON_ALLOCATION);
   *collected = true;
   return true;
@@ -134,7 +165,19 @@ bool grow_or_collect(size_t bytes, bool *collected) {
   return true;
 }
 
-void collect_torture(void) { collect_locked(SGC_REASON_TORTURE); }
+/* In concurrent mode a torture turn starts a cycle or finishes the
+ * running one, so cycles come as often as stop collections would. */
+void collect_torture(void) {
+  if (concurrent_cycle_ready()) {
+    if (!collections_off()) collect_locked(SGC_REASON_ALLOCATION);
+  } else if (concurrent_cycle_running()) {
+    if (!collections_off()) collect_locked(SGC_REASON_TORTURE);
+  } else if (sgc_settings.concurrent) {
+    if (!collections_off()) collect_start_cycle(SGC_REASON_TORTURE);
+  } else {
+    collect_locked(SGC_REASON_TORTURE);
+  }
+}
 
 /* Room to reach the next collection, at least a quarter of the heap (so
  * growth comes in few steps).  Growing by the whole threshold instead,
@@ -242,12 +285,56 @@ static void mark_thread_free_lists(void) {
 }
 
 /* One collection's record and times, filled in as it goes. */
+/* What a collection does: all of a stop-the-world one, or a concurrent
+ * cycle's start or finish (collect/concurrent.h). */
+enum collect_kind { COLLECT_STOP, COLLECT_CYCLE_START, COLLECT_CYCLE_FINISH };
+
 struct collection {
   struct sgc_thread *self;
+  enum collect_kind kind;
   SGC_gc_record_t rec;
   uint64_t t0, t1, t2;
   struct mark_totals totals, after_finalize;
 };
+
+/* A cycle's start pushes its own stack and then scans every root queued
+ * since FROM at once, in the pause (mark_scan_roots_now), while the
+ * frame that holds the spilled registers still exists. */
+SGC_NOINLINE static void scan_roots_from_this_frame(struct sgc_thread *self, size_t from) {
+  uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+  if (self->alloc.slow_path_sp > sp) sp = self->alloc.slow_path_sp;
+  push_thread_stack(self, sp, sp);
+  mark_scan_roots_now(from);
+}
+
+SGC_NOINLINE static void push_own_stack_and_scan_roots(struct sgc_thread *self, size_t from) {
+  __builtin_unwind_init();
+  scan_roots_from_this_frame(self, from);
+  __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
+}
+
+/* A concurrent cycle's start pause (thesis §5.2): the roots are read and
+ * what they point to marked and queued, the barrier armed; the marking
+ * itself comes after the world restarts.  Objects on thread free lists
+ * stay unmarked: the finish marks those still free. */
+static void stop_and_push_roots(void *arg) {
+  struct collection *c = arg;
+  c->t0 = os_now_ns();
+  c->rec.start_ns = c->t0;
+  collection_event(EVENT_PRE_STOP_WORLD);
+  c->rec.threads = stop_world() + 1;
+  collection_event(EVENT_POST_STOP_WORLD);
+  c->t1 = os_now_ns();
+  fold_unlocked_allocation();
+  size_t from = mark_collector->top; /* after the uncollectable objects */
+  heap_accounting.root_bytes = roots_push_all();
+  collection_push_other_roots();
+  finalize_push_roots();
+  push_thread_roots(c->self);
+  push_own_stack_and_scan_roots(c->self, from);
+  concurrent_arm(heap_accounting.allocated_since_gc, collect_threshold());
+  c->t2 = os_now_ns();
+}
 
 /* The stopped part of a collection: from the stop to the end of marking.
  * It runs with the loaded objects' list held still (roots/roots.h): a
@@ -272,6 +359,9 @@ static void stop_and_mark(void *arg) {
    * by stealing. */
   collection_event(EVENT_MARK_START);
   mark_thread_free_lists();
+  /* A cycle's finish: the GC threads' leftover work and the objects on
+   * pages written since the last round join the roots. */
+  if (c->kind == COLLECT_CYCLE_FINISH) concurrent_finish_mark();
   heap_accounting.root_bytes = roots_push_all();
   collection_push_other_roots();
   finalize_push_roots();
@@ -282,6 +372,14 @@ static void stop_and_mark(void *arg) {
   parallel_after_collection(&c->totals);
   finalize_after_mark();
   c->after_finalize = mark_collect_totals();
+  if (c->kind == COLLECT_CYCLE_FINISH) {
+    /* What the program's threads marked counts as live too. */
+    uint64_t bytes, atomic_bytes, objects;
+    concurrent_assist_totals(&bytes, &atomic_bytes, &objects);
+    c->after_finalize.bytes += bytes;
+    c->after_finalize.atomic_bytes += atomic_bytes;
+    c->after_finalize.objects += objects;
+  }
   collection_event(EVENT_MARK_END);
   /* Batches of freed objects go back to their pages by sweeping; dropped
    * here, with every thread stopped and registry_lock held, because they
@@ -294,6 +392,13 @@ static void stop_and_mark(void *arg) {
 /* The thread whose collection runs the program's start functions with
  * heap_lock released, or NULL; read and written under heap_lock. */
 static struct sgc_thread *start_hooks_thread;
+
+static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
+                        enum collect_kind kind);
+/* A cycle's finish that a stop collection follows at once (under
+ * heap_lock): debugging objects are checked by that one only, so a
+ * smashed object is not reported twice in one call. */
+static bool finish_before_stop;
 
 void collect_locked(enum SGC_gc_reason reason) {
   struct sgc_thread *self = thread_self_or_register();
@@ -309,13 +414,63 @@ void collect_locked(enum SGC_gc_reason reason) {
   /* GC_dont_gc and GC_disable suppress every kind of collection,
    * explicit ones included (as bdwgc). */
   if (heap_accounting.collecting || GC_dont_gc || heap_accounting.disable_count) return;
+  if (concurrent_cycle_running()) {
+    /* Finished first, whatever the mode now; an explicit collection, or
+     * one for a heap that cannot grow, then collects what died during
+     * the cycle too. */
+    bool full_after = reason == SGC_REASON_EXPLICIT || reason == SGC_REASON_HEAP_LIMIT;
+    finish_before_stop = full_after;
+    collect_run(self, reason, COLLECT_CYCLE_FINISH);
+    finish_before_stop = false;
+    if (!full_after) return;
+    if (heap_accounting.collecting || GC_dont_gc || heap_accounting.disable_count) return;
+  }
+  collect_run(self, reason, COLLECT_STOP);
+}
+
+/* Concurrent mode, at an allocation slow path with no lock held: a
+ * cycle starts once due, whether or not free pages remain (the trigger
+ * leaves room for the cycle to run).  Skipped when heap_lock is busy: the
+ * next slow path tries again. */
+void collect_poll_cycle_start(void) {
+  if (!sgc_settings.concurrent || concurrent_cycle_running() || collections_off()) return;
+  if (!concurrent_should_start(allocated_since_gc_bytes(), collect_threshold())) return;
+  if (pthread_mutex_trylock(&heap_lock) != 0) return;
+  if (!collections_off() &&
+      concurrent_should_start(allocated_since_gc_bytes(), collect_threshold()))
+    collect_start_cycle(SGC_REASON_ALLOCATION);
+  pthread_mutex_unlock(&heap_lock);
+}
+
+void collect_start_cycle(enum SGC_gc_reason reason) {
+  struct sgc_thread *self = thread_self_or_register();
+  /* The cycle moves the GC threads' leftover work between stacks
+   * (parallel_gather_work), which a Chase-Lev deque does not allow. */
+  if (mark_config.deque == DEQUE_CHASE_LEV) {
+    sgc_warn("SGC_MARK_DEQUE=chase-lev is not for concurrent cycles; using the watermark stacks");
+    mark_config.deque = DEQUE_WATERMARK;
+  }
+  if (start_hooks_thread || heap_accounting.collecting || GC_dont_gc ||
+      heap_accounting.disable_count || concurrent_cycle_running())
+    return;
+  concurrent_prepare();
+  collect_run(self, reason, COLLECT_CYCLE_START);
+}
+
+static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
+                        enum collect_kind kind) {
   heap_accounting.collecting = true;
   uint64_t begun = os_now_ns();
   struct collection c;
   memset(&c, 0, sizeof c);
   c.self = self;
+  c.kind = kind;
   c.rec.reason = reason;
   c.rec.markers = 1;
+  /* The finish's fallback: its marking had not converged. */
+  bool fallback = kind == COLLECT_CYCLE_FINISH && !concurrent_cycle_ready() &&
+                  (reason == SGC_REASON_ALLOCATION || reason == SGC_REASON_HEAP_LIMIT);
+  if (kind == COLLECT_CYCLE_FINISH) concurrent_marking_stop();
   /* The program's functions for a collection's start run with heap_lock
    * released: they may take the program's own locks, and a thread holding
    * one of those may be waiting for heap_lock (Guile's start callback
@@ -323,13 +478,16 @@ void collect_locked(enum SGC_gc_reason reason) {
    * program's mutex held across any GC_ call would hang so).  bdwgc runs
    * them under its lock; nothing of sgc's is held here.  Other threads'
    * collections wait for this one meanwhile (start_hooks_thread). */
-  bool hooks = collection_start_hooks_set();
+  /* A cycle's start callback runs at its start, not again at its finish. */
+  bool hooks = kind != COLLECT_CYCLE_FINISH && collection_start_hooks_set();
   if (hooks) {
     start_hooks_thread = self;
     pthread_mutex_unlock(&heap_lock);
   }
-  collection_event(EVENT_START);
-  collection_start_callback();
+  if (kind != COLLECT_CYCLE_FINISH) {
+    collection_event(EVENT_START);
+    collection_start_callback();
+  }
   if (hooks) {
     heap_lock_take(self);
     start_hooks_thread = NULL;
@@ -340,6 +498,9 @@ void collect_locked(enum SGC_gc_reason reason) {
    * undoes the lists they leave on custom kinds' pages), and so do refills
    * on the page path without heap_lock, whose gate stays closed until the
    * sweep lists are rebuilt (alloc/page_path.h). */
+  /* A cycle's start: no page may wait to be swept while it marks (a
+   * sweep reads the marks), so every one is swept now, outside the pause. */
+  if (kind == COLLECT_CYCLE_START) sweep_finish_all();
   page_ops_wait();
   /* Before the world stops: it needs no more than heap_lock. */
   custom_kinds_before_mark();
@@ -351,7 +512,7 @@ void collect_locked(enum SGC_gc_reason reason) {
    * joined 16-21 us into the mark (median) once the threads waiting for
    * heap_lock were no longer signalled (threads/pthread_api.c), against
    * 0.4-0.5 us woken here (history.md, tools/analysis/helper_cpu.py). */
-  parallel_prewake();
+  if (kind != COLLECT_CYCLE_START) parallel_prewake(); /* a start pause does not mark */
   lock_counted(&registry_lock);
   page_path_close();
   pthread_mutex_lock(&meta_lock);
@@ -367,9 +528,31 @@ void collect_locked(enum SGC_gc_reason reason) {
    * A walk over every page in use, this took 18-75 us of each pause
    * (cube, gcbench, cky with 2 threads), the marking's only serial part
    * that grows with the heap. */
-  mark_begin();
+  if (kind == COLLECT_CYCLE_FINISH) {
+    /* The start's marks stay; uncollectable objects allocated since are
+     * roots too, pages of kinds marked from all are noted afresh, and mark
+     * procedures get the heap's bounds again (heap_lock held: it does not
+     * grow until the finish is over). */
+    mark_push_uncollectable();
+    disclaim_note_pages();
+    custom_kind_publish_heap_bounds(atomic_load_explicit(&heap_lowest, memory_order_relaxed),
+                                    atomic_load_explicit(&heap_highest, memory_order_relaxed));
+  } else {
+    mark_begin();
+    /* A cycle's mark procedures run while the heap may grow: every
+     * address the page map covers is plausible to GC_MARK_AND_PUSH (its
+     * GC_mark_and_push tests the page map), or an object in a chunk added
+     * meanwhile would be skipped (bb_custom_kinds, a large record). */
+    if (kind == COLLECT_CYCLE_START)
+      custom_kind_publish_heap_bounds(0, ((uintptr_t)1 << ADDRESS_BITS) - 1);
+  }
   parallel_prewake_settle();
-  roots_snapshot_static_then(stop_and_mark, &c);
+  /* The start's root scan queues an object per root word at most, with
+   * no drain in between: room for the last collection's roots and
+   * stacks' worth, made before any range is found. */
+  if (kind == COLLECT_CYCLE_START)
+    mark_reserve(heap_accounting.root_bytes / sizeof(uintptr_t) + (1u << 16));
+  roots_snapshot_static_then(kind == COLLECT_CYCLE_START ? stop_and_push_roots : stop_and_mark, &c);
   collection_event(EVENT_PRE_START_WORLD);
   start_world();
   collection_event(EVENT_POST_START_WORLD);
@@ -377,11 +560,20 @@ void collect_locked(enum SGC_gc_reason reason) {
   pthread_mutex_unlock(&meta_lock);
   pthread_mutex_unlock(&registry_lock);
   thread_stacks_warn();
+  if (kind == COLLECT_CYCLE_START) {
+    concurrent_note_start_pause(t3 - c.t0);
+    heap_accounting.collecting = false;
+    page_path_open();
+    concurrent_marking_begin();
+    return;
+  }
 
   /* Marks are final and no sweep has read them yet (the page path is
    * still closed): debugging objects are checked, leaks found. */
-  debug_objects_after_mark();
-  leak_find_after_mark();
+  if (!finish_before_stop) {
+    debug_objects_after_mark();
+    leak_find_after_mark();
+  }
   collection_event(EVENT_RECLAIM_START);
   if (sgc_settings.sweep_parallel) sweep_after_mark_parallel();
   else sweep_after_mark();
@@ -445,6 +637,17 @@ void collect_locked(enum SGC_gc_reason reason) {
     shares[i] = (struct marker_record){m->marked_bytes, m->marked_objects, m->steal_attempts,
                                        m->steal_successes, m->busy_ns, m->idle_ns,
                                        m->cpu_ns, m->join_ns, m->prewoken};
+  }
+  if (kind == COLLECT_CYCLE_FINISH) {
+    struct concurrent_record cycle;
+    concurrent_end(&cycle, fallback);
+    c.rec.concurrent = 1;
+    c.rec.fallback = cycle.fallback;
+    c.rec.start_pause_ns = cycle.start_pause_ns;
+    c.rec.cycle_ns = cycle.cycle_ns;
+    c.rec.rescanned_pages = cycle.rescanned_pages;
+    c.rec.rounds = cycle.rounds;
+    c.rec.mutator_marked_bytes = cycle.mutator_marked_bytes;
   }
   stats_record_collection(&c.rec, shares, share_count);
   collection_event(EVENT_END);

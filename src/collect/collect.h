@@ -23,6 +23,11 @@ bool collect_force_unmap(void);
 /* Both with heap_lock held. */
 bool collect_should_run(void);
 void collect_locked(enum SGC_gc_reason reason);
+/* Starts a concurrent cycle (collect/concurrent.h) unless one runs or
+ * collections are off; collect_locked finishes it. */
+void collect_start_cycle(enum SGC_gc_reason reason);
+/* At an allocation slow path, no lock held: starts a cycle when due. */
+void collect_poll_cycle_start(void);
 /* Heap growth when no free page is left and no collection is due. */
 size_t collect_growth_bytes(size_t needed);
 /* What all threads together may hold back of their unlocked refills

@@ -37,6 +37,8 @@ enum {
 };
 
 struct mark_config mark_config;
+_Atomic bool mark_concurrently;
+_Atomic int mark_yield_request;
 static struct marker collector_marker;
 struct marker *mark_collector = &collector_marker;
 
@@ -97,6 +99,37 @@ void mark_init(void) {
   parallel_mark_init();
 }
 
+/* The page walk of mark_begin (CLEAR) and of a cycle's finish: queues
+ * the uncollectable objects, and with CLEAR clears collectable pages'
+ * marks. */
+static void walk_pages(bool clear) {
+  FOR_EACH_CHUNK(c) {
+    for (size_t i = 0, step; i < c->page_count; i += step) {
+      struct page_header *p = &c->pages[i];
+      uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
+      step = page_walk_step(p, state);
+      if (state == PAGE_FREE) continue;
+      bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD;
+      if (!in_use || kind_is_collectable(p->kind)) {
+        if (clear) page_clear_marks(p);
+        continue;
+      }
+      if (p->kind != KIND_UNCOLLECTABLE) continue; /* atomic: nothing to scan */
+      if (state == PAGE_LARGE_HEAD) {
+        if (mark_bit_test(p, p->start)) mark_push_range(p->start, p->start + p->object_bytes);
+        continue;
+      }
+      size_t size = (size_t)p->object_granules << GRANULE_SHIFT;
+      for (unsigned j = 0; j < p->capacity; j++) {
+        uintptr_t obj = p->start + j * size;
+        if (mark_bit_test(p, obj)) mark_push_range(obj, obj + size);
+      }
+    }
+  }
+}
+
+void mark_push_uncollectable(void) { walk_pages(false); }
+
 void mark_begin(void) {
   /* Roots are marked by the collector alone, under the rule a drain by
    * several GC threads uses (the variant's and SGC_MARK_SET's), chosen
@@ -125,29 +158,7 @@ void mark_begin(void) {
    * pool carry no marks (page_pool_put clears them) and a tail's are never
    * set, so the walk costs the pages in use rather than the heap (a 1 GiB
    * heap holding a few hundred KB: 1.15 ms a collection before). */
-  FOR_EACH_CHUNK(c) {
-    for (size_t i = 0, step; i < c->page_count; i += step) {
-      struct page_header *p = &c->pages[i];
-      uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
-      step = page_walk_step(p, state);
-      if (state == PAGE_FREE) continue;
-      bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD;
-      if (!in_use || kind_is_collectable(p->kind)) {
-        page_clear_marks(p);
-        continue;
-      }
-      if (p->kind != KIND_UNCOLLECTABLE) continue; /* atomic: nothing to scan */
-      if (state == PAGE_LARGE_HEAD) {
-        if (mark_bit_test(p, p->start)) mark_push_range(p->start, p->start + p->object_bytes);
-        continue;
-      }
-      size_t size = (size_t)p->object_granules << GRANULE_SHIFT;
-      for (unsigned j = 0; j < p->capacity; j++) {
-        uintptr_t obj = p->start + j * size;
-        if (mark_bit_test(p, obj)) mark_push_range(obj, obj + size);
-      }
-    }
-  }
+  walk_pages(true);
   /* Kinds marked from all (gc_disclaim.h): their pages, whose unreached
    * objects are scanned after the drain, found by a walk of their own,
    * so the one above costs nothing more when no program made one. */
@@ -322,7 +333,8 @@ SGC_NOINLINE static void note_false_pointer(struct page_header *p) {
  * the page-map walk skips that test. */
 __attribute__((always_inline)) static inline size_t mark_candidate_cached(
     struct owner_view *v, struct marker *m, uintptr_t w, uintptr_t lowest, uintptr_t span,
-    bool interior, enum mark_set_rule rule, struct page_cache *cache, uint64_t *atomic_bytes) {
+    bool interior, enum mark_set_rule rule, struct page_cache *cache, uint64_t *atomic_bytes,
+    bool careful) {
   if (w - lowest >= span) return 0;
   uintptr_t page_address = w & ~(uintptr_t)(PAGE_BYTES - 1);
   struct page_header *p;
@@ -345,6 +357,11 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
      * folds into small_object_start's index times granules; mark_bit_of's
      * mask of BASE costs instructions of its own on every candidate
      * (cky: mark_drain_own 5% more instructions with it, 8cec65b). */
+    /* Marking beside the program (mark_concurrently): a page being
+     * formatted afresh may show one size class's capacity and another's
+     * size; only a false pointer meets it (a real one was written after
+     * the format), and it must not lead past the page. */
+    if (careful && base - p->start + size > PAGE_BYTES) return 0;
     mark = (_Atomic uint8_t *)&p->marks.byte[(base - p->start) >> GRANULE_SHIFT];
   } else {
     base = object_start_in_page(p, w, &page, interior);
@@ -385,6 +402,15 @@ void mark_drain_own(struct marker *m) {
   enum mark_set_rule rule = mark_config.set_rule;
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   uintptr_t span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
+  /* Beside the program the heap may grow during this drain: every
+   * address the page map covers is a candidate, not only the bounds read
+   * now (a new chunk's objects would be missed). */
+  bool careful = atomic_load_explicit(&mark_concurrently, memory_order_relaxed);
+  if (careful) {
+    lowest = 0;
+    span = (uintptr_t)1 << ADDRESS_BITS;
+  }
+  unsigned until_yield_check = 64;
   uint64_t bytes = 0, objects = 0, atomic_bytes = 0;
   bool count_nodes = numa_counting; /* the loop's one NUMA test, per scanned range */
   /* Valid for this drain only: pages do not change while marking. */
@@ -421,6 +447,17 @@ void mark_drain_own(struct marker *m) {
       window_hi[slot] = hi;
     }
     if (!count) break;
+    /* A concurrent cycle's finish asks the markers to stop: what the
+     * window holds goes back on the stack, for the finish's drain. */
+    if (careful && --until_yield_check == 0) {
+      until_yield_check = 64;
+      if (atomic_load_explicit(&mark_yield_request, memory_order_relaxed) ||
+          (m->drain_budget && bytes >= m->drain_budget)) {
+        for (; count; count--, first = (first + 1) % PREFETCH_DEPTH)
+          view_push(&v, m, window_lo[first], window_hi[first]);
+        break;
+      }
+    }
     lo = window_lo[first];
     hi = window_hi[first];
     first = (first + 1) % PREFETCH_DEPTH;
@@ -430,7 +467,7 @@ void mark_drain_own(struct marker *m) {
     for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
       size_t size =
           mark_candidate_cached(&v, m, scanned_word(p), lowest, span, interior, rule, &cache,
-                                &atomic_bytes);
+                                &atomic_bytes, careful);
       if (size) {
         bytes += size;
         objects++;
@@ -476,7 +513,7 @@ void mark_word_with(struct marker *m, uintptr_t w) {
   size_t size = mark_candidate_cached(&v, m, w, lowest,
                                       atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
                                       heap_interior_pointers, mark_config.set_rule, &cache,
-                                      &m->marked_atomic_bytes);
+                                      &m->marked_atomic_bytes, false);
   m->top = v.top;
   if (size) {
     m->marked_bytes += size;
@@ -500,6 +537,26 @@ void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base)
     if (w >= base && w < end) continue;
     mark_word(w);
   }
+}
+
+void mark_reserve(size_t entries) {
+  struct marker *m = mark_collector;
+  while (m->capacity - m->top < entries && marker_grow(m, true)) {
+  }
+}
+
+void mark_scan_roots_now(size_t from) {
+  struct marker *m = mark_collector;
+  size_t end = m->top;
+  for (size_t i = from; i < end; i++) {
+    /* Reread: a push below may grow (move) the stack. */
+    uintptr_t lo = m->entries[i].lo, hi = m->entries[i].hi;
+    for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++)
+      mark_word_with(m, scanned_word(p));
+  }
+  size_t found = m->top - end;
+  memmove(&m->entries[from], &m->entries[end], found * sizeof m->entries[0]);
+  m->top = from + found;
 }
 
 void mark_drain(void) {

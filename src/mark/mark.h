@@ -15,6 +15,9 @@ void mark_init(void);
  * bits of collectable objects cleared, uncollectable objects queued as
  * roots. */
 void mark_begin(void);
+/* A concurrent cycle's finish (world stopped): queues the uncollectable
+ * objects as mark_begin does, the marks left as they are. */
+void mark_push_uncollectable(void);
 
 /* Root and finalization helpers: they work on the collecting thread's
  * marker (marker 0). */
@@ -26,6 +29,22 @@ void mark_word_with(struct marker *m, uintptr_t word);
 void mark_without_scan(struct page_header *page, uintptr_t base);
 void mark_push_contents(struct page_header *page, uintptr_t base);
 void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base);
+/* Concurrent cycles (collect/concurrent.c).  mark_concurrently: set
+ * while GC threads mark beside the running program, so drains take the
+ * care that needs (mark.c); mark_yield_request: a cycle's finish asks
+ * them to stop and leave their work on their stacks. */
+extern _Atomic bool mark_concurrently;
+extern _Atomic int mark_yield_request;
+/* The world stopped: scans marker 0's entries from FROM on (the roots
+ * pushed so far) now, marking what they point to and queueing those
+ * objects in their place, so the roots need not stay readable while the
+ * program runs (a stack may be unmapped when its thread exits). */
+void mark_scan_roots_now(size_t from);
+/* Grows marker 0's stack to hold ENTRIES more, before the roots' ranges
+ * are found: a stack moved (mremap) while a range still to be scanned
+ * covers its old pages (a readable extent around a coroutine's stack
+ * pointer that runs into it: bb_foreign_stacks) would be read unmapped. */
+void mark_reserve(size_t entries);
 /* Marks everything reachable from marker 0's stack on this thread alone. */
 void mark_drain(void);
 /* The same with every marker of this collection (parallel.c). */
@@ -61,6 +80,12 @@ void parallel_prewake(void);
  * get off the collector's CPU. */
 void parallel_prewake_settle(void);
 unsigned parallel_markers_created(void);
+/* A concurrent cycle's marking: every active marker drains from marker
+ * 0's stack with stealing, as a collection does, until the work runs out
+ * or mark_yield_request is set; then (no phase running) the GC threads'
+ * leftover entries move to marker 0. */
+void parallel_drain_concurrent(void);
+void parallel_gather_work(void);
 void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all);
 unsigned parallel_set_active(unsigned want);
 /* One round of steals by M over the active markers (victims on M's

@@ -54,6 +54,9 @@ struct marker {
   /* Statistics of the current collection (owner only). */
   uint64_t marked_bytes, marked_objects;
   uint64_t marked_atomic_bytes; /* of them, in objects with no pointers */
+  /* A program thread's share of a concurrent cycle (collect/concurrent.c):
+   * its drain stops once it has marked this many bytes (0: no bound). */
+  uint64_t drain_budget;
   uint64_t steal_attempts, steal_successes;
   uint64_t busy_ns, idle_ns;
   /* CPU time the marker's thread got in the phase: less than busy + idle

@@ -100,6 +100,8 @@ static bool look_for_work_nsb(struct marker *m) {
   for (;;) {
     if (parallel_steal_from_someone(m)) return true; /* marker_steal cleared idle */
     if (terminated_nsb()) return false;
+    /* A concurrent cycle's finish: stop, work or none (parallel_gather_work). */
+    if (atomic_load_explicit(&mark_yield_request, memory_order_relaxed)) return false;
     backoff(&spins);
   }
 }
@@ -132,7 +134,7 @@ static bool look_for_work_counter(struct marker *m) {
     pthread_mutex_lock(&counter_lock);
     bool done = idle_count == (int)active;
     pthread_mutex_unlock(&counter_lock);
-    if (done) return false;
+    if (done || atomic_load_explicit(&mark_yield_request, memory_order_relaxed)) return false;
     if (someone_has_public_work(m)) {
       pthread_mutex_lock(&counter_lock);
       idle_count--;
@@ -153,6 +155,7 @@ static void drain_cooperative(struct marker *m) {
   for (;;) {
     mark_drain_own(m);
     if (!mark_config.balance || active == 1) break;
+    if (atomic_load_explicit(&mark_yield_request, memory_order_relaxed)) break;
     uint64_t idle_start = os_now_ns();
     bool more = mark_config.nsb ? look_for_work_nsb(m) : look_for_work_counter(m);
     m->idle_ns += os_now_ns() - idle_start;
@@ -530,6 +533,25 @@ static void drain_with_markers(void) {
   atomic_store_explicit(&mark_detection_interrupted, 0, memory_order_relaxed);
   /* Simple hands work to every helper, so it must wait for all of them. */
   parallel_run_phase(mark_phase, NULL, !mark_config.balance);
+}
+
+void parallel_drain_concurrent(void) { drain_with_markers(); }
+
+void parallel_gather_work(void) {
+  struct marker *to = mark_collector;
+  for (unsigned i = 1; i < parallel_markers_created(); i++) {
+    struct marker *m = markers[i];
+    /* No phase runs: the owner is parked, its whole stack readable. */
+    size_t from = atomic_load_explicit(&m->bottom, memory_order_relaxed);
+    for (size_t k = from; k < m->top; k++) marker_push(to, m->entries[k].lo, m->entries[k].hi);
+    m->top = 0;
+    atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
+    atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
+  }
+  /* Marker 0's own public part becomes private again, as a drain
+   * expects at its start. */
+  atomic_store_explicit(&to->watermark, atomic_load_explicit(&to->bottom, memory_order_relaxed),
+                        memory_order_relaxed);
 }
 
 void mark_drain_parallel(void) {

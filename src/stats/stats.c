@@ -18,6 +18,7 @@
 
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
+#include "barrier/barrier.h"
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
 #include "common.h"
@@ -181,6 +182,12 @@ void stats_print_summary(void) {
           " took a batch another thread freed\n",
           refills, s.unlocked_refills, refills ? 100.0 * (double)s.unlocked_refills / (double)refills : 0.0,
           s.stolen_batches);
+  if (s.concurrent_cycles)
+    fprintf(stderr,
+            "sgc: concurrent cycles %" PRIu64 " (barrier %s), %" PRIu64
+            " finished stopped (fallbacks); start pause max %.3f ms\n",
+            s.concurrent_cycles, barrier_name(barrier_in_use()), s.concurrent_fallbacks,
+            s.max_start_pause_ns / 1e6);
   if (s.mark_overflow_rescans)
     fprintf(stderr,
             "sgc: mark stacks overflowed: %" PRIu64 " entries dropped, %" PRIu64
@@ -268,6 +275,11 @@ void stats_record_collection(const SGC_gc_record_t *rec, const struct marker_rec
   totals.last_store_free_bytes = rec->store_free_bytes;
   totals.last_pool_free_bytes = rec->pool_free_bytes;
   totals.last_blacklisted_pages = rec->blacklisted_pages;
+  if (rec->concurrent) {
+    totals.concurrent_cycles++;
+    if (rec->fallback) totals.concurrent_fallbacks++;
+    if (rec->start_pause_ns > totals.max_start_pause_ns) totals.max_start_pause_ns = rec->start_pause_ns;
+  }
   pthread_mutex_unlock(&stats_lock);
 }
 
@@ -334,7 +346,10 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    ",\"cache_bytes\":%" PRIu64 ",\"prestop_ns\":%" PRIu64
                    ",\"store_free_bytes\":%" PRIu64 ",\"pool_free_bytes\":%" PRIu64
                    ",\"predicted_mark_ns\":%" PRIu64 ",\"auto_markers\":%d"
-                   ",\"snapshot_ns\":%" PRIu64 ",\"blacklisted_pages\":%" PRIu64,
+                   ",\"snapshot_ns\":%" PRIu64 ",\"blacklisted_pages\":%" PRIu64
+                   ",\"concurrent\":%d,\"fallback\":%d,\"start_pause_ns\":%" PRIu64
+                   ",\"cycle_ns\":%" PRIu64 ",\"rescanned_pages\":%" PRIu64 ",\"rounds\":%" PRIu64
+                   ",\"mutator_marked_bytes\":%" PRIu64,
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
@@ -342,7 +357,9 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    r->mark_busy_min_ns, r->pages_consumed, r->pages_used, r->pages_live,
                    r->pages_taken, r->remote_pages, r->cache_bytes, r->prestop_ns,
                    r->store_free_bytes, r->pool_free_bytes, r->predicted_mark_ns,
-                   r->auto_markers, r->snapshot_ns, r->blacklisted_pages);
+                   r->auto_markers, r->snapshot_ns, r->blacklisted_pages, r->concurrent,
+                   r->fallback, r->start_pause_ns, r->cycle_ns, r->rescanned_pages, r->rounds,
+                   r->mutator_marked_bytes);
   if (nm && r->numa_nodes > 1 && n > 0 && (size_t)n < sizeof line)
     n += numa_json(line + n, sizeof line - (size_t)n, r);
   if (n > 0 && (size_t)n < sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, ",\"mark_threads\":[");

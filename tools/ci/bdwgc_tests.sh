@@ -18,6 +18,8 @@
 #   cpu       per-CPU allocation caches and the parallel sweep
 #             (SGC_LAB=cpu SGC_SWEEP=parallel)
 #   ps        the private-pages policy (SGC_PAGE_POLICY=ps)
+#   incremental  bdwgc's incremental mode, sgc's concurrent cycles
+#             (GC_ENABLE_INCREMENTAL=1; not in the default list)
 #
 # A program passes when it exits 0 within its time limit and its output
 # has no "FAIL"/"failed" line; each failure's log tail is printed.
@@ -90,6 +92,7 @@ mode_env() {
   torture) echo "SGC_TORTURE=1" ;;
   cpu) echo "SGC_LAB=cpu SGC_SWEEP=parallel" ;;
   ps) echo "SGC_PAGE_POLICY=ps" ;;
+  incremental) echo "GC_ENABLE_INCREMENTAL=1" ;;
   *) echo "$0: unknown mode $1" >&2; exit 2 ;;
   esac
 }

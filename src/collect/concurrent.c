@@ -1,0 +1,466 @@
+/* Concurrent cycles: the cycle's state, the marking beside the program and
+ * the policy of when to start and finish (thesis §5.2; docs/concurrent.md
+ * for the invariants).  collect.c runs the two stops.
+ *
+ * The marking is driven by a thread of sgc's own (the driver), not
+ * registered with the collector and with every signal blocked, like the
+ * GC threads: it runs marking phases on marker 0 with the GC threads
+ * stealing from it (mark/parallel.c), and between phases a round that
+ * asks the barrier which pages were written and queues their marked
+ * objects again.  It never stops the world; a registered thread that
+ * holds heap_lock finishes the cycle (collect.c), after
+ * concurrent_marking_stop has taken the driver off the markers. */
+#include "collect/concurrent.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include "alloc/collector.h"
+#include "alloc/page_path.h"
+#include "barrier/barrier.h"
+#include "collect/collect.h"
+#include "common.h"
+#include "heap/heap.h"
+#include "heap/accounting.h"
+#include "heap/heap_lock.h"
+#include "mark/mark.h"
+#include "os/os.h"
+#include "threads/thread.h"
+
+enum {
+  /* A round that finds this few written pages leaves the rest to the
+   * finish, whose pause rescans them. */
+  FEW_WRITTEN_PAGES = 64,
+  MAX_ROUNDS = 8,
+};
+
+static pthread_mutex_t driver_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t driver_cond = PTHREAD_COND_INITIALIZER;
+/* Under driver_lock: the driver thread exists; marking is ordered; the
+ * driver is marking (off its wait). */
+static bool driver_exists, order_mark, driver_busy;
+
+/* Written under heap_lock (running) or by the driver (ready); read
+ * without it by the slow paths as a hint (relaxed). */
+static _Atomic bool running, ready;
+
+/* The cycle's figures (heap_lock held, or the driver between its
+ * start and its stop, which concurrent_marking_stop orders). */
+static uint64_t cycle_began_ns, start_pause_ns, rescanned_pages, rounds;
+static size_t allocated_at_start;
+/* Across cycles: what the last cycle let the program allocate. */
+static size_t last_cycle_allocated;
+static _Atomic uint64_t cycles_done, fallbacks_done;
+
+/* ---- marking by the program's threads (thesis §5.2) ----
+ * A thread at an allocation slow path marks in proportion to what it
+ * takes: assist_rate sixteenths of a byte per byte, from the cycle's
+ * start (what the last collection found live, over the allocation the
+ * cycle may take before it finishes stopped).  It borrows one of a few
+ * marker slots of its own, takes work from the GC threads' stacks by
+ * stealing, marks within its budget and leaves what is left on the
+ * slot's stack, which the driver (between phases) and the finish gather. */
+enum { ASSIST_SLOTS = 4, ASSIST_RATE_MAX = 16 * 16 };
+static struct assist_slot {
+  pthread_mutex_t lock;
+  struct marker marker;
+  bool usable; /* its stack could be mapped */
+} assist_slots[ASSIST_SLOTS];
+/* Relaxed: a hint; checked again under the slot's lock, which the finish
+ * takes after clearing it. */
+static _Atomic bool assist_open;
+static uint64_t assist_rate; /* sixteenths; set at the start pause */
+
+bool concurrent_cycle_running(void) { return atomic_load_explicit(&running, memory_order_relaxed); }
+bool concurrent_cycle_ready(void) { return atomic_load_explicit(&ready, memory_order_relaxed); }
+uint64_t concurrent_cycles(void) { return atomic_load_explicit(&cycles_done, memory_order_relaxed); }
+uint64_t concurrent_fallbacks(void) {
+  return atomic_load_explicit(&fallbacks_done, memory_order_relaxed);
+}
+
+void concurrent_set_mode(bool on) { sgc_settings.concurrent = on; }
+
+void concurrent_prepare(void) {
+  static bool prepared;
+  if (prepared) return;
+  prepared = true;
+  barrier_init();
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    pthread_mutex_init(&assist_slots[i].lock, NULL);
+    assist_slots[i].usable = marker_init(&assist_slots[i].marker, 1000 + i);
+  }
+}
+
+static struct assist_slot *assist_slot_take(void) {
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    struct assist_slot *slot = &assist_slots[i];
+    if (!slot->usable || pthread_mutex_trylock(&slot->lock) != 0) continue;
+    if (atomic_load_explicit(&assist_open, memory_order_relaxed)) return slot;
+    pthread_mutex_unlock(&slot->lock);
+    return NULL;
+  }
+  return NULL;
+}
+
+/* Marking takes a few KiB of the caller's stack (a steal copies up to
+ * 2 KiB of entries): not on a small one (PTHREAD_STACK_MIN's 16 KiB:
+ * bb_tiny_stacks), nor on one sgc does not know the size of (a
+ * coroutine's, a signal stack). */
+enum { ASSIST_STACK_ROOM = 64 << 10 };
+static bool stack_room_to_assist(void) {
+  struct sgc_thread *t = sgc_self;
+  uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+  return t && thread_stack_mapping_holds(t, sp) && sp - t->stack_lo >= ASSIST_STACK_ROOM;
+}
+
+void concurrent_assist(size_t bytes) {
+  if (!concurrent_cycle_running()) {
+    collect_poll_cycle_start();
+    return;
+  }
+  if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist()) return;
+  uint64_t budget = (uint64_t)bytes * assist_rate / 16;
+  struct assist_slot *slot = budget ? assist_slot_take() : NULL;
+  if (!slot) return;
+  struct marker *m = &slot->marker;
+  /* Its slot's leftovers first, else work from a GC thread's stack. */
+  unsigned n = parallel_markers_created();
+  for (unsigned i = 0; i < n && marker_empty(m); i++) marker_steal(m, parallel_marker(i));
+  if (!marker_empty(m)) {
+    m->drain_budget = budget;
+    mark_drain_own(m);
+    m->drain_budget = 0;
+  }
+  pthread_mutex_unlock(&slot->lock);
+}
+
+/* Moves the slots' leftover work to marker 0 (no phase running); true
+ * when there was some. */
+static bool assist_gather(void) {
+  bool found = false;
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    struct assist_slot *slot = &assist_slots[i];
+    if (!slot->usable) continue;
+    pthread_mutex_lock(&slot->lock);
+    struct marker *m = &slot->marker;
+    size_t from = atomic_load_explicit(&m->bottom, memory_order_relaxed);
+    for (size_t k = from; k < m->top; k++) {
+      marker_push(mark_collector, m->entries[k].lo, m->entries[k].hi);
+      found = true;
+    }
+    m->top = 0;
+    atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
+    atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&slot->lock);
+  }
+  return found;
+}
+
+void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t *objects) {
+  *bytes = *atomic_bytes = *objects = 0;
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    struct marker *m = &assist_slots[i].marker;
+    if (!assist_slots[i].usable) continue;
+    *bytes += m->marked_bytes;
+    *atomic_bytes += m->marked_atomic_bytes;
+    *objects += m->marked_objects;
+  }
+}
+
+/* Thesis §5.2: a cycle starts when free pages fall under 15%; here the
+ * room left before the stop collector's trigger (THRESHOLD bytes of
+ * allocation) falls under 15% of it, or under what the last cycle let
+ * the program allocate (a quarter more), whichever is larger, so that a
+ * cycle usually ends before the heap would have to grow.  At most three
+ * quarters of the threshold: a cycle never starts right after the last. */
+bool concurrent_should_start(size_t allocated, size_t threshold) {
+  if (concurrent_cycle_running()) return false;
+  if (sgc_settings.concurrent_trigger)
+    return allocated >= threshold / 100 * sgc_settings.concurrent_trigger;
+  size_t reserve = threshold / 100 * 15;
+  size_t needed = last_cycle_allocated + last_cycle_allocated / 4;
+  if (reserve < needed) reserve = needed;
+  if (reserve > threshold / 4 * 3) reserve = threshold / 4 * 3;
+  return allocated + reserve >= threshold;
+}
+
+/* Asked when no free page is at hand: a cycle that has not converged
+ * once the program allocated as much as the stop collector lets it
+ * between collections finishes stop-the-world, where the stop collector
+ * would have collected rather than grown the heap. */
+bool concurrent_should_finish(size_t allocated, size_t threshold, bool *fallback) {
+  *fallback = false;
+  if (!concurrent_cycle_running()) return false;
+  if (concurrent_cycle_ready()) return true;
+  *fallback = allocated >= threshold;
+  return *fallback;
+}
+
+/* ---- the pages the program wrote ---- */
+
+static bool kind_scanned_or_custom(unsigned kind) {
+  return kind != KIND_ATOMIC && kind != KIND_ATOMIC_UNCOLLECTABLE;
+}
+
+/* Queues on marker 0 the marked objects of the page at A (their part on
+ * it, for a large one): an object scanned before the program wrote into
+ * it is scanned again.  Pages do not change meanwhile (the page path is
+ * closed and page operations waited for, or the world is stopped). */
+static void push_marked_on_page(uintptr_t a) {
+  struct page_header *p = page_of_address(a);
+  if (!p) return;
+  uint8_t state = atomic_load_explicit(&p->state, memory_order_acquire);
+  if (state == PAGE_SMALL) {
+    if (!kind_scanned_or_custom(p->kind) || !page_any_marked(p)) return;
+    size_t size = (size_t)p->object_granules << GRANULE_SHIFT;
+    for (unsigned j = 0; j < p->capacity; j++) {
+      uintptr_t obj = p->start + j * size;
+      if (mark_bit_test(p, obj)) mark_push_contents(p, obj);
+    }
+    return;
+  }
+  struct page_header *head = NULL;
+  uintptr_t base = object_start_in_page(p, a, &head, true);
+  if (!base || !kind_scanned_or_custom(head->kind) || !mark_bit_test(head, base)) return;
+  if (kind_is_custom(head->kind)) {
+    /* Its descriptor scans it whole: once, from its first written page. */
+    if (a == base || a == (base & ~(uintptr_t)(PAGE_BYTES - 1))) mark_push_contents(head, base);
+    return;
+  }
+  uintptr_t lo = base > a ? base : a, end = base + head->object_bytes;
+  uintptr_t hi = end < a + PAGE_BYTES ? end : a + PAGE_BYTES;
+  if (hi > lo) mark_push_range(lo, hi);
+}
+
+static void push_written(uintptr_t lo, uintptr_t hi, void *arg) {
+  (void)arg;
+  for (uintptr_t a = lo & ~(uintptr_t)(PAGE_BYTES - 1); a < hi; a += PAGE_BYTES)
+    push_marked_on_page(a);
+}
+
+/* ---- the driver ---- */
+
+static bool yield_requested(void) {
+  return atomic_load_explicit(&mark_yield_request, memory_order_relaxed) != 0;
+}
+
+/* LOCK without waiting behind whoever holds it while the cycle's finish
+ * is asked for: the finishing thread holds heap_lock and waits for the
+ * driver.  False when the finish came first. */
+static bool lock_unless_finishing(pthread_mutex_t *lock) {
+  while (pthread_mutex_trylock(lock) != 0) {
+    if (yield_requested()) return false;
+    struct timespec pause = {0, 50000};
+    nanosleep(&pause, NULL);
+  }
+  return true;
+}
+
+/* One round: the pages written since the last, their marked objects
+ * queued.  Under heap_lock with the page path closed, so no page is
+ * formatted meanwhile.  False when the finish came first. */
+static bool rescan_written_pages(size_t *pages) {
+  if (!lock_unless_finishing(&heap_lock)) return false;
+  page_ops_wait();
+  if (!lock_unless_finishing(&registry_lock)) {
+    pthread_mutex_unlock(&heap_lock);
+    return false;
+  }
+  page_path_close();
+  *pages = barrier_collect_dirty(push_written, NULL);
+  page_path_open();
+  pthread_mutex_unlock(&registry_lock);
+  pthread_mutex_unlock(&heap_lock);
+  return true;
+}
+
+/* SGC_CONCURRENT_HOLD_MS: after its first drain the marking waits this
+ * long, so a test can act on the program's side while the cycle is
+ * surely concurrent, with what was reachable at the start already marked
+ * and scanned (black) and what it allocates now unmarked (white). */
+static void hold_for_tests(void) {
+  uint64_t until = os_now_ns() + (uint64_t)sgc_settings.concurrent_hold_ms * 1000000;
+  while (sgc_settings.concurrent_hold_ms && os_now_ns() < until && !yield_requested()) {
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+  }
+}
+
+static void mark_rounds(void) {
+  size_t last = SIZE_MAX;
+  for (;;) {
+    if (yield_requested()) return;
+    assist_gather();
+    parallel_drain_concurrent();
+    if (rounds == 0) hold_for_tests();
+    size_t pages = 0;
+    if (yield_requested() || !rescan_written_pages(&pages)) return;
+    rounds++;
+    rescanned_pages += pages;
+    if (pages <= FEW_WRITTEN_PAGES || pages >= last || rounds >= MAX_ROUNDS) {
+      do {
+        parallel_drain_concurrent();
+        if (yield_requested()) return;
+      } while (assist_gather());
+      atomic_store_explicit(&ready, true, memory_order_relaxed);
+      return;
+    }
+    last = pages;
+  }
+}
+
+static void *driver_main(void *arg) {
+  (void)arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  pthread_mutex_lock(&driver_lock);
+  for (;;) {
+    while (!order_mark) pthread_cond_wait(&driver_cond, &driver_lock);
+    order_mark = false;
+    driver_busy = true;
+    pthread_mutex_unlock(&driver_lock);
+    mark_rounds();
+    pthread_mutex_lock(&driver_lock);
+    driver_busy = false;
+    pthread_cond_broadcast(&driver_cond);
+  }
+  return NULL;
+}
+
+/* Orders the marking; false when no driver thread could start (the
+ * cycle is then finished by the next slow path, all in its pause). */
+static bool order_marking(void) {
+  pthread_mutex_lock(&driver_lock);
+  if (!driver_exists) {
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    driver_exists = pthread_create(&thread, &attr, driver_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    if (!driver_exists) sgc_warn("cannot start the concurrent marking thread; cycles finish stopped");
+  }
+  if (driver_exists) {
+    order_mark = true;
+    pthread_cond_broadcast(&driver_cond);
+  }
+  pthread_mutex_unlock(&driver_lock);
+  return driver_exists;
+}
+
+/* ---- the cycle's steps ---- */
+
+void concurrent_arm(size_t allocated, size_t threshold) {
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    struct marker *m = &assist_slots[i].marker;
+    m->marked_bytes = m->marked_atomic_bytes = m->marked_objects = 0;
+  }
+  /* Thesis §5.2's rate: the pages to mark over the free pages, here what
+   * the last collection found live over what this cycle may allocate. */
+  size_t room = threshold > allocated ? threshold - allocated : 1;
+  uint64_t rate = (uint64_t)heap_accounting.live_after_gc * 16 / room + 1;
+  assist_rate = rate < ASSIST_RATE_MAX ? rate : ASSIST_RATE_MAX;
+  atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
+  barrier_arm();
+  cycle_began_ns = os_now_ns();
+  rescanned_pages = rounds = 0;
+  allocated_at_start = allocated;
+  atomic_store_explicit(&ready, false, memory_order_relaxed);
+  atomic_store_explicit(&running, true, memory_order_relaxed);
+  /* Relaxed: the GC threads read it at the start of a phase, whose
+   * epoch store (release) orders it (mark/parallel.c). */
+  atomic_store_explicit(&mark_concurrently, true, memory_order_relaxed);
+}
+
+void concurrent_note_start_pause(uint64_t ns) { start_pause_ns = ns; }
+
+void concurrent_marking_begin(void) {
+  atomic_store_explicit(&assist_open, true, memory_order_relaxed);
+  if (!order_marking()) atomic_store_explicit(&ready, true, memory_order_relaxed);
+}
+
+void concurrent_marking_stop(void) {
+  atomic_store_explicit(&assist_open, false, memory_order_relaxed);
+  atomic_store_explicit(&mark_yield_request, 1, memory_order_relaxed);
+  pthread_mutex_lock(&driver_lock);
+  order_mark = false; /* one not yet taken up is cancelled */
+  while (driver_busy) pthread_cond_wait(&driver_cond, &driver_lock);
+  pthread_mutex_unlock(&driver_lock);
+  /* And for threads marking at their slow paths, before any stop (one
+   * stopped holding its slot would be waited for forever); none starts
+   * after, assist_open being clear. */
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    if (!assist_slots[i].usable) continue;
+    pthread_mutex_lock(&assist_slots[i].lock);
+    pthread_mutex_unlock(&assist_slots[i].lock);
+  }
+  /* The driver is off the markers: the finish's own drain must not stop. */
+  atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
+}
+
+void concurrent_finish_mark(void) {
+  atomic_store_explicit(&mark_concurrently, false, memory_order_relaxed);
+  parallel_gather_work();
+  assist_gather();
+  rescanned_pages += barrier_collect_dirty(push_written, NULL);
+  barrier_disarm();
+}
+
+void concurrent_end(struct concurrent_record *out, bool fallback) {
+  struct barrier_counts counts = barrier_counts();
+  out->start_pause_ns = start_pause_ns;
+  out->cycle_ns = os_now_ns() - cycle_began_ns;
+  out->rescanned_pages = counts.dirty_pages > rescanned_pages ? counts.dirty_pages : rescanned_pages;
+  out->rounds = rounds;
+  out->fallback = fallback;
+  uint64_t atomic_bytes, objects;
+  concurrent_assist_totals(&out->mutator_marked_bytes, &atomic_bytes, &objects);
+  size_t allocated = heap_accounting.allocated_since_gc;
+  last_cycle_allocated = allocated > allocated_at_start ? allocated - allocated_at_start : 0;
+  atomic_store_explicit(&running, false, memory_order_relaxed);
+  atomic_store_explicit(&ready, false, memory_order_relaxed);
+  atomic_fetch_add_explicit(&cycles_done, 1, memory_order_relaxed);
+  if (fallback) atomic_fetch_add_explicit(&fallbacks_done, 1, memory_order_relaxed);
+}
+
+/* ---- fork ---- */
+
+void concurrent_before_fork(void) {
+  if (concurrent_cycle_running()) concurrent_marking_stop();
+}
+
+void concurrent_after_fork_parent(void) {
+  if (!concurrent_cycle_running()) return;
+  atomic_store_explicit(&assist_open, true, memory_order_relaxed);
+  if (!concurrent_cycle_ready()) order_marking();
+}
+
+/* The child has neither the driver nor the GC threads: the cycle is
+ * abandoned, its marks are never read (no page waits to be swept during
+ * a cycle) and the next collection starts afresh. */
+static void forget_work(struct marker *m) {
+  m->top = 0;
+  atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
+  atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
+}
+
+void concurrent_after_fork_child(void) {
+  atomic_store_explicit(&assist_open, false, memory_order_relaxed);
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
+    pthread_mutex_init(&assist_slots[i].lock, NULL);
+    if (assist_slots[i].usable) forget_work(&assist_slots[i].marker);
+  }
+  /* The abandoned cycle's work, left where the fork stopped its marking:
+   * the next collection starts with empty stacks. */
+  forget_work(mark_collector);
+  pthread_mutex_init(&driver_lock, NULL);
+  pthread_cond_init(&driver_cond, NULL);
+  driver_exists = order_mark = driver_busy = false;
+  if (!concurrent_cycle_running()) return;
+  atomic_store_explicit(&mark_concurrently, false, memory_order_relaxed);
+  barrier_disarm();
+  atomic_store_explicit(&running, false, memory_order_relaxed);
+  atomic_store_explicit(&ready, false, memory_order_relaxed);
+}

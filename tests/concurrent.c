@@ -1,0 +1,369 @@
+/* concurrent: what a concurrent cycle (SGC_MODE=concurrent) must survive
+ * while the program runs beside its marking.  One case per run:
+ *
+ *   hazard    the incremental-update hazard on purpose: objects allocated
+ *             during the cycle (white) have their only reference moved
+ *             into objects the cycle has already scanned (black) and
+ *             removed from where it was; they must survive the cycle
+ *   read      read(2) writes into a GC_malloc_atomic buffer and writes the
+ *             only pointer to a white object into a black GC_malloc buffer
+ *   fork      fork() while a cycle runs: the child collects and runs
+ *             cycles of its own, the parent finishes its cycle
+ *   threads   threads created, allocating and exiting while cycles run
+ *   finalize  finalizers and disappearing links across cycles
+ *
+ * The test runs with SGC_CONCURRENT_HOLD_MS set: after its first drain a
+ * cycle's marking waits that long, so everything reachable at the start
+ * is black while the case acts.  A cycle is started with
+ * GC_start_incremental_collection and finished by allocating (the next
+ * slow path after the marking converged), never by GC_gcollect, whose
+ * stop-the-world collection after the finish would hide a lost object.
+ * Heap stores go through GC_ptr_store_and_dirty, so that the manual
+ * barrier (SGC_BARRIER=manual) sees them too; for the others it is a
+ * plain store the barrier must catch by itself. */
+#ifndef GC_THREADS
+#define GC_THREADS
+#endif
+#include "gc.h"
+
+#include <pthread.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+enum { WHITE_BYTES = 64, MAGIC = 0x5eed };
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+  nanosleep(&ts, NULL);
+}
+
+/* Starts a cycle and waits for its first drain (the heaps here are a
+ * few MB: marked in milliseconds, the hold then keeps the cycle open). */
+static GC_word start_cycle(void) {
+  GC_word before = GC_get_gc_no();
+  GC_start_incremental_collection();
+  sleep_ms(150);
+  return before;
+}
+
+/* Allocates until the cycle started after collection BEFORE finished. */
+static void *sink;
+T_NOINLINE static void finish_by_allocating(GC_word before) {
+  double deadline = now_s() + 60;
+  /* Slowly: allocating past what a cycle may take would finish it
+   * stopped (a fallback), not after its rounds. */
+  while (GC_get_gc_no() == before) {
+    for (int i = 0; i < 16; i++) sink = GC_malloc(32);
+    sleep_ms(1);
+    CHECK(now_s() < deadline, "the cycle did not finish within 60 s");
+  }
+  sink = NULL;
+}
+
+/* A white object: its index and the cycle in its words. */
+static void *new_white(int i, int cycle) {
+  unsigned *w = GC_malloc(WHITE_BYTES);
+  CHECK(w != NULL);
+  w[0] = MAGIC;
+  w[1] = (unsigned)i;
+  w[2] = (unsigned)cycle;
+  return w;
+}
+
+static void check_white(const unsigned *w, int i, int cycle) {
+  CHECK(w[0] == MAGIC && w[1] == (unsigned)i && w[2] == (unsigned)cycle,
+        "object %d of cycle %d was reclaimed (words %x %x %x)", i, cycle, w[0], w[1], w[2]);
+}
+
+/* ---- hazard ---- */
+enum { PAIRS = 4000 };
+static void **black[PAIRS]; /* .bss roots: black once the cycle drained */
+static GC_hidden_pointer *links; /* malloc'd: not a root */
+
+T_NOINLINE static void move_into_black(int cycle) {
+  void **gray[PAIRS / 8];
+  for (int i = 0; i < PAIRS; i++) {
+    /* C: white, reachable from this frame; W: white, only in C. */
+    void **c = GC_malloc(2 * sizeof(void *));
+    void *w = new_white(i, cycle);
+    GC_ptr_store_and_dirty(&c[0], w);
+    links[i] = GC_HIDE_POINTER(w);
+    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
+    w = NULL;
+    /* The move: into an object already scanned, then out of C. */
+    GC_ptr_store_and_dirty(&black[i][0], c[0]);
+    GC_ptr_store_and_dirty(&c[0], NULL);
+    gray[i % (PAIRS / 8)] = c;
+  }
+  __asm__ volatile("" : : "r"(gray) : "memory");
+}
+
+static void case_hazard(void) {
+  links = calloc(PAIRS, sizeof *links);
+  CHECK(links != NULL);
+  for (int i = 0; i < PAIRS; i++) black[i] = GC_malloc(2 * sizeof(void *));
+  for (int cycle = 0; cycle < 3; cycle++) {
+    GC_gcollect();
+    GC_word before = start_cycle();
+    move_into_black(cycle);
+    t_clear_stack();
+    finish_by_allocating(before);
+    int lost = 0;
+    for (int i = 0; i < PAIRS; i++) lost += links[i] == 0;
+    CHECK(lost == 0, "cycle %d: %d of %d objects moved into black ones were reclaimed", cycle,
+          lost, PAIRS);
+    for (int i = 0; i < PAIRS; i++) {
+      CHECK(black[i][0] == GC_REVEAL_POINTER(links[i]));
+      check_white(black[i][0], i, cycle);
+      GC_unregister_disappearing_link((void **)&links[i]);
+    }
+  }
+  t_note("%d objects a cycle moved into black objects survived 3 cycles", PAIRS);
+}
+
+/* ---- read ---- */
+enum { READS = 256 };
+static char *atomic_buffer;   /* .bss root: pointer-free */
+static void **scanned_buffer; /* .bss root: black once the cycle drained */
+
+T_NOINLINE static void read_into_heap(int fds[2], int cycle) {
+  void **holders[READS];
+  for (int i = 0; i < READS; i++) {
+    void *w = new_white(i, cycle);
+    holders[i] = GC_malloc(sizeof(void *));
+    GC_ptr_store_and_dirty(&holders[i][0], w);
+    links[i] = GC_HIDE_POINTER(w);
+    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
+    CHECK(write(fds[1], &w, sizeof w) == (ssize_t)sizeof w);
+    w = NULL;
+    /* The kernel writes the pointer into the black buffer. */
+    ssize_t got = read(fds[0], &scanned_buffer[i], sizeof(void *));
+    CHECK(got == (ssize_t)sizeof(void *), "read into a GC_malloc buffer: %zd (%s)", got,
+          got < 0 ? strerror(errno) : "short");
+    GC_end_stubborn_change(&scanned_buffer[i]);
+    GC_ptr_store_and_dirty(&holders[i][0], NULL);
+  }
+  __asm__ volatile("" : : "r"(holders) : "memory");
+  /* Pointer-free: bytes only, written by the kernel in one call. */
+  char pattern[8192];
+  for (size_t k = 0; k < sizeof pattern; k++) pattern[k] = (char)(k * 7 + cycle);
+  CHECK(write(fds[1], pattern, sizeof pattern) == (ssize_t)sizeof pattern);
+  size_t have = 0;
+  while (have < sizeof pattern) {
+    ssize_t got = read(fds[0], atomic_buffer + have, sizeof pattern - have);
+    CHECK(got > 0, "read into a GC_malloc_atomic buffer: %zd (%s)", got,
+          got < 0 ? strerror(errno) : "end of file");
+    have += (size_t)got;
+  }
+  CHECK(memcmp(atomic_buffer, pattern, sizeof pattern) == 0);
+}
+
+static void case_read(void) {
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  links = calloc(READS, sizeof *links);
+  atomic_buffer = GC_malloc_atomic(8192);
+  scanned_buffer = GC_malloc(READS * sizeof(void *));
+  CHECK(links && atomic_buffer && scanned_buffer);
+  for (int cycle = 0; cycle < 3; cycle++) {
+    GC_gcollect();
+    GC_word before = start_cycle();
+    read_into_heap(fds, cycle);
+    t_clear_stack();
+    finish_by_allocating(before);
+    for (int i = 0; i < READS; i++) {
+      CHECK(links[i] != 0, "cycle %d: object %d, pointed to only by bytes read(2) wrote, "
+            "was reclaimed", cycle, i);
+      check_white(scanned_buffer[i], i, cycle);
+      GC_unregister_disappearing_link((void **)&links[i]);
+    }
+  }
+  t_note("read(2) into the heap during 3 cycles: %d pointers kept their objects", READS);
+}
+
+/* ---- lists, for fork and threads ---- */
+typedef struct cell {
+  struct cell *next;
+  uint64_t v;
+} cell;
+
+static cell *build(int n, uint64_t seed) {
+  cell *h = NULL;
+  for (int i = 0; i < n; i++) {
+    cell *c = GC_malloc(sizeof *c);
+    CHECK(c != NULL);
+    c->v = t_mix64(seed + (uint64_t)i);
+    GC_ptr_store_and_dirty(&c->next, h);
+    h = c;
+  }
+  return h;
+}
+
+static void verify(const cell *h, int n, uint64_t seed) {
+  for (int i = n - 1; i >= 0; i--, h = h->next) {
+    CHECK(h != NULL, "list of seed %llu ends early at %d", (unsigned long long)seed, i);
+    CHECK(h->v == t_mix64(seed + (uint64_t)i), "list of seed %llu: cell %d overwritten",
+          (unsigned long long)seed, i);
+  }
+  CHECK(h == NULL);
+}
+
+/* ---- fork ---- */
+static cell *kept; /* .bss root */
+static cell *big;  /* .bss root: a list long enough to fork mid-drain */
+
+static void child_runs(void) {
+  alarm(60);
+  verify(kept, 20000, 1);
+  verify(big, 400000, 7);
+  /* The child has neither the parent's GC threads nor its cycle: it
+   * collects, and runs a cycle of its own. */
+  cell *mine = build(20000, 2);
+  GC_gcollect();
+  GC_word before = GC_get_gc_no();
+  GC_start_incremental_collection();
+  finish_by_allocating(before);
+  verify(kept, 20000, 1);
+  verify(mine, 20000, 2);
+  _exit(0);
+}
+
+static void case_fork(void) {
+  kept = build(20000, 1);
+  big = build(400000, 7);
+  for (int cycle = 0; cycle < 4; cycle++) {
+    /* The last fork comes while the GC threads are still marking (the
+     * child finds their work on the stacks, of a cycle it abandons). */
+    GC_word before = cycle < 3 ? start_cycle() : GC_get_gc_no();
+    if (cycle == 3) GC_start_incremental_collection();
+    cell *during = build(5000, 100 + (uint64_t)cycle);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) child_runs();
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child of cycle %d: status %#x", cycle,
+          status);
+    finish_by_allocating(before);
+    verify(kept, 20000, 1);
+    verify(big, 400000, 7);
+    verify(during, 5000, 100 + (uint64_t)cycle);
+  }
+  t_note("4 forks during cycles: children and parent sane");
+}
+
+/* ---- threads ---- */
+enum { THREADS = 6, CELLS = 20000 };
+
+static void *worker(void *arg) {
+  uint64_t seed = (uint64_t)(uintptr_t)arg;
+  cell *h = build(CELLS, seed);
+  for (int i = 0; i < 50; i++) sink = GC_malloc(1000); /* garbage, slow paths */
+  verify(h, CELLS, seed);
+  return h;
+}
+
+static void case_threads(void) {
+  for (int cycle = 0; cycle < 3; cycle++) {
+    /* Started before the cycle, exiting during it. */
+    pthread_t early[THREADS], late[THREADS];
+    for (int t = 0; t < THREADS; t++)
+      CHECK(pthread_create(&early[t], NULL, worker, (void *)(uintptr_t)(1000 * cycle + t)) == 0);
+    GC_word before = start_cycle();
+    /* Created during the cycle, exiting during it. */
+    for (int t = 0; t < THREADS; t++)
+      CHECK(pthread_create(&late[t], NULL, worker,
+                           (void *)(uintptr_t)(1000 * cycle + 100 + t)) == 0);
+    cell *lists[2 * THREADS];
+    for (int t = 0; t < THREADS; t++) {
+      CHECK(pthread_join(early[t], (void **)&lists[t]) == 0);
+      CHECK(pthread_join(late[t], (void **)&lists[THREADS + t]) == 0);
+    }
+    if (GC_get_gc_no() == before) finish_by_allocating(before);
+    for (int cycles = 0; cycles < 2; cycles++) {
+      GC_word b = GC_get_gc_no();
+      GC_start_incremental_collection();
+      finish_by_allocating(b);
+    }
+    for (int t = 0; t < THREADS; t++) {
+      verify(lists[t], CELLS, 1000 * (uint64_t)cycle + (uint64_t)t);
+      verify(lists[THREADS + t], CELLS, 1000 * (uint64_t)cycle + 100 + (uint64_t)t);
+    }
+  }
+  t_note("%d threads a cycle created and exiting around 9 cycles; their lists intact",
+         2 * THREADS);
+}
+
+/* ---- finalize ---- */
+enum { FINALIZABLE = 2000 };
+static int finalized_dropped, finalized_kept;
+static void **kept_objects; /* uncollectable table of the kept ones */
+
+static void on_finalize(void *obj, void *data) {
+  (void)obj;
+  if (data) finalized_kept++;
+  else finalized_dropped++;
+}
+
+T_NOINLINE static void make_finalizable(GC_hidden_pointer *dropped_links) {
+  for (int i = 0; i < FINALIZABLE; i++) {
+    void *keep = GC_malloc(48), *drop = GC_malloc(48);
+    GC_register_finalizer(keep, on_finalize, (void *)1, NULL, NULL);
+    GC_register_finalizer(drop, on_finalize, NULL, NULL, NULL);
+    GC_ptr_store_and_dirty(&kept_objects[i], keep);
+    dropped_links[i] = GC_HIDE_POINTER(drop);
+    CHECK(GC_general_register_disappearing_link((void **)&dropped_links[i], drop) == GC_SUCCESS);
+  }
+}
+
+static void case_finalize(void) {
+  kept_objects = GC_malloc_uncollectable(FINALIZABLE * sizeof(void *));
+  GC_hidden_pointer *dropped_links = calloc(FINALIZABLE, sizeof *dropped_links);
+  CHECK(kept_objects && dropped_links);
+  /* Registered during a cycle: its finish sees them. */
+  GC_word before = start_cycle();
+  make_finalizable(dropped_links);
+  t_clear_stack();
+  finish_by_allocating(before);
+  for (int cycle = 0; cycle < 6; cycle++) {
+    before = GC_get_gc_no();
+    GC_start_incremental_collection();
+    finish_by_allocating(before);
+    GC_invoke_finalizers();
+  }
+  int cleared = 0;
+  for (int i = 0; i < FINALIZABLE; i++) cleared += dropped_links[i] == 0;
+  CHECK(finalized_kept == 0, "%d reachable objects were finalized", finalized_kept);
+  /* Conservative: a few may stay reachable from stale words. */
+  CHECK(finalized_dropped >= FINALIZABLE / 2, "only %d of %d dropped objects finalized",
+        finalized_dropped, FINALIZABLE);
+  CHECK(cleared >= FINALIZABLE / 2, "only %d of %d links to dropped objects cleared", cleared,
+        FINALIZABLE);
+  t_note("finalized %d of %d dropped, 0 of %d kept; %d links cleared", finalized_dropped,
+         FINALIZABLE, FINALIZABLE, cleared);
+}
+
+int main(int argc, char **argv) {
+  t_test_name = "concurrent";
+  GC_INIT();
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize");
+  CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
+  if (strcmp(argv[1], "hazard") == 0) case_hazard();
+  else if (strcmp(argv[1], "read") == 0) case_read();
+  else if (strcmp(argv[1], "fork") == 0) case_fork();
+  else if (strcmp(argv[1], "threads") == 0) case_threads();
+  else if (strcmp(argv[1], "finalize") == 0) case_finalize();
+  else CHECK(0, "unknown case %s", argv[1]);
+  return 0;
+}
