@@ -11,6 +11,9 @@
  *             cycles of its own, the parent finishes its cycle
  *   threads   threads created, allocating and exiting while cycles run
  *   finalize  finalizers and disappearing links across cycles
+ *   setmark   GC_set_mark_bit on a white object during the cycle (a weak
+ *             map resurrecting an entry, bdwgc's disclaim_weakmap_test):
+ *             its children, written before the cycle, must survive
  *
  * The test runs with SGC_CONCURRENT_HOLD_MS set: after its first drain a
  * cycle's marking waits that long, so everything reachable at the start
@@ -25,6 +28,7 @@
 #define GC_THREADS
 #endif
 #include "gc.h"
+#include "gc/gc_mark.h"
 
 #include <pthread.h>
 #include <errno.h>
@@ -130,6 +134,47 @@ static void case_hazard(void) {
     }
   }
   t_note("%d objects a cycle moved into black objects survived 3 cycles", PAIRS);
+}
+
+/* ---- setmark ---- */
+static GC_hidden_pointer *parents; /* malloc'd: not a root */
+
+/* P holds W; both reachable only through hidden pointers: white. */
+T_NOINLINE static void make_hidden_pairs(int cycle) {
+  for (int i = 0; i < PAIRS; i++) {
+    void **p = GC_malloc(2 * sizeof(void *));
+    void *w = new_white(i, cycle);
+    CHECK(p != NULL);
+    p[0] = w;
+    parents[i] = GC_HIDE_POINTER(p);
+    links[i] = GC_HIDE_POINTER(w);
+    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
+  }
+}
+
+static void case_setmark(void) {
+  links = calloc(PAIRS, sizeof *links);
+  parents = calloc(PAIRS, sizeof *parents);
+  CHECK(links != NULL && parents != NULL);
+  for (int cycle = 0; cycle < 3; cycle++) {
+    GC_gcollect();
+    make_hidden_pairs(cycle);
+    t_clear_stack();
+    GC_word before = start_cycle();
+    /* Resurrected: marked, but no pointer to P was ever stored. */
+    for (int i = 0; i < PAIRS; i++) GC_set_mark_bit(GC_REVEAL_POINTER(parents[i]));
+    finish_by_allocating(before);
+    int lost = 0;
+    for (int i = 0; i < PAIRS; i++) lost += links[i] == 0;
+    CHECK(lost == 0, "cycle %d: %d of %d children of objects GC_set_mark_bit kept were reclaimed",
+          cycle, lost, PAIRS);
+    for (int i = 0; i < PAIRS; i++) {
+      void **p = GC_REVEAL_POINTER(parents[i]);
+      if (links[i]) check_white(p[0], i, cycle);
+      GC_unregister_disappearing_link((void **)&links[i]);
+    }
+  }
+  t_note("%d children of objects marked by GC_set_mark_bit survived 3 cycles", PAIRS);
 }
 
 /* ---- read ---- */
@@ -357,13 +402,14 @@ static void case_finalize(void) {
 int main(int argc, char **argv) {
   t_test_name = "concurrent";
   GC_INIT();
-  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize");
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark");
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   if (strcmp(argv[1], "hazard") == 0) case_hazard();
   else if (strcmp(argv[1], "read") == 0) case_read();
   else if (strcmp(argv[1], "fork") == 0) case_fork();
   else if (strcmp(argv[1], "threads") == 0) case_threads();
   else if (strcmp(argv[1], "finalize") == 0) case_finalize();
+  else if (strcmp(argv[1], "setmark") == 0) case_setmark();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }

@@ -323,12 +323,14 @@ GC_API int GC_is_marked(const void *p) {
   return mark_bit_test_held(page, base);
 }
 
-/* The object survives the collection in progress without being scanned
- * (bdwgc's rule); its mark is cleared when the next collection starts. */
+/* The object survives the collection in progress (bdwgc's rule); its
+ * mark is cleared when the next collection starts.  During a concurrent
+ * cycle a white object made black so is scanned too (concurrent.h). */
 GC_API void GC_set_mark_bit(const void *p) {
   struct page_header *page;
   uintptr_t base = object_at(p, &page, "GC_set_mark_bit");
   mark_bit_set(page, base);
+  if (concurrent_cycle_running()) concurrent_object_blackened(page, base);
 }
 GC_API void GC_clear_mark_bit(const void *p) {
   struct page_header *page;

@@ -207,6 +207,10 @@ static bool kind_scanned_or_custom(unsigned kind) {
  * it, for a large one): an object scanned before the program wrote into
  * it is scanned again.  Pages do not change meanwhile (the page path is
  * closed and page operations waited for, or the world is stopped). */
+/* The base of the custom-kind large object pushed whole last, so that
+ * several of its written pages in one collect push it once. */
+static uintptr_t custom_pushed_base;
+
 static void push_marked_on_page(uintptr_t a) {
   struct page_header *p = page_of_address(a);
   if (!p) return;
@@ -224,13 +228,32 @@ static void push_marked_on_page(uintptr_t a) {
   uintptr_t base = object_start_in_page(p, a, &head, true);
   if (!base || !kind_scanned_or_custom(head->kind) || !mark_bit_test(head, base)) return;
   if (kind_is_custom(head->kind)) {
-    /* Its descriptor scans it whole: once, from its first written page. */
-    if (a == base || a == (base & ~(uintptr_t)(PAGE_BYTES - 1))) mark_push_contents(head, base);
+    /* Its descriptor scans it whole: once per collect, from whichever of
+     * its pages was written (its first page may not have been). */
+    if (base != custom_pushed_base) {
+      custom_pushed_base = base;
+      mark_push_contents(head, base);
+    }
     return;
   }
   uintptr_t lo = base > a ? base : a, end = base + head->object_bytes;
   uintptr_t hi = end < a + PAGE_BYTES ? end : a + PAGE_BYTES;
   if (hi > lo) mark_push_range(lo, hi);
+}
+
+void concurrent_object_blackened(struct page_header *page, uintptr_t base) {
+  if (!kind_scanned_or_custom(page->kind)) return; /* nothing to scan */
+  size_t bytes = atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD
+                     ? page->object_bytes
+                     : (size_t)page->object_granules << GRANULE_SHIFT;
+  /* A locked OR of zero: a write for the MMU (uffd, mprotect, soft-dirty
+   * see it) that loses no store the program makes to the word meanwhile.
+   * One word on each page: a large object's written page is rescanned
+   * alone, except a custom kind's, scanned whole from its first page. */
+  for (uintptr_t a = base; a < base + bytes; a = (a | (PAGE_BYTES - 1)) + 1) {
+    atomic_fetch_or_explicit((_Atomic uintptr_t *)a, 0, memory_order_relaxed);
+    barrier_note_store((const void *)a);
+  }
 }
 
 static void push_written(uintptr_t lo, uintptr_t hi, void *arg) {
@@ -268,6 +291,7 @@ static bool rescan_written_pages(size_t *pages) {
     return false;
   }
   page_path_close();
+  custom_pushed_base = 0;
   *pages = barrier_collect_dirty(push_written, NULL);
   page_path_open();
   pthread_mutex_unlock(&registry_lock);
@@ -404,6 +428,7 @@ void concurrent_finish_mark(void) {
   atomic_store_explicit(&mark_concurrently, false, memory_order_relaxed);
   parallel_gather_work();
   assist_gather();
+  custom_pushed_base = 0;
   rescanned_pages += barrier_collect_dirty(push_written, NULL);
   barrier_disarm();
 }

@@ -60,6 +60,14 @@ void concurrent_before_fork(void);
 void concurrent_after_fork_parent(void);
 void concurrent_after_fork_child(void);
 
+/* The program set the mark of the object at BASE on PAGE during a cycle
+ * (GC_set_mark_bit: a weak map resurrecting an entry): marked but never
+ * scanned, its children would be lost.  Its pages are written onto
+ * themselves, so every barrier reports them and a round or the finish
+ * scans the object (the rescan takes marked objects of written pages). */
+struct page_header;
+void concurrent_object_blackened(struct page_header *page, uintptr_t base);
+
 /* Totals since start (SGC_get_stats). */
 uint64_t concurrent_cycles(void);
 uint64_t concurrent_fallbacks(void);
