@@ -1,0 +1,20 @@
+# sgc-calibrate: this host (docs/prediction.md)
+name calibrated
+placement snapshot
+cpus 2
+nodes 1
+read_miss_ns 198.45
+read_remote_miss_ns 198.45
+read_occupancy_ns 6.09645
+rmw_miss_ns 198.232
+rmw_remote_miss_ns 198.232
+rmw_occupancy_ns 12.1394
+marker_miss_ns 52.9829
+object_ns 2.23365
+word_ns 0.573119
+steal_ns 100.809
+join_ns 28282
+marker_ns 2734
+cache_bytes 33554432
+cache_ways 16
+line_bytes 64
