@@ -3,7 +3,8 @@
 # oracle under every marking variant, both sweeps, every page policy, 1 to
 # 8 GC threads, per-thread, per-CPU and flip caches, mark stacks that
 # overflow, and torture mode, plus
-# the threads test under torture.
+# the threads test under torture; concurrent cycles under each barrier,
+# NUMA placements on fake nodes.
 # Usage: tools/ci/stress.sh [ROUNDS]   (default 400; about 12 minutes on 2 cores)
 # STRESS_BUILD=build-address tools/ci/stress.sh 100 runs the same in a build
 # tools/ci/sanitize.sh made, as it is (with that script's ASAN_OPTIONS or
@@ -60,5 +61,17 @@ run SGC_MARK_STACK_LIMIT=256 SGC_TORTURE=2 SGC_MARKERS=2 SGC_ADAPTIVE=0 $B/bb_or
 for prewake in 0 1; do
   run SGC_PREWAKE_US=$prewake SGC_MARKERS=2 SGC_ADAPTIVE=0 GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 4
 done
+# concurrent cycles (docs/concurrent.md) under each write barrier, with
+# cycles started very early and at torture turns
+for barrier in uffd mprotect full; do
+  run SGC_MODE=concurrent SGC_BARRIER=$barrier SGC_MARKERS=2 $B/bb_oracle_stress -r $ROUNDS -t 4
+  run SGC_MODE=concurrent SGC_BARRIER=$barrier SGC_CONCURRENT_TRIGGER=1 GC_FREE_SPACE_DIVISOR=10 $B/bb_oracle_stress -r $ROUNDS -t 6
+  run SGC_MODE=concurrent SGC_BARRIER=$barrier SGC_TORTURE=4 SGC_MARKERS=3 $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -o 2000 -t 3
+done
+# NUMA placements on fake nodes (docs/numa.md), black-listing off
+for placement in interleave local; do
+  run SGC_NUMA_FAKE=4 SGC_NUMA_PLACEMENT=$placement SGC_BMB=1 SGC_MARKERS=4 $B/bb_oracle_stress -r $ROUNDS -t 6
+done
+run SGC_BLACKLIST=0 GC_FREE_SPACE_DIVISOR=40 $B/bb_oracle_stress -r $ROUNDS -t 4
 rm -f /tmp/sgc-stress.$$
 if [ $fail = 0 ]; then echo "stress: all passed"; else echo "stress: FAILURES"; exit 1; fi
