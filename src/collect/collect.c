@@ -313,18 +313,23 @@ SGC_NOINLINE static void push_own_stack_and_scan_roots(struct sgc_thread *self, 
   __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
 }
 
-/* A concurrent cycle's start pause (thesis §5.2): the roots are read and
- * what they point to marked and queued, the barrier armed; the marking
- * itself comes after the world restarts.  Objects on thread free lists
- * stay unmarked: the finish marks those still free. */
-static void stop_and_push_roots(void *arg) {
-  struct collection *c = arg;
+/* Both kinds of pause begin so: the world stopped, its times noted. */
+static void stop_world_timed(struct collection *c) {
   c->t0 = os_now_ns();
   c->rec.start_ns = c->t0;
   collection_event(EVENT_PRE_STOP_WORLD);
   c->rec.threads = stop_world() + 1;
   collection_event(EVENT_POST_STOP_WORLD);
   c->t1 = os_now_ns();
+}
+
+/* A concurrent cycle's start pause (thesis §5.2): the roots are read and
+ * what they point to marked and queued, the barrier armed; the marking
+ * itself comes after the world restarts.  Objects on thread free lists
+ * stay unmarked: the finish marks those still free. */
+static void stop_and_push_roots(void *arg) {
+  struct collection *c = arg;
+  stop_world_timed(c);
   fold_unlocked_allocation();
   size_t from = mark_collector->top; /* after the uncollectable objects */
   heap_accounting.root_bytes = roots_push_all();
@@ -342,12 +347,7 @@ static void stop_and_push_roots(void *arg) {
  * is registered or not. */
 static void stop_and_mark(void *arg) {
   struct collection *c = arg;
-  c->t0 = os_now_ns();
-  c->rec.start_ns = c->t0;
-  collection_event(EVENT_PRE_STOP_WORLD);
-  c->rec.threads = stop_world() + 1;
-  collection_event(EVENT_POST_STOP_WORLD);
-  c->t1 = os_now_ns();
+  stop_world_timed(c);
 
   fold_unlocked_allocation();
   free_counts_at_collection();
