@@ -3,24 +3,27 @@
 # address written anywhere in this repository: the archive is the one
 # this machine's own apt sources name.
 #
-#   tools/ci/apt_fetch.sh source PKG[=VERSION] DIR   # source package files into DIR
-#   tools/ci/apt_fetch.sh binary SUITE PKG DIR       # PKG's .deb from SUITE into DIR
+#   tools/ci/apt_fetch.sh source PKG[=VERSION] DIR [SUITE]  # source files into DIR
+#   tools/ci/apt_fetch.sh binary SUITE PKG DIR              # PKG's .deb from SUITE into DIR
 #
 # Both run apt-get on a private state folder (SGC_APT_STATE, default
 # /tmp/sgc-apt, reused between runs), whose only source is derived from
 # the system's: the stanza of /etc/apt/sources.list.d/*.sources (or the
 # line of /etc/apt/sources.list) that names this release's suite, with
 # `Types: deb-src` for sources, or the suite replaced by SUITE for a
-# binary of another release (e.g. trixie's libc6 on bookworm). The
+# binary of another release (e.g. trixie's libc6 on bookworm; a source
+# of another release likewise when SUITE is given). Files fetched before
+# a failure are left in DIR (an archive may keep an upstream tarball
+# after it dropped the Debian files that go with it). The
 # system's apt configuration and package lists are left alone, so this
 # works without root. Exit status 77 when the machine has no usable
 # Debian source or the archive cannot be reached (callers skip then).
 set -eu
-usage() { echo "usage: tools/ci/apt_fetch.sh source PKG[=VER] DIR | binary SUITE PKG DIR" >&2; exit 2; }
+usage() { echo "usage: tools/ci/apt_fetch.sh source PKG[=VER] DIR [SUITE] | binary SUITE PKG DIR" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 what=$1; shift
 case $what in
-source) [ $# -eq 2 ] || usage; pkg=$1 dir=$2 suite= types=deb-src ;;
+source) [ $# -eq 2 ] || [ $# -eq 3 ] || usage; pkg=$1 dir=$2 suite=${3:-} types=deb-src ;;
 binary) [ $# -eq 3 ] || usage; suite=$1 pkg=$2 dir=$3 types=deb ;;
 *) usage ;;
 esac
