@@ -11,6 +11,7 @@
 # pass through.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
+BB=$HERE/blackbox
 CC=${CC:-cc}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sgc-bdwgc.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
@@ -43,9 +44,10 @@ run() {
     [ $st -eq 0 ] || tail -n 15 "$TMP/$name.log" | sed 's/^/      /'
 }
 
-. "$HERE/wait_for.sh"
+TESTS_LIB=$HERE/lib
+. "$TESTS_LIB/wait_for.sh"
 
-$CC $CFLAGS -fPIC -shared "$HERE/dso_lib.c" -o "$TMP/libbb_dso.so" &&
+$CC $CFLAGS -fPIC -shared "$BB/dso_lib.c" -o "$TMP/libbb_dso.so" &&
     cp "$TMP/libbb_dso.so" "$TMP/bb_dso_dl.so"
 # Run alike against both collectors (oracle_stress and dso_roots have runs
 # of their own below).
@@ -56,7 +58,7 @@ for t in oracle_stress dso_roots $PLAIN; do
     extra=""
     [ "$t" = dso_roots ] && extra="-L$TMP -lbb_dso -Wl,-rpath,$TMP -ldl"
     # shellcheck disable=SC2086
-    if ! $CC $CFLAGS "$HERE/$t.c" -o "$TMP/$t" $extra -lgc -lpthread >"$TMP/$t.cc" 2>&1; then
+    if ! $CC $CFLAGS "$BB/$t.c" -o "$TMP/$t" $extra -lgc -lpthread >"$TMP/$t.cc" 2>&1; then
         record "$t (does not compile)" 1
         sed 's/^/      /' "$TMP/$t.cc" | head -20
         continue
@@ -69,7 +71,7 @@ CXX=${CXX:-c++}
 CXXFLAGS="-std=c++17 -O2 -Wall -Wextra -UNDEBUG"
 CPP_TESTS="cpp_api cpp_new"
 for t in $CPP_TESTS; do
-    if ! $CXX $CXXFLAGS "$HERE/$t.cc" -o "$TMP/$t" -lgccpp -lgc -lpthread >"$TMP/$t.build.log" 2>&1; then
+    if ! $CXX $CXXFLAGS "$BB/$t.cc" -o "$TMP/$t" -lgccpp -lgc -lpthread >"$TMP/$t.build.log" 2>&1; then
         record "$t (does not compile)" 1
         sed 's/^/      /' "$TMP/$t.build.log" | head -20
     fi
@@ -105,13 +107,13 @@ done
 # left on dead stack, later under a frame's unwritten buffer, kept it in
 # 20 of 20 rounds).
 cp "$TMP/libbb_dso.so" "$TMP/bb_dso_dl_copy.so"
-$CC -O2 -fPIC -shared "$HERE/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl.so"
-$CC -O2 -fPIC -shared -DTLS_PAD_BYTES=262144 "$HERE/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl_padded.so"
-$CC -O2 -fPIC -shared -ftls-model=initial-exec "$HERE/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl_ie.so"
+$CC -O2 -fPIC -shared "$BB/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl.so"
+$CC -O2 -fPIC -shared -DTLS_PAD_BYTES=262144 "$BB/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl_padded.so"
+$CC -O2 -fPIC -shared -ftls-model=initial-exec "$BB/dlopen_tls_lib.c" -o "$TMP/bb_tls_dl_ie.so"
 for t in dso_unload tls_roots dlopen_tls root_ranges foreign_stacks thread_specific tiny_stacks \
          dead_stack; do
     # shellcheck disable=SC2086
-    if ! $CC $CFLAGS "$HERE/$t.c" -o "$TMP/$t" -lgc -lpthread -ldl >"$TMP/$t.cc" 2>&1; then
+    if ! $CC $CFLAGS "$BB/$t.c" -o "$TMP/$t" -lgc -lpthread -ldl >"$TMP/$t.cc" 2>&1; then
         record "$t (does not compile)" 1
         continue
     fi
@@ -125,7 +127,7 @@ for t in dso_unload tls_roots dlopen_tls root_ranges foreign_stacks thread_speci
     if [ $st -ne 0 ]; then record "$t (fails on bdwgc, as sgc's README says: status $st)" 0
     else record "$t (passes on bdwgc: sgc's README says it fails)" 1; fi
 done
-sh "$HERE/compat_compile.sh" "$CC" >"$TMP/compat.log" 2>&1
+sh "$HERE/interface/compat_compile.sh" "$CC" >"$TMP/compat.log" 2>&1
 st=$?
 record compat_compile $st
 [ $st -eq 0 ] || tail -n 15 "$TMP/compat.log" | sed 's/^/      /'

@@ -1,7 +1,7 @@
 # Attribute sets, lists, strings, recursion and a sort, for Nix's
 # evaluator on bdwgc and on sgc: timed with tools/dev/preload_bench.py
 # (docs/benchmarks/history.md, "Nix's evaluator on sgc") at the default
-# size, and compared by tests/nix_preload.sh with --arg n 20000.
+# size, and compared by tests/preload/nix_preload.sh with --arg n 20000.
 { n ? 200000 }:
 let
   range = k: builtins.genList (x: x) k;

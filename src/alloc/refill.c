@@ -328,7 +328,7 @@ static void *refill_and_allocate_inner(struct thread_alloc *t, unsigned kind, un
    * again, the page ops are done under heap_lock: beside a thread that
    * collects every millisecond (large objects in a small heap), one that
    * let go each time found a new collection each time and started over,
-   * for seconds (tests/cancel_stop.c). */
+   * for seconds (tests/blackbox/cancel_stop.c). */
   /* Leak finding (GC_find_leak) holds it from the start: a fresh page's
    * list dropped so would lie on no list at that collection, and be
    * reported as leaked (collect/leak_find.c). */

@@ -5,8 +5,8 @@
  * finds it through the thread's dynamic thread vector (DTV).  Such a block
  * is in no stack, no static TLS and no loaded object's data, so an object
  * only a __thread variable of the library referenced was collected
- * (tests/dlopen_tls.c); bdwgc scans no TLS at all.  A language runtime
- * loaded as a plugin keeps its per-thread state that way.
+ * (tests/blackbox/dlopen_tls.c); bdwgc scans no TLS at all.  A language
+ * runtime loaded as a plugin keeps its per-thread state that way.
  *
  * The DTV is glibc's, private, and read the way the debuggers' library
  * (libthread_db's td_thr_tlsbase) reads it, from the descriptions glibc

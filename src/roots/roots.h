@@ -21,8 +21,9 @@ void roots_snapshot_static(void);
  * unmapped or unlinked: dlopen and dlclose in other threads wait until
  * THEN returns.  Without it a dlclose between the snapshot and the stop
  * (or, in a thread the collector does not stop, during marking) unmapped
- * a segment the markers then read (SIGSEGV/SIGBUS; tests/dso_unload.c).
- * THEN may stop the world: no stopped thread holds the loader's lock. */
+ * a segment the markers then read (SIGSEGV/SIGBUS;
+ * tests/blackbox/dso_unload.c).  THEN may stop the world: no stopped
+ * thread holds the loader's lock. */
 void roots_snapshot_static_then(void (*then)(void *), void *arg);
 /* Pushes every static and registered root range on the mark stack
  * (world stopped, meta_lock held); returns their total bytes. */

@@ -7,9 +7,9 @@
  * mapping, inside the stack scan; the main thread's lies in its static
  * thread-local storage, which is not.  So an object only a key value
  * held was collected: every one of the main thread's, and a created
- * thread's past the 32nd key (tests/thread_specific.c; bdwgc 8.2.2 loses
- * them all, on either thread).  bdwgc users meet this: a runtime keeps
- * each thread's state under a key.
+ * thread's past the 32nd key (tests/blackbox/thread_specific.c; bdwgc
+ * 8.2.2 loses them all, on either thread).  bdwgc users meet this: a
+ * runtime keeps each thread's state under a key.
  *
  * sgc reads the layout from the descriptions glibc exports for
  * libthread_db, the debuggers' library: three 32-bit words each, an

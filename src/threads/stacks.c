@@ -8,8 +8,8 @@
  * GC_set_stackbottom.  The range from there to the stack's end then
  * crosses unmapped memory (a crash in the markers) or, when the other
  * stack lies above the thread's, is empty, and the objects only that
- * stack holds are reclaimed while in use (tests/foreign_stacks.c; bdwgc
- * crashes on both shapes).
+ * stack holds are reclaimed while in use (tests/blackbox/foreign_stacks.c;
+ * bdwgc crashes on both shapes).
  *
  * So sgc keeps each thread's lowest stack address beside its end, and a
  * stop that finds the thread off that range scans instead:

@@ -116,7 +116,7 @@ static void suspend_handler(int sig, siginfo_t *info, void *context) {
  * of the handler it sees the handler's futex wait and does nothing, and the
  * read() the suspend signal interrupted then restarts past glibc's
  * cancellation check, blocked for good (bb_threads' pthread_cancel under
- * Debian 13's glibc; tests/cancel_stop.c).  Older glibc switches to
+ * Debian 13's glibc; tests/blackbox/cancel_stop.c).  Older glibc switches to
  * asynchronous cancellation around blocking calls and unwinds the thread
  * out of the handler in the middle of a stop.  So the handler's mask, as
  * the kernel keeps it, gets these signals added directly (read back and

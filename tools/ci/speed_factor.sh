@@ -3,7 +3,7 @@
 # (at least 1.0, at most 10.0, one decimal): the factor the test suite's
 # time limits are multiplied by, so that a slow or busy machine gets
 # longer limits instead of failures (tests/timeouts.cmake for ctest's,
-# tools/ci/bdwgc_tests.sh and tests/wait_for.sh for the inner ones).
+# tools/ci/bdwgc_tests.sh and tests/lib/wait_for.sh for the inner ones).
 #
 # The larger of two measurements:
 #  - a fixed loop's wall time over the CPU time it takes on the quiet

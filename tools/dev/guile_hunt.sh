@@ -1,9 +1,10 @@
 #!/bin/bash
-# Hunts a rare hang or crash of a Guile program from tests/guile_preload.sh
-# run with sgc preloaded and 4 GC threads: runs it again and again for
-# SECONDS seconds; a run still going after 60 s gets its threads'
-# backtraces and sgc's lock counters written by gdb to OUT/hang.N.txt and
-# is killed; a run that fails keeps its output in OUT/fail.N.txt.
+# Hunts a rare hang or crash of a Guile program from
+# tests/preload/guile_preload.sh run with sgc preloaded and 4 GC threads:
+# runs it again and again for SECONDS seconds; a run still going after 60 s
+# gets its threads' backtraces and sgc's lock counters written by gdb to
+# OUT/hang.N.txt and is killed; a run that fails keeps its output in
+# OUT/fail.N.txt.
 #
 #   tools/dev/guile_hunt.sh LIBSGC PROGRAM SECONDS OUT
 #   tools/dev/guile_hunt.sh build/src/libsgc.so weak 1500 /tmp/hunt
@@ -18,8 +19,8 @@ lib=$(realpath "${1:?LIBSGC}") prog=${2:?PROGRAM} seconds=${3:?SECONDS} out=${4:
 mkdir -p "$out"
 here=$(dirname "$0")/../..
 scm="$out/$prog.scm"
-sed -n "/^cat >\"\$TMP\/$prog.scm\" <<'SCM'\$/,/^SCM\$/p" "$here/tests/guile_preload.sh" | sed '1d;$d' >"$scm"
-[ -s "$scm" ] || { echo "$0: no program $prog in tests/guile_preload.sh" >&2; exit 2; }
+sed -n "/^cat >\"\$TMP\/$prog.scm\" <<'SCM'\$/,/^SCM\$/p" "$here/tests/preload/guile_preload.sh" | sed '1d;$d' >"$scm"
+[ -s "$scm" ] || { echo "$0: no program $prog in tests/preload/guile_preload.sh" >&2; exit 2; }
 guile=$(command -v guile-3.0 || command -v guile) || { echo "$0: no guile" >&2; exit 77; }
 end=$((SECONDS + seconds)) n=0 bad=0
 while [ $SECONDS -lt $end ]; do

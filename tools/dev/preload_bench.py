@@ -13,14 +13,14 @@ must equal the first bdwgc run's, or the comparison stops.
   tools/dev/preload_bench.py -n 11 build/src/libsgc.so guile --no-auto-compile prog.scm
   tools/dev/preload_bench.py --guile-compile -n 11 build/src/libsgc.so
 
---guile-compile writes a Scheme file and times Guile's compiler
-compiling it (the workload of tests/guile_preload.sh's compile step, at a
-size where the collector's share is visible).  --crystal frontend times
-Crystal's compiler type-checking bench/crystal/stdlib.cr (much of its
-standard library; `crystal build --no-codegen`), --crystal build the whole
-build (LLVM code generation in forked processes and the link, where the
-collector's share is small), each run with an empty cache.  -e settings (repeatable)
-go to the sgc runs only, e.g. -e SGC_MARKERS=1.
+--guile-compile writes a Scheme file and times Guile's compiler compiling it
+(the workload of tests/preload/guile_preload.sh's compile step, at a size
+where the collector's share is visible).  --crystal frontend times Crystal's
+compiler type-checking bench/crystal/stdlib.cr (much of its standard
+library; `crystal build --no-codegen`), --crystal build the whole build
+(LLVM code generation in forked processes and the link, where the
+collector's share is small), each run with an empty cache.  -e settings
+(repeatable) go to the sgc runs only, e.g. -e SGC_MARKERS=1.
 """
 import argparse
 import os

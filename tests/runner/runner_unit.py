@@ -4,7 +4,7 @@ paired ratios, the speed-up and mark-rate tables, the trace summary and
 pooled reports.  Hand-made rows and traces with known answers; no
 benchmark runs.
 
-  /usr/bin/python3 tests/runner_unit.py
+  /usr/bin/python3 tests/runner/runner_unit.py
 """
 import json
 import os
@@ -12,12 +12,13 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(REPO, "bench"))
 
 from runner import gcstats, mark_scaling, matrix, report, results, tables  # noqa: E402
 
 for sub in ("analysis", "dev"):
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", sub))
+    sys.path.insert(0, os.path.join(REPO, "tools", sub))
 import callgrind_function  # noqa: E402
 import threads_vs_procs  # noqa: E402
 

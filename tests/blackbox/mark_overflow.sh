@@ -11,7 +11,7 @@
 set -u
 PROG=${1:?usage: mark_overflow.sh STRESS_PROGRAM}
 TAG=mark_overflow
-. "$(dirname "$0")/test_common.sh"
+. "$(dirname "$0")/../lib/test_common.sh"
 
 for run in "1 watermark" "2 watermark" "2 chase-lev"; do
   set -- $run

@@ -1,5 +1,5 @@
 /* A bdwgc client that relies on bdwgc's one byte of padding, as goo does
- * (tests/padding_preload.sh builds it against bdwgc's gc.h and -lgc).
+ * (tests/preload/padding_preload.sh builds it against bdwgc's gc.h and -lgc).
  *
  *   past_end poke   fills objects of many sizes, writes one byte past the
  *                   end of each, and checks that every object's own bytes

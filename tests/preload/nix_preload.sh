@@ -15,9 +15,9 @@
 set -u
 LIB=${1:?usage: nix_preload.sh /path/to/libsgc.so}
 TAG=nix_preload
-. "$(dirname "$0")/preload_common.sh"
+. "$(dirname "$0")/../lib/preload_common.sh"
 NIX=$(find_program nix-instantiate) || exit 77
-SRC="$(cd "$(dirname "$0")/.." && pwd)/bench/nix/eval.nix"
+SRC="$(cd "$(dirname "$0")/../.." && pwd)/bench/nix/eval.nix"
 mkdir -p "$TMP/store" "$TMP/home"
 # (NIX_CONFIG: no build users, which a machine without Nix's daemon
 # lacks and would warn about on standard error.)

@@ -13,7 +13,7 @@ PREDICT=$2
 CALIBRATE=$3
 SRC=$4
 TAG=predict_tools
-. "$(dirname "$0")/test_common.sh"
+. "$(dirname "$0")/../lib/test_common.sh"
 
 env SGC_MARKERS=auto GC_FREE_SPACE_DIVISOR=40 SGC_TRACE="$TMP/trace" "$PROG" -r 10 -t 3 \
   >"$TMP/out" 2>&1 || fail "SGC_MARKERS=auto: $(tail -3 "$TMP/out")"

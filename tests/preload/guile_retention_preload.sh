@@ -21,7 +21,7 @@ LIB=${1:?usage: guile_retention_preload.sh /path/to/libsgc.so}
 TAG=guile_retention
 RUNS=${GUILE_RETENTION_RUNS:-12}
 SLACK=${GUILE_RETENTION_SLACK:-2}
-. "$(dirname "$0")/preload_common.sh"
+. "$(dirname "$0")/../lib/preload_common.sh"
 GUILE=$(find_program guile-3.0 guile) || exit 77
 
 cat >"$TMP/shapes.scm" <<'SCM'

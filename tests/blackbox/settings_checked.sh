@@ -11,7 +11,7 @@
 set -u
 PROG=${1:?usage: settings_checked.sh STRESS_PROGRAM}
 TAG=settings_checked
-. "$(dirname "$0")/test_common.sh"
+. "$(dirname "$0")/../lib/test_common.sh"
 
 # bad VAR=VALUE: warns naming VAR=VALUE, and the run passes its oracle.
 bad() {

@@ -13,7 +13,7 @@ LIB=${1:?usage: trace_file.sh LIBSGC COLLECTING_PROGRAM FORKING_PROGRAM}
 COLLECTS=${2:?}
 FORKS=${3:?}
 TAG=trace_file
-. "$(dirname "$0")/preload_common.sh"
+. "$(dirname "$0")/../lib/preload_common.sh"
 
 check_json() {
   python3 - "$@" <<'PY' || fail "$1: not one JSON object per line, in collection order"

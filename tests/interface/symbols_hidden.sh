@@ -8,7 +8,7 @@
 # without a clash (src/CMakeLists.txt, libsgc.a's localized object).
 #   symbols_hidden.sh LIBSGC_SO LIBSGC_A INCLUDE_DIR
 TAG=symbols_hidden
-. "$(dirname "$0")/test_common.sh"
+. "$(dirname "$0")/../lib/test_common.sh"
 SO=$1 A=$2 INC=$3
 INTERPOSED='pthread_join\|pthread_tryjoin_np\|pthread_timedjoin_np\|pthread_clockjoin_np\|pthread_detach\|sigwait\|sigwaitinfo\|sigtimedwait\|sigaction\|signal\|pthread_sigmask\|sigprocmask\|signalfd\|read\|pread\|pread64\|readv\|preadv\|recv\|recvfrom\|recvmsg'
 for lib in "$SO" "$A"; do

@@ -4,17 +4,17 @@
 # Issue 51's thread cases with sgc preloaded in place of libgc.so.1: the
 # programs are built against bdwgc's own gc.h and -lgc, so sgc's
 # pthread_join, pthread_detach, sigwait, the signal masks and signalfd
-# reach them only by being preloaded (tests/thread_results.c: results of
-# plain pthread_create threads survive collections until joined;
-# tests/sigwait_thread.c and tests/signalfd_thread.c: a thread waiting for
-# every signal does not hold a collection up).
+# reach them only by being preloaded (tests/blackbox/thread_results.c:
+# results of plain pthread_create threads survive collections until
+# joined; tests/blackbox/sigwait_thread.c and signalfd_thread.c: a thread
+# waiting for every signal does not hold a collection up).
 #
 # Exit 77 (ctest SKIP_RETURN_CODE) if bdwgc's development files are missing.
 set -u
 CC=${1:?usage: thread_results_preload.sh CC /path/to/libsgc.so}
 LIB=${2:?usage: thread_results_preload.sh CC /path/to/libsgc.so}
 case "$LIB" in /*) ;; *) LIB="$(pwd)/$LIB" ;; esac
-DIR=$(cd "$(dirname "$0")" && pwd)
+DIR=$(cd "$(dirname "$0")/../blackbox" && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/thread_results.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
 fail() { echo "FAIL [thread_results_preload] $*"; exit 1; }

@@ -1,9 +1,11 @@
 # Sourced by the tests that run a bdwgc client with libsgc.so preloaded
-# (ecl_preload.sh, guile_preload.sh).  The caller sets TAG (the test's
-# name) and LIB (libsgc.so); this makes LIB absolute and sets up TMP and
-# fail() (test_common.sh).
+# (tests/preload/*_preload.sh, tests/blackbox/trace_file.sh).  The caller
+# sets TAG (the test's name) and LIB (libsgc.so); this makes LIB absolute
+# and sets up TMP and fail() (test_common.sh).  TESTS_LIB is this folder:
+# a caller in tests/KIND/ need not set it.
+: "${TESTS_LIB:=$(dirname "$0")/../lib}"
 case "$LIB" in /*) ;; *) LIB="$(pwd)/$LIB" ;; esac
-. "$(dirname "$0")/test_common.sh"
+. "$TESTS_LIB/test_common.sh"
 
 # find_program NAME...: the path of the first NAME installed, or exit 77
 # (ctest's SKIP_RETURN_CODE) when none is.
@@ -15,7 +17,7 @@ find_program() {
   exit 77
 }
 
-. "$(dirname "$0")/wait_for.sh"
+. "$TESTS_LIB/wait_for.sh"
 
 # watched LABEL OUT ERR COMMAND...: runs COMMAND (environment assignments
 # first, through env) with its output in OUT and ERR, and returns its

@@ -5,7 +5,7 @@
  *
  * Built against sgc's gc.h and -lsgc (bb_leak_plain), and against bdwgc's
  * gc.h and -lgc, run on bdwgc and with sgc preloaded in its place
- * (tests/leak_plain_preload.sh): the same checks pass on both.
+ * (tests/preload/leak_plain_preload.sh): the same checks pass on both.
  *
  * 1. No leaks: threads allocate objects of many sizes, free most with
  *    GC_FREE (so freed objects sit on free lists and in batches), keep
@@ -122,7 +122,7 @@ int main(void) {
   }
   unlink(capture_path);
   setvbuf(stdout, NULL, _IONBF, 0);
-  /* Under tests/leak_plain_preload.sh only GC_FIND_LEAK says so. */
+  /* Under tests/preload/leak_plain_preload.sh only GC_FIND_LEAK says so. */
   if (!getenv("LEAK_PLAIN_ENV_ONLY")) GC_set_find_leak(1);
   GC_INIT();
 

@@ -1,9 +1,9 @@
 #!/bin/sh
 # compat_compile.sh CC [INCLUDE_DIR LIBRARY_FILE]
 #
-# Builds tests/compat_compile.c, unchanged, twice (#include <gc.h> and
-# #include <gc/gc.h>) and runs both.  With INCLUDE_DIR and LIBRARY_FILE it
-# builds against that gc.h and library (sgc: include/ and libsgc.so);
+# Builds tests/interface/compat_compile.c, unchanged, twice (#include <gc.h>
+# and #include <gc/gc.h>) and runs both.  With INCLUDE_DIR and LIBRARY_FILE
+# it builds against that gc.h and library (sgc: include/ and libsgc.so);
 # without them against the system's bdwgc (-lgc).  Compilation happens at
 # test time so that an incompatible header fails this test only.
 set -u

@@ -9,7 +9,7 @@
 set -u
 PROG=${1:?usage: markers_cycle.sh STRESS_PROGRAM}
 TAG=markers_cycle
-. "$(dirname "$0")/test_common.sh"
+. "$(dirname "$0")/../lib/test_common.sh"
 
 # check CYCLE: the oracle under SGC_MARKERS_CYCLE=CYCLE, then its trace.
 check() {

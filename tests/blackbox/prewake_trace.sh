@@ -18,7 +18,7 @@
 set -u
 PROG=${1:?usage: prewake_trace.sh STRESS_PROGRAM}
 TAG=prewake_trace
-. "$(dirname "$0")/test_common.sh"
+. "$(dirname "$0")/../lib/test_common.sh"
 [ "$(nproc)" -ge 2 ] || { echo "[$TAG] SKIP: fewer than 2 usable CPUs"; exit 77; }
 
 # run NAME [VAR=VALUE...]: the stress program with a trace in $TMP/NAME.

@@ -5,7 +5,7 @@
 # libgc.so.1, and so do the programs it builds.  Crystal moves
 # GC_stackbottom to the running fiber's stack on every switch and pushes
 # the other fibers' stacks from GC_set_push_other_roots.  Build
-# tests/crystal/fibers.cr with the compiler running on bdwgc and on
+# tests/preload/crystal/fibers.cr with the compiler running on bdwgc and on
 # LIBSGC preloaded in its place (the compiler allocates some 180 MB
 # and forks its code generators; SGC_STATS=1 must show sgc collected);
 # then run what sgc's compiler built with bdwgc, with sgc, in torture
@@ -16,7 +16,7 @@
 set -u
 LIB=${1:?usage: crystal_preload.sh /path/to/libsgc.so}
 TAG=crystal_preload
-. "$(dirname "$0")/preload_common.sh"
+. "$(dirname "$0")/../lib/preload_common.sh"
 CRYSTAL=$(find_program crystal) || exit 77
 SRC="$(cd "$(dirname "$0")" && pwd)/crystal/fibers.cr"
 

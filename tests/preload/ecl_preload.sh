@@ -14,7 +14,7 @@
 set -u
 LIB=${1:?usage: ecl_preload.sh /path/to/libsgc.so}
 TAG=ecl_preload
-. "$(dirname "$0")/preload_common.sh"
+. "$(dirname "$0")/../lib/preload_common.sh"
 ECL=$(find_program ecl) || exit 77
 
 cat >"$TMP/serial.lisp" <<'LISP'

@@ -11,7 +11,7 @@
 set -u
 PROG=${1:?usage: numa_trace.sh STRESS_PROGRAM}
 TAG=numa_trace
-. "$(dirname "$0")/test_common.sh"
+. "$(dirname "$0")/../lib/test_common.sh"
 
 env SGC_NUMA_FAKE=2 SGC_NUMA_PLACEMENT=local SGC_BMB=1 SGC_MARKERS=2 SGC_ADAPTIVE=0 \
   SGC_STATS=1 SGC_TRACE="$TMP/fake.json" "$PROG" -r 4 -t 2 >"$TMP/out" 2>&1 ||

@@ -2,12 +2,12 @@
 # padding_preload.sh CC LIBSGC SGC_INCLUDE
 #
 # A program built for libgc may rely on bdwgc's byte of padding past every
-# object (goo writes it).  tests/padding/past_end.c, built against bdwgc's
-# gc.h and -lgc, writes one byte past objects of every size-class
-# boundary and checks their neighbours.  Requires, with LIBSGC standing in
-# for libgc: the neighbours intact when preloaded (also with 4 GC threads
-# and in torture mode) and when loaded under libgc's name; GC_size,
-# GC_realloc and the padding of uncollectable, typed and
+# object (goo writes it).  tests/preload/padding/past_end.c, built
+# against bdwgc's gc.h and -lgc, writes one byte past objects of every
+# size-class boundary and checks their neighbours.  Requires, with LIBSGC
+# standing in for libgc: the neighbours intact when preloaded (also with
+# 4 GC threads and in torture mode) and when loaded under libgc's name;
+# GC_size, GC_realloc and the padding of uncollectable, typed and
 # GC_generic_malloc_many objects as bdwgc answers them, and none without
 # interior pointers (GC_set_all_interior_pointers(0)); SGC_EXTRA_BYTES=0
 # still unpadded (the explicit setting wins), and a program linked with
@@ -19,7 +19,7 @@ CC=${1:?usage: padding_preload.sh CC /path/to/libsgc.so SGC_INCLUDE}
 LIB=${2:?usage: padding_preload.sh CC /path/to/libsgc.so SGC_INCLUDE}
 INCLUDE=${3:?usage: padding_preload.sh CC /path/to/libsgc.so SGC_INCLUDE}
 TAG=padding_preload
-. "$(dirname "$0")/preload_common.sh"
+. "$(dirname "$0")/../lib/preload_common.sh"
 SRC="$(dirname "$0")/padding/past_end.c"
 
 if ! "$CC" -O2 "$SRC" -o "$TMP/past_end" -lgc 2>"$TMP/cc.err"; then

@@ -1,9 +1,10 @@
 #!/bin/sh
 # leak_plain_preload.sh CC LIBSGC
 #
-# bdwgc's leak finder on a program built for libgc: tests/leak_plain.c,
-# built against bdwgc's gc.h and -lgc, run with GC_FIND_LEAK set (its own
-# GC_set_find_leak call left out) and libsgc preloaded in libgc's place.
+# bdwgc's leak finder on a program built for libgc:
+# tests/blackbox/leak_plain.c, built against bdwgc's gc.h and -lgc, run
+# with GC_FIND_LEAK set (its own GC_set_find_leak call left out) and
+# libsgc preloaded in libgc's place.
 # sgc must report every GC_malloc object the program dropped without
 # GC_free, once, in bdwgc's words ("object at ADDRESS of appr. SIZE bytes
 # (composite|atomic)"), and nothing freed or kept.  Also in torture mode
@@ -16,8 +17,8 @@ set -u
 CC=${1:?usage: leak_plain_preload.sh CC /path/to/libsgc.so}
 LIB=${2:?usage: leak_plain_preload.sh CC /path/to/libsgc.so}
 TAG=leak_plain_preload
-. "$(dirname "$0")/preload_common.sh"
-SRC="$(dirname "$0")/leak_plain.c"
+. "$(dirname "$0")/../lib/preload_common.sh"
+SRC="$(dirname "$0")/../blackbox/leak_plain.c"
 
 if ! "$CC" -O2 "$SRC" -o "$TMP/leak_plain" -lgc -lpthread 2>"$TMP/cc.err"; then
   echo "[$TAG] SKIP: cannot build against bdwgc: $(head -1 "$TMP/cc.err")"

@@ -16,7 +16,7 @@
  * overwritten (the result was freed and reused), or a join failing.
  *
  * With argument "preloaded" the program makes its threads the same way;
- * tests/thread_results_preload.sh runs it built against bdwgc's libgc
+ * tests/preload/thread_results_preload.sh runs it built against bdwgc's libgc
  * with libsgc.so preloaded.  THREAD_RESULTS_ROUNDS scales the run. */
 #define _GNU_SOURCE
 #include "gc.h"

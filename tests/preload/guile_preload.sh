@@ -17,7 +17,7 @@
 set -u
 LIB=${1:?usage: guile_preload.sh /path/to/libsgc.so}
 TAG=guile_preload
-. "$(dirname "$0")/preload_common.sh"
+. "$(dirname "$0")/../lib/preload_common.sh"
 GUILE=$(find_program guile-3.0 guile) || exit 77
 
 cat >"$TMP/serial.scm" <<'SCM'

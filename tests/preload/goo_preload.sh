@@ -13,7 +13,7 @@
 set -u
 LIB=${1:?usage: goo_preload.sh /path/to/libsgc.so}
 TAG=goo_preload
-. "$(dirname "$0")/preload_common.sh"
+. "$(dirname "$0")/../lib/preload_common.sh"
 GOO=$(find_program goo) || exit 77
 
 cat >"$TMP/session.goo" <<'GOO'
