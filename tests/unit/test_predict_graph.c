@@ -140,16 +140,82 @@ static void test_serial_misses(void) {
   predict_profile_default(&prof);
   struct graph_misses m;
   CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
-  /* The root's word, the object's mark byte, the object's two words (one
-   * line): 4 accesses, 3 misses; only the object's line is used twice
-   * (accesses 2 and 3), so L = 1/4. */
-  CHECK(m.accesses == 4, "accesses %llu", (unsigned long long)m.accesses);
-  CHECK(NEAR(m.misses, 3) && NEAR(m.mark_misses, 1), "misses %f %f", m.misses, m.mark_misses);
-  CHECK(NEAR(m.live_lines, 0.25), "L %f", m.live_lines);
+  /* The root's word, the object's page header and mark byte (two lines),
+   * the object's two words (one line): 5 accesses, 4 misses; only the
+   * object's line is used twice (accesses 3 and 4), so L = 1/5. */
+  CHECK(m.accesses == 5, "accesses %llu", (unsigned long long)m.accesses);
+  CHECK(NEAR(m.misses, 4) && NEAR(m.mark_misses, 2), "misses %f %f", m.misses, m.mark_misses);
+  CHECK(NEAR(m.live_lines, 0.2), "L %f", m.live_lines);
   CHECK(m.nodes == 1 && NEAR(m.node_share[0], 1), "one node");
-  /* Warm: the root's and the object's lines are cached; the mark line misses. */
+  /* Warm: the root's and the object's lines are cached; the header's miss. */
   CHECK(graph_misses(&b.s, &prof, true, &m), "warm");
-  CHECK(m.accesses == 4 && NEAR(m.misses, 1) && NEAR(m.mark_misses, 1), "warm misses %f", m.misses);
+  CHECK(m.accesses == 5 && NEAR(m.misses, 2) && NEAR(m.mark_misses, 2), "warm misses %f", m.misses);
+  snapshot_free(&b.s);
+}
+
+/* The overlap of misses (docs/prediction.md): a miss with n outstanding
+ * costs latency / min(n, MLP), MLP = read_miss_ns / read_overlap_ns at
+ * most the prefetch depth. */
+static void test_overlap_formula(void) {
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  prof.read_miss_ns = 200;
+  prof.read_overlap_ns = 25;
+  CHECK(NEAR(graph_mlp(&prof), 8), "MLP 200 / 25 = %f", graph_mlp(&prof));
+  prof.read_overlap_ns = 5;
+  CHECK(NEAR(graph_mlp(&prof), 16), "MLP capped at the window: %f", graph_mlp(&prof));
+  prof.read_overlap_ns = 0;
+  CHECK(NEAR(graph_mlp(&prof), 1), "no overlap measured: %f", graph_mlp(&prof));
+  prof.read_overlap_ns = 300;
+  CHECK(NEAR(graph_mlp(&prof), 1), "slower than the latency: %f", graph_mlp(&prof));
+  CHECK(NEAR(graph_overlap(1, 8), 1) && NEAR(graph_overlap(4, 8), 0.25) &&
+            NEAR(graph_overlap(12, 8), 0.125) && NEAR(graph_overlap(0.5, 8), 1),
+        "1 / min(n, MLP)");
+}
+
+/* A root finding A (32 bytes, 4 pointers) finding four 16-byte leaves,
+ * every object on a page of its own (no line near another's): the marker
+ * scans the root and A alone (nothing else on the stack), then the four
+ * leaves go through the prefetch window together. */
+static void test_window_misses(void) {
+  struct builder b;
+  uint32_t a = rooted(&b, 32, SNAP_SCANNED);
+  for (uint32_t k = 0; k < 4; k++) {
+    uint32_t leaf = object(&b, 0x200000 + 0x100000 * (uint64_t)k, 16, SNAP_SCANNED);
+    edge(&b, a, k, leaf);
+  }
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  prof.read_miss_ns = 100;
+  prof.read_overlap_ns = 25; /* MLP 4 */
+  prof.read_stream_ns = 10;
+  struct graph_misses m;
+  CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
+  /* Misses: the root's line and A's (alone: 1 each); a header and a mark
+   * line for each of A and the leaves (10; headers alone: 1 each; each
+   * mark line 2 lines past its header in the same 4 KiB: streamed); the
+   * leaves' lines, fetched together, scanned with 4, 3, 2, 1 outstanding.
+   * In latencies: 1 + 1 + 1/4 + 1/3 + 1/2 + 1 and 5 headers; 5 streamed. */
+  CHECK(NEAR(m.misses, 16) && NEAR(m.mark_misses, 10), "misses %f, marks %f", m.misses, m.mark_misses);
+  CHECK(NEAR(m.streamed, 5) && NEAR(m.mark_streamed, 5), "streamed %f", m.streamed);
+  CHECK(NEAR(m.object_dependent, 4 + 1.0 / 12), "objects %f", m.object_dependent);
+  CHECK(NEAR(m.mark_dependent, 5), "headers %f", m.mark_dependent);
+  /* M_1 = (4.0833 x 100 + 5 x 100 + 5 x 10) / 16 = 59.8958 ns. */
+  double m1 = graph_miss_ns(&m, &prof, 0, 0, false);
+  CHECK(NEAR(m1, (4 + 1.0 / 12 + 5) * 100 / 16 + 50.0 / 16), "M1 %f", m1);
+  /* Remote: half the objects' misses at 300 (200 on average), the mark
+   * bytes local; then the mark bytes all remote, their streamed lines as
+   * much slower as the latency (30). */
+  prof.read_remote_miss_ns = 300;
+  m1 = graph_miss_ns(&m, &prof, 0.5, 0, false);
+  CHECK(NEAR(m1, ((4 + 1.0 / 12) * 200 + 5 * 100 + 5 * 10) / 16), "remote M1 %f", m1);
+  m1 = graph_miss_ns(&m, &prof, 0, 1, false);
+  CHECK(NEAR(m1, ((4 + 1.0 / 12) * 100 + 5 * 300 + 5 * 30) / 16), "remote marks M1 %f", m1);
+  /* Marks set by RMWs (150 ns each, no overlap) and the streamed
+   * mark lines among them. */
+  prof.rmw_miss_ns = 150;
+  m1 = graph_miss_ns(&m, &prof, 0, 0, true);
+  CHECK(NEAR(m1, ((4 + 1.0 / 12) * 100 + 10 * 150) / 16), "RMW M1 %f", m1);
   snapshot_free(&b.s);
 }
 
@@ -195,6 +261,8 @@ int main(void) {
   test_big_array();
   test_cache();
   test_serial_misses();
+  test_overlap_formula();
+  test_window_misses();
   test_read_back();
   return unit_finish();
 }

@@ -46,15 +46,35 @@ struct graph_misses {
   uint64_t accesses;
   double misses;      /* Q_1 */
   double mark_misses; /* of them, on mark bytes' lines */
+  /* The misses weighed by their overlap: each counts 1 / min(n, MLP), n
+   * the misses outstanding with it (docs/prediction.md), so these times
+   * the latency are the time the misses cost; objects' lines, mark bytes. */
+  double object_dependent, mark_dependent;
+  /* Misses the hardware's stream prefetcher fetched ahead (a miss within
+   * 2 lines of a recent one, same 4 KiB page): they cost read_stream_ns. */
+  double streamed, mark_streamed;
   double live_lines;  /* L */
   unsigned nodes;
   double node_share[PREDICT_MAX_NODES];
 };
-/* Runs the serial mark (depth first, last found first) over S through a
- * cache of PROF's shape: cold, or WARM, holding what a mutator touching
- * every live object in address order leaves (a heap smaller than the
- * cache then misses little). */
+/* Runs the serial mark (depth first, last found first, through the
+ * marker's prefetch window) over S through a cache of PROF's shape:
+ * cold, or WARM, holding what a mutator touching every live object in
+ * address order leaves (a heap smaller than the cache then misses
+ * little). */
 bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, bool warm,
                   struct graph_misses *out);
+
+/* The memory-level parallelism of PROF's host: read_miss_ns over
+ * read_overlap_ns, between 1 and the prefetch depth. */
+double graph_mlp(const struct predict_profile *prof);
+/* What one miss with IN_FLIGHT misses outstanding costs, in latencies:
+ * 1 / min(IN_FLIGHT, MLP), at most 1. */
+double graph_overlap(double in_flight, double mlp);
+/* M_1 of the slow predictor: the misses' latencies (local and remote by
+ * the shares given, RMW mark bytes when RMW) weighed by their overlap,
+ * per miss. */
+double graph_miss_ns(const struct graph_misses *g, const struct predict_profile *prof,
+                     double object_remote, double mark_remote, bool rmw);
 
 #endif

@@ -90,6 +90,11 @@ int main(int argc, char **argv) {
       .rmw_share = rmw && misses.misses > 0 ? misses.mark_misses / misses.misses : 0,
       .nodes = misses.nodes,
   };
+  /* Remote accesses: (n - 1)/n of them on n nodes, as with the pages
+   * spread evenly and the markers scanning whatever they find. */
+  unsigned nodes = prof.nodes ? prof.nodes : 1;
+  double remote = (double)(nodes - 1) / nodes;
+  in.miss_ns = graph_miss_ns(&misses, &prof, remote, remote, rmw);
   memcpy(in.node_share, misses.node_share, sizeof in.node_share);
   uint64_t live = 0;
   for (uint64_t i = s.header.roots; i < s.header.objects; i++) live += s.objects[i].bytes;
@@ -105,10 +110,10 @@ int main(int argc, char **argv) {
   if (json) {
     printf("{\"snapshot\":\"%s\",\"profile\":\"%s\",\"gc_no\":%u,\"objects\":%llu,"
            "\"live_bytes\":%llu,\"t1_ns\":%.1f,\"tinf_ns\":%.1f,\"misses\":%.0f,"
-           "\"live_lines\":%.1f,\"points\":[",
+           "\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"points\":[",
            argv[optind], prof.name, s.header.gc_no,
            (unsigned long long)(s.header.objects - s.header.roots), (unsigned long long)live,
-           in.t1_ns, in.tinf_ns, in.misses, in.live_lines);
+           in.t1_ns, in.tinf_ns, in.misses, in.live_lines, graph_mlp(&prof), in.miss_ns);
   } else {
     printf("snapshot %s (collection %u): %llu objects, %llu root ranges, %llu edges, %.3f MB live\n",
            argv[optind], s.header.gc_no, (unsigned long long)(s.header.objects - s.header.roots),
@@ -119,6 +124,10 @@ int main(int argc, char **argv) {
            in.tinf_ns / 1e6, in.tinf_ns > 0 ? in.t1_ns / in.tinf_ns : 0);
     printf("Q1 %.0f misses of %llu accesses (%.0f on mark bytes)  L %.1f lines\n", in.misses,
            (unsigned long long)misses.accesses, misses.mark_misses, in.live_lines);
+    printf("overlap: MLP %.1f, a miss costs %.3f latencies on average: M1 %.1f ns\n",
+           graph_mlp(&prof),
+           misses.misses > 0 ? (misses.object_dependent + misses.mark_dependent) / misses.misses : 0,
+           in.miss_ns);
     printf("%5s %11s %8s %12s %12s %9s %12s  %s\n", "P", "mark ms", "speedup", "no-content.",
            "no-extra", "M_P ns", "Q_P", "largest term");
   }
