@@ -64,6 +64,28 @@ double predict_solve_contention(double base, double q, double p, double m1, doub
   return t;
 }
 
+double predict_extra_misses(const struct predict_input *in, double cuts, double caches) {
+  if (in->live_curve[PREDICT_CURVE_POINTS - 1] <= 0) return cuts * in->live_lines;
+  if (caches <= 0 || cuts <= 0) return 0;
+  /* G(y) = sum min(y f, 1): y L while y f < 1 for every line (y < 1 here). */
+  double y = cuts / caches, at = 1, g;
+  if (y <= 1) {
+    g = y * in->live_curve[0];
+  } else {
+    int k = 0;
+    while (k + 1 < PREDICT_CURVE_POINTS && at * 1.4142135623730951 <= y) {
+      at *= 1.4142135623730951;
+      k++;
+    }
+    if (k + 1 >= PREDICT_CURVE_POINTS) g = in->live_curve[PREDICT_CURVE_POINTS - 1];
+    else {
+      double next = at * 1.4142135623730951;
+      g = in->live_curve[k] + (in->live_curve[k + 1] - in->live_curve[k]) * (y - at) / (next - at);
+    }
+  }
+  return caches * g;
+}
+
 void predict_at(const struct predict_profile *prof, const struct predict_input *in, unsigned p,
                 unsigned flags, struct predict_point *out) {
   if (p < 1) p = 1;
@@ -101,7 +123,8 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
    * (sharing - 1)/(P - 1) of the victims is its own cache's. */
   unsigned sharing = prof->cache_cpus > 1 ? (prof->cache_cpus < p ? prof->cache_cpus : p) : 1;
   double apart = p > 1 ? 1 - (double)(sharing - 1) / (p - 1) : 0;
-  out->misses = flags & PREDICT_NO_EXTRA_MISSES ? q1 : q1 + out->steals * in->live_lines * apart;
+  double extra = predict_extra_misses(in, out->steals * apart, (double)((p + sharing - 1) / sharing - 1));
+  out->misses = flags & PREDICT_NO_EXTRA_MISSES ? q1 : q1 + extra;
   double qp = out->misses;
   /* The misses are shared by the markers the graph's width lets work at
    * once, not by all P: a list's misses lie on its critical path (the

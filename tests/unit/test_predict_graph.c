@@ -130,6 +130,23 @@ static void test_cache(void) {
   for (int i = 0; i < 5; i++) line_life_access(l, lines[i]);
   CHECK(NEAR(line_life_average(l, 1000), 1.0), "L %f", line_life_average(l, 1000));
   CHECK(NEAR(line_life_average(l, 0.5), 0.5), "L capped");
+  /* Lines live over f = 2/5, 3/5 and 0 of the accesses: the extra misses
+   * of N_S cuts over K further caches, sum min(N_S f, K) (§4.3.6 with
+   * each cache missing a line at most once). */
+  struct predict_input in = {.live_lines = 1};
+  line_life_curve(l, 1000, in.live_curve);
+  CHECK(NEAR(in.live_curve[0], 1) && NEAR(in.live_curve[2], 0.8 + 1) && NEAR(in.live_curve[10], 2),
+        "curve %f %f %f", in.live_curve[0], in.live_curve[2], in.live_curve[10]);
+  CHECK(NEAR(predict_extra_misses(&in, 1, 1), 1), "one cut: L");
+  CHECK(NEAR(predict_extra_misses(&in, 0.5, 1), 0.5), "half a cut: L / 2");
+  CHECK(NEAR(predict_extra_misses(&in, 2, 2), 2), "2 cuts, 2 caches: 2 L");
+  CHECK(NEAR(predict_extra_misses(&in, 2, 1), 1.8), "2 cuts, 1 cache: 0.8 + 1");
+  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 2), "every line once per cache");
+  CHECK(NEAR(predict_extra_misses(&in, 40, 0), 0), "no further cache");
+  line_life_curve(l, 1.5, in.live_curve);
+  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 1.5), "at most the cache's lines");
+  memset(in.live_curve, 0, sizeof in.live_curve);
+  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 40), "no curve: N_S L");
   line_life_free(l);
 }
 
@@ -219,6 +236,46 @@ static void test_window_misses(void) {
   snapshot_free(&b.s);
 }
 
+/* A 2-node forecast: 10 misses, 2 on mark bytes, each a full latency
+ * (no overlap); objects 3:1 over the nodes; 100 ns local, 300 remote. */
+static void test_numa_forecast(void) {
+  struct graph_misses g = {.misses = 10, .mark_misses = 2, .object_dependent = 8, .mark_dependent = 2};
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  prof.nodes = 2;
+  prof.interleave = false;
+  prof.read_miss_ns = 100;
+  prof.read_remote_miss_ns = 300;
+  prof.read_occupancy_ns = 20;
+  prof.join_ns = prof.marker_ns = prof.steal_ns = 0;
+  prof.cache_cpus = 1;
+  const double shares[2] = {3, 1};
+  struct predict_input in = {.t1_ns = 1000, .misses = 10};
+  /* Without BMB the mark bytes are on node 0 with most of the heap:
+   * V = ((8 x 3/4 + 2) / 10, 8 x 1/4 / 10) = (0.8, 0.2); half the
+   * accesses remote: M_1 = 200. */
+  graph_numa_input(&g, &prof, shares, -1, false, false, &in);
+  CHECK(in.nodes == 2 && NEAR(in.node_share[0], 0.8) && NEAR(in.node_share[1], 0.2), "V %f %f",
+        in.node_share[0], in.node_share[1]);
+  CHECK(NEAR(in.miss_ns, 200), "M1 %f", in.miss_ns);
+  /* P = 2: T = 500 + 5 (200 + sum_j V_j 20 rho_j / (1 - rho_j)),
+   * rho_j = 20 V_j 10 / T, solved apart: 1510.02551. */
+  struct predict_point pt;
+  predict_at(&prof, &in, 2, 0, &pt);
+  CHECK(pt.time_ns > 1510.0254 && pt.time_ns < 1510.0256, "T %f", pt.time_ns);
+  /* BMB spreads the mark bytes: V = (0.7, 0.3), T = 1508.40437. */
+  graph_numa_input(&g, &prof, shares, -1, true, false, &in);
+  CHECK(NEAR(in.node_share[0], 0.7) && NEAR(in.node_share[1], 0.3), "BMB V %f", in.node_share[0]);
+  predict_at(&prof, &in, 2, 0, &pt);
+  CHECK(pt.time_ns > 1508.4043 && pt.time_ns < 1508.4045, "BMB T %f", pt.time_ns);
+  /* A quarter of the object accesses remote (measured): M_1 =
+   * (8 x 150 + 2 x 200) / 10 = 160; without BMB T = 1311.74265. */
+  graph_numa_input(&g, &prof, shares, 0.25, false, false, &in);
+  CHECK(NEAR(in.miss_ns, 160), "remote 0.25: M1 %f", in.miss_ns);
+  predict_at(&prof, &in, 2, 0, &pt);
+  CHECK(pt.time_ns > 1311.7426 && pt.time_ns < 1311.7427, "T %f", pt.time_ns);
+}
+
 static void test_read_back(void) {
   struct builder b;
   init(&b);
@@ -263,6 +320,7 @@ int main(void) {
   test_serial_misses();
   test_overlap_formula();
   test_window_misses();
+  test_numa_forecast();
   test_read_back();
   return unit_finish();
 }

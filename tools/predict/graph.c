@@ -233,6 +233,19 @@ double line_life_average(const struct line_life *l, double capacity) {
   return average < capacity ? average : capacity;
 }
 
+void line_life_curve(const struct line_life *l, double capacity, double *curve) {
+  double y = 1;
+  for (int k = 0; k < PREDICT_CURVE_POINTS; k++, y *= 1.4142135623730951) {
+    double g = 0;
+    for (size_t i = 0; l->now && i < l->cap; i++) {
+      if (!l->keys[i]) continue;
+      double cut = y * (double)(l->last[i] - l->first[i]) / (double)l->now;
+      g += cut < 1 ? cut : 1;
+    }
+    curve[k] = g < capacity ? g : capacity;
+  }
+}
+
 void line_life_free(struct line_life *l) {
   if (!l) return;
   free(l->keys);
@@ -421,6 +434,7 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
   out->accesses = m.cache.accesses;
   double lines = (double)prof->cache_bytes / prof->line_bytes;
   if (ok) out->live_lines = line_life_average(m.life, lines);
+  if (ok) line_life_curve(m.life, lines, out->live_curve);
   out->nodes = s->header.nodes ? s->header.nodes : 1;
   if (out->nodes > PREDICT_MAX_NODES) out->nodes = PREDICT_MAX_NODES;
   for (unsigned j = 0; j < out->nodes; j++)
@@ -450,4 +464,25 @@ double graph_miss_ns(const struct graph_misses *g, const struct predict_profile 
              ((1 - mark_remote) * prof->rmw_miss_ns + mark_remote * prof->rmw_remote_miss_ns);
   else total += g->mark_dependent * mark_ns + g->mark_streamed * mark_stream;
   return total / g->misses;
+}
+
+/* A NUMA machine's inputs (graph.h). */
+void graph_numa_input(const struct graph_misses *g, const struct predict_profile *prof,
+                      const double *shares, double remote, bool bmb, bool rmw,
+                      struct predict_input *in) {
+  unsigned n = prof->nodes;
+  double total = 0, even = (double)(n - 1) / n;
+  for (unsigned j = 0; shares && j < n; j++) total += shares[j];
+  double object_misses = g->misses - g->mark_misses;
+  unsigned home = 0;
+  for (unsigned j = 1; shares && j < n; j++)
+    if (shares[j] > shares[home]) home = j;
+  in->nodes = n;
+  for (unsigned j = 0; j < n; j++) {
+    double object_share = shares && total > 0 ? shares[j] / total : 1.0 / n;
+    double mark_share = bmb ? 1.0 / n : j == home;
+    in->node_share[j] =
+        g->misses > 0 ? (object_misses * object_share + g->mark_misses * mark_share) / g->misses : 1.0 / n;
+  }
+  in->miss_ns = graph_miss_ns(g, prof, remote >= 0 ? remote : even, even, rmw);
 }

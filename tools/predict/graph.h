@@ -40,6 +40,10 @@ struct line_life;
 struct line_life *line_life_new(void);
 void line_life_access(struct line_life *l, uint64_t line);
 double line_life_average(const struct line_life *l, double capacity);
+/* predict_input's live_curve: at y = 2^(k/2), the sum over lines of
+ * min(y f, 1), f the share of the accesses a line is live over; at
+ * most CAPACITY. */
+void line_life_curve(const struct line_life *l, double capacity, double *curve);
 void line_life_free(struct line_life *l);
 
 struct graph_misses {
@@ -54,6 +58,7 @@ struct graph_misses {
    * 2 lines of a recent one, same 4 KiB page): they cost read_stream_ns. */
   double streamed, mark_streamed;
   double live_lines;  /* L */
+  double live_curve[PREDICT_CURVE_POINTS]; /* predict_input's */
   unsigned nodes;
   double node_share[PREDICT_MAX_NODES];
 };
@@ -76,5 +81,16 @@ double graph_overlap(double in_flight, double mlp);
  * per miss. */
 double graph_miss_ns(const struct graph_misses *g, const struct predict_profile *prof,
                      double object_remote, double mark_remote, bool rmw);
+
+/* The NUMA forecast (docs/numa.md): IN's node shares and M_1 on PROF's
+ * nodes.  The objects' misses go to the nodes by SHARES (even when
+ * NULL), the mark bytes' evenly under BMB or else all to the node holding
+ * most of the heap (where it grew, so where its page headers were first
+ * touched); a GC thread finds REMOTE of its object accesses on another
+ * node (< 0: (N - 1)/N, the markers spread evenly and scanning whatever
+ * they find) and (N - 1)/N of its mark bytes. */
+void graph_numa_input(const struct graph_misses *g, const struct predict_profile *prof,
+                      const double *shares, double remote, bool bmb, bool rmw,
+                      struct predict_input *in);
 
 #endif
