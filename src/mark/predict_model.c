@@ -65,25 +65,8 @@ double predict_solve_contention(double base, double q, double p, double m1, doub
 }
 
 double predict_extra_misses(const struct predict_input *in, double cuts, double caches) {
-  if (in->live_curve[PREDICT_CURVE_POINTS - 1] <= 0) return cuts * in->live_lines;
-  if (caches <= 0 || cuts <= 0) return 0;
-  /* G(y) = sum min(y f, 1): y L while y f < 1 for every line (y < 1 here). */
-  double y = cuts / caches, at = 1, g;
-  if (y <= 1) {
-    g = y * in->live_curve[0];
-  } else {
-    int k = 0;
-    while (k + 1 < PREDICT_CURVE_POINTS && at * 1.4142135623730951 <= y) {
-      at *= 1.4142135623730951;
-      k++;
-    }
-    if (k + 1 >= PREDICT_CURVE_POINTS) g = in->live_curve[PREDICT_CURVE_POINTS - 1];
-    else {
-      double next = at * 1.4142135623730951;
-      g = in->live_curve[k] + (in->live_curve[k + 1] - in->live_curve[k]) * (y - at) / (next - at);
-    }
-  }
-  return caches * g;
+  if (in->extra_misses) return in->extra_misses(in->lines, cuts, caches);
+  return cuts * in->live_lines;
 }
 
 void predict_at(const struct predict_profile *prof, const struct predict_input *in, unsigned p,

@@ -12,8 +12,7 @@
 
 enum {
   PREDICT_MAX_NODES = 64,
-  PREDICT_PREFETCH_DEPTH = 16, /* mark.c's prefetch window */
-  PREDICT_CURVE_POINTS = 64     /* live_curve: y = 1 .. 2^31.5 */
+  PREDICT_PREFETCH_DEPTH = 16 /* mark.c's prefetch window */
 };
 
 /* A machine (Table 4.1 and sgc's own costs); every time in ns. */
@@ -57,12 +56,11 @@ struct predict_input {
   double tinf_ns;    /* critical path */
   double misses;     /* Q_1, the serial mark's */
   double live_lines; /* L: lines each steal makes miss again (§4.3.6) */
-  /* The extra misses line by line (§4.3.6 refined): a line live over a
-   * share f of the mark is cut by about N_S f steals, but each further
-   * cache misses it at most once, so it adds min(N_S f, K) misses, K the
-   * further caches.  live_curve[k] = sum over lines of min(y f, 1) at
-   * y = 2^(k/2), at most the cache's lines; all 0: N_S L. */
-  double live_curve[PREDICT_CURVE_POINTS];
+  /* The extra misses of CUTS steals with CACHES further caches, line by
+   * line (the slow predictor: tools/predict/graph.c), from LINES; NULL:
+   * N_S L (§4.3.6). */
+  double (*extra_misses)(const void *lines, double cuts, double caches);
+  const void *lines;
   double rmw_share;  /* of the misses, those of atomic read-modify-writes */
   /* M_1 as the slow predictor's simulation found it (overlap, remote
    * share and RMWs weighed in); 0: from the profile. */
@@ -100,8 +98,8 @@ struct predict_point {
   enum predict_term limit; /* the largest term */
 };
 
-/* The extra misses of N_S CUTS over K further caches from IN's curve
- * (K G(N_S / K), G interpolated), or N_S L without one. */
+/* The extra misses of N_S CUTS with CACHES further caches: IN's
+ * extra_misses, or N_S L without one. */
 double predict_extra_misses(const struct predict_input *in, double cuts, double caches);
 
 /* T_P^M for P markers (§4.3.1 step 5), FLAGS leaving terms out.  The

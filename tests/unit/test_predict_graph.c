@@ -130,23 +130,28 @@ static void test_cache(void) {
   for (int i = 0; i < 5; i++) line_life_access(l, lines[i]);
   CHECK(NEAR(line_life_average(l, 1000), 1.0), "L %f", line_life_average(l, 1000));
   CHECK(NEAR(line_life_average(l, 0.5), 0.5), "L capped");
-  /* Lines live over f = 2/5, 3/5 and 0 of the accesses: the extra misses
-   * of N_S cuts over K further caches, sum min(N_S f, K) (§4.3.6 with
-   * each cache missing a line at most once). */
-  struct predict_input in = {.live_lines = 1};
-  line_life_curve(l, 1000, in.live_curve);
-  CHECK(NEAR(in.live_curve[0], 1) && NEAR(in.live_curve[2], 0.8 + 1) && NEAR(in.live_curve[10], 2),
-        "curve %f %f %f", in.live_curve[0], in.live_curve[2], in.live_curve[10]);
-  CHECK(NEAR(predict_extra_misses(&in, 1, 1), 1), "one cut: L");
-  CHECK(NEAR(predict_extra_misses(&in, 0.5, 1), 0.5), "half a cut: L / 2");
-  CHECK(NEAR(predict_extra_misses(&in, 2, 2), 2), "2 cuts, 2 caches: 2 L");
-  CHECK(NEAR(predict_extra_misses(&in, 2, 1), 1.8), "2 cuts, 1 cache: 0.8 + 1");
-  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 2), "every line once per cache");
+  line_life_free(l);
+  /* Lines 1 2 1 3 2 2 for ranges 0 0 1 1 2 3: line 1 live over 2/6 of
+   * the accesses and used by 1 more range, line 2 over 4/6 and by 2
+   * more, line 3 by one range (nothing to re-miss).  The extra misses:
+   * sum of min(cuts f, caches, uses). */
+  l = line_life_new();
+  static const uint64_t ranges[] = {0, 0, 1, 1, 2, 3};
+  static const uint64_t again[] = {1, 2, 1, 3, 2, 2};
+  for (int i = 0; i < 6; i++) line_life_access_by(l, again[i], ranges[i]);
+  struct graph_lines g;
+  CHECK(line_life_lines(l, 1000, &g) && g.count == 2, "lines %zu", g.count);
+  struct predict_input in = {.live_lines = 1, .extra_misses = graph_extra_misses, .lines = &g};
+  CHECK(NEAR(predict_extra_misses(&in, 1, 5), 1), "one cut: 1/3 + 2/3 = L");
+  CHECK(NEAR(predict_extra_misses(&in, 3, 5), 1 + 2), "3 cuts: 1 + 2");
+  CHECK(NEAR(predict_extra_misses(&in, 40, 5), 1 + 2), "at most each line's other ranges");
+  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 1 + 1), "at most once per further cache");
   CHECK(NEAR(predict_extra_misses(&in, 40, 0), 0), "no further cache");
-  line_life_curve(l, 1.5, in.live_curve);
-  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 1.5), "at most the cache's lines");
-  memset(in.live_curve, 0, sizeof in.live_curve);
-  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 40), "no curve: N_S L");
+  g.capacity = 1.5;
+  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 1.5), "at most the cache's lines a cache");
+  in.extra_misses = NULL;
+  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 40), "without lines: N_S L");
+  graph_lines_free(&g);
   line_life_free(l);
 }
 
@@ -165,8 +170,10 @@ static void test_serial_misses(void) {
   CHECK(NEAR(m.live_lines, 0.2), "L %f", m.live_lines);
   CHECK(m.nodes == 1 && NEAR(m.node_share[0], 1), "one node");
   /* Warm: the root's and the object's lines are cached; the header's miss. */
+  graph_lines_free(&m.lines);
   CHECK(graph_misses(&b.s, &prof, true, &m), "warm");
   CHECK(m.accesses == 5 && NEAR(m.misses, 2) && NEAR(m.mark_misses, 2), "warm misses %f", m.misses);
+  graph_lines_free(&m.lines);
   snapshot_free(&b.s);
 }
 
@@ -233,6 +240,7 @@ static void test_window_misses(void) {
   prof.rmw_miss_ns = 150;
   m1 = graph_miss_ns(&m, &prof, 0, 0, true);
   CHECK(NEAR(m1, ((4 + 1.0 / 12) * 100 + 10 * 150) / 16), "RMW M1 %f", m1);
+  graph_lines_free(&m.lines);
   snapshot_free(&b.s);
 }
 

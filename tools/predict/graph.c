@@ -173,6 +173,8 @@ void cache_free(struct cache_sim *c) {
 struct line_life {
   uint64_t *keys; /* line + 1, 0: empty */
   uint64_t *first, *last;
+  uint64_t *range; /* the range that used it last */
+  uint32_t *uses;  /* times another range than the last used it */
   size_t cap, used;
   uint64_t now;
 };
@@ -186,11 +188,14 @@ struct line_life *line_life_new(void) { return calloc(1, sizeof(struct line_life
 static bool line_life_grow(struct line_life *l) {
   size_t cap = l->cap ? 2 * l->cap : 1 << 12;
   uint64_t *keys = calloc(cap, sizeof *keys), *first = malloc(cap * sizeof *first),
-           *last = malloc(cap * sizeof *last);
-  if (!keys || !first || !last) {
+           *last = malloc(cap * sizeof *last), *range = malloc(cap * sizeof *range);
+  uint32_t *uses = malloc(cap * sizeof *uses);
+  if (!keys || !first || !last || !range || !uses) {
     free(keys);
     free(first);
     free(last);
+    free(range);
+    free(uses);
     return false;
   }
   for (size_t i = 0; i < l->cap; i++) {
@@ -200,18 +205,24 @@ static bool line_life_grow(struct line_life *l) {
     keys[s] = l->keys[i];
     first[s] = l->first[i];
     last[s] = l->last[i];
+    range[s] = l->range[i];
+    uses[s] = l->uses[i];
   }
   free(l->keys);
   free(l->first);
   free(l->last);
+  free(l->range);
+  free(l->uses);
   l->keys = keys;
   l->first = first;
   l->last = last;
+  l->range = range;
+  l->uses = uses;
   l->cap = cap;
   return true;
 }
 
-void line_life_access(struct line_life *l, uint64_t line) {
+void line_life_access_by(struct line_life *l, uint64_t line, uint64_t range) {
   if (2 * (l->used + 1) > l->cap && !line_life_grow(l)) return;
   uint64_t key = line + 1;
   size_t s = line_slot(key, l->cap);
@@ -219,10 +230,17 @@ void line_life_access(struct line_life *l, uint64_t line) {
   if (!l->keys[s]) {
     l->keys[s] = key;
     l->first[s] = l->now;
+    l->range[s] = range;
+    l->uses[s] = 0;
     l->used++;
+  } else if (l->range[s] != range) {
+    l->range[s] = range;
+    l->uses[s]++;
   }
   l->last[s] = l->now++;
 }
+
+void line_life_access(struct line_life *l, uint64_t line) { line_life_access_by(l, line, 0); }
 
 double line_life_average(const struct line_life *l, double capacity) {
   if (!l->now) return 0;
@@ -233,17 +251,37 @@ double line_life_average(const struct line_life *l, double capacity) {
   return average < capacity ? average : capacity;
 }
 
-void line_life_curve(const struct line_life *l, double capacity, double *curve) {
-  double y = 1;
-  for (int k = 0; k < PREDICT_CURVE_POINTS; k++, y *= 1.4142135623730951) {
-    double g = 0;
-    for (size_t i = 0; l->now && i < l->cap; i++) {
-      if (!l->keys[i]) continue;
-      double cut = y * (double)(l->last[i] - l->first[i]) / (double)l->now;
-      g += cut < 1 ? cut : 1;
-    }
-    curve[k] = g < capacity ? g : capacity;
+bool line_life_lines(const struct line_life *l, double capacity, struct graph_lines *out) {
+  memset(out, 0, sizeof *out);
+  out->capacity = capacity;
+  size_t n = 0;
+  for (size_t i = 0; i < l->cap; i++) n += l->keys[i] && l->uses[i];
+  out->share = malloc((n ? n : 1) * sizeof *out->share);
+  out->uses = malloc((n ? n : 1) * sizeof *out->uses);
+  if (!out->share || !out->uses) return false;
+  for (size_t i = 0; i < l->cap; i++) {
+    if (!l->keys[i] || !l->uses[i]) continue;
+    out->share[out->count] = (double)(l->last[i] - l->first[i]) / (double)l->now;
+    out->uses[out->count++] = l->uses[i];
   }
+  return true;
+}
+
+double graph_extra_misses(const void *lines, double cuts, double caches) {
+  const struct graph_lines *g = lines;
+  double extra = 0;
+  for (size_t i = 0; i < g->count; i++) {
+    double most = caches < g->uses[i] ? caches : g->uses[i], cut = cuts * g->share[i];
+    extra += cut < most ? cut : most;
+  }
+  double full = caches * g->capacity; /* each further cache fills at most once */
+  return extra < full ? extra : full;
+}
+
+void graph_lines_free(struct graph_lines *g) {
+  free(g->share);
+  free(g->uses);
+  memset(g, 0, sizeof *g);
 }
 
 void line_life_free(struct line_life *l) {
@@ -251,6 +289,8 @@ void line_life_free(struct line_life *l) {
   free(l->keys);
   free(l->first);
   free(l->last);
+  free(l->range);
+  free(l->uses);
   free(l);
 }
 
@@ -271,11 +311,12 @@ static uint64_t mark_address(uint64_t object, uint64_t page_bytes) {
 struct sim {
   struct cache_sim cache;
   struct line_life *life;
+  uint64_t range; /* the range fetched or scanned: a steal moves whole ranges */
   double node_accesses[PREDICT_MAX_NODES];
 };
 
 static bool touch(struct sim *m, uint64_t address, unsigned node) {
-  line_life_access(m->life, address >> m->cache.line_shift);
+  line_life_access_by(m->life, address >> m->cache.line_shift, m->range);
   if (node < PREDICT_MAX_NODES) m->node_accesses[node]++;
   return cache_access(&m->cache, address);
 }
@@ -395,6 +436,7 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
         break;
       }
       const struct snapshot_object *o = &s->objects[index];
+      m.range = index;
       bool missed = touch(&m, o->address, o->node);
       unsigned slot = (first + count++) % PREDICT_PREFETCH_DEPTH;
       window[slot] = index;
@@ -415,6 +457,7 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
     }
     const struct snapshot_object *o = &s->objects[index];
     const struct snapshot_edge *e = &s->edges[o->first_edge], *end = e + o->edge_count;
+    m.range = index;
     for (uint64_t w = 0; w < o->bytes / 8; w++) {
       uint64_t address = o->address + 8 * w;
       /* Read while the window's fetches are outstanding (alone: none). */
@@ -434,7 +477,7 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
   out->accesses = m.cache.accesses;
   double lines = (double)prof->cache_bytes / prof->line_bytes;
   if (ok) out->live_lines = line_life_average(m.life, lines);
-  if (ok) line_life_curve(m.life, lines, out->live_curve);
+  if (ok) ok = line_life_lines(m.life, lines, &out->lines);
   out->nodes = s->header.nodes ? s->header.nodes : 1;
   if (out->nodes > PREDICT_MAX_NODES) out->nodes = PREDICT_MAX_NODES;
   for (unsigned j = 0; j < out->nodes; j++)

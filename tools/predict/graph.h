@@ -40,10 +40,24 @@ struct line_life;
 struct line_life *line_life_new(void);
 void line_life_access(struct line_life *l, uint64_t line);
 double line_life_average(const struct line_life *l, double capacity);
-/* predict_input's live_curve: at y = 2^(k/2), the sum over lines of
- * min(y f, 1), f the share of the accesses a line is live over; at
- * most CAPACITY. */
-void line_life_curve(const struct line_life *l, double capacity, double *curve);
+/* The same, the access made for RANGE (an object's index). */
+void line_life_access_by(struct line_life *l, uint64_t line, uint64_t range);
+
+/* The lines several ranges used, for the extra misses of steals. */
+struct graph_lines {
+  size_t count;
+  double *share;  /* f: the share of the accesses the line is live over */
+  uint32_t *uses; /* u: times a range other than the last used it */
+  double capacity; /* the cache's lines */
+};
+bool line_life_lines(const struct line_life *l, double capacity, struct graph_lines *out);
+/* predict_input's extra_misses (§4.3.6, line by line): a line live over
+ * f of the mark is cut by about CUTS f steals; each cut makes it miss
+ * once more, but no more often than CACHES further caches or the u other
+ * ranges that use it could: sum of min(CUTS f, CACHES, u), at most
+ * CACHES times the cache's lines.  Lines of one range add nothing. */
+double graph_extra_misses(const void *lines, double cuts, double caches);
+void graph_lines_free(struct graph_lines *g);
 void line_life_free(struct line_life *l);
 
 struct graph_misses {
@@ -58,7 +72,7 @@ struct graph_misses {
    * 2 lines of a recent one, same 4 KiB page): they cost read_stream_ns. */
   double streamed, mark_streamed;
   double live_lines;  /* L */
-  double live_curve[PREDICT_CURVE_POINTS]; /* predict_input's */
+  struct graph_lines lines; /* graph_lines_free */
   unsigned nodes;
   double node_share[PREDICT_MAX_NODES];
 };

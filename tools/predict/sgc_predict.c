@@ -108,7 +108,8 @@ int main(int argc, char **argv) {
       .nodes = misses.nodes,
   };
   memcpy(in.node_share, misses.node_share, sizeof in.node_share);
-  memcpy(in.live_curve, misses.live_curve, sizeof in.live_curve);
+  in.extra_misses = graph_extra_misses;
+  in.lines = &misses.lines;
   /* Remote accesses: (n - 1)/n of them on n nodes, as with the pages
    * spread evenly and the markers scanning whatever they find. */
   unsigned nodes = prof.nodes ? prof.nodes : 1;
@@ -183,6 +184,7 @@ int main(int argc, char **argv) {
            100 * last.term_ns[limit] / last.time_ns);
   else printf("at P=%u nothing but the work and misses, which shrink as 1/P, is over 10%% of the time\n",
               last.p);
+  graph_lines_free(&misses.lines);
   snapshot_free(&s);
   return 0;
 }
