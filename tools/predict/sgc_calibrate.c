@@ -83,9 +83,10 @@ static unsigned cpu_list_count(const char *path) {
   unsigned count = 0;
   if (f) {
     unsigned a, b;
-    char sep;
+    char sep = 0;
     while (fscanf(f, "%u", &a) == 1) {
       b = a;
+      sep = 0;
       if (fscanf(f, "%c", &sep) == 1 && sep == '-' && fscanf(f, "%u%c", &b, &sep) < 1) break;
       count += b >= a ? b - a + 1 : 1;
       if (sep != ',') break;
