@@ -64,6 +64,11 @@ double predict_solve_contention(double base, double q, double p, double m1, doub
   return t;
 }
 
+double predict_extra_misses(const struct predict_input *in, double cuts, double caches) {
+  if (in->extra_misses) return in->extra_misses(in->lines, cuts, caches);
+  return cuts * in->live_lines;
+}
+
 void predict_at(const struct predict_profile *prof, const struct predict_input *in, unsigned p,
                 unsigned flags, struct predict_point *out) {
   if (p < 1) p = 1;
@@ -84,7 +89,7 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
   double read_m1 = (prof->read_miss_ns + (n - 1) * prof->read_remote_miss_ns) / n;
   double rmw_m1 = (prof->rmw_miss_ns + (n - 1) * prof->rmw_remote_miss_ns) / n;
   if (prof->marker_miss_ns > 0) read_m1 = prof->marker_miss_ns;
-  double m1 = (1 - f) * read_m1 + f * rmw_m1;
+  double m1 = in->miss_ns > 0 ? in->miss_ns : (1 - f) * read_m1 + f * rmw_m1;
   double so = (1 - f) * prof->read_occupancy_ns + f * prof->rmw_occupancy_ns;
   double share[PREDICT_MAX_NODES];
   unsigned nodes;
@@ -96,8 +101,13 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
     memcpy(share, in->node_share, nodes * sizeof *share);
   }
   double q1 = in->misses;
-  /* Q_P = Q_1 + N_S L (§4.3.6). */
-  out->misses = flags & PREDICT_NO_EXTRA_MISSES ? q1 : q1 + out->steals * in->live_lines;
+  /* Q_P = Q_1 + N_S L (§4.3.6), L only for a thief that does not share
+   * the victim's cache: with CACHE_CPUS markers to a cache, a share of
+   * (sharing - 1)/(P - 1) of the victims is its own cache's. */
+  unsigned sharing = prof->cache_cpus > 1 ? (prof->cache_cpus < p ? prof->cache_cpus : p) : 1;
+  double apart = p > 1 ? 1 - (double)(sharing - 1) / (p - 1) : 0;
+  double extra = predict_extra_misses(in, out->steals * apart, (double)((p + sharing - 1) / sharing - 1));
+  out->misses = flags & PREDICT_NO_EXTRA_MISSES ? q1 : q1 + extra;
   double qp = out->misses;
   /* The misses are shared by the markers the graph's width lets work at
    * once, not by all P: a list's misses lie on its critical path (the
@@ -166,6 +176,8 @@ void predict_profile_default(struct predict_profile *prof) {
       .rmw_remote_miss_ns = 110,
       .rmw_occupancy_ns = 8,
       .marker_miss_ns = 12,
+      .read_overlap_ns = 12,
+      .read_stream_ns = 4,
       .object_ns = 6,
       .word_ns = 0.8,
       .steal_ns = 300,
@@ -174,6 +186,7 @@ void predict_profile_default(struct predict_profile *prof) {
       .cache_bytes = 32u << 20,
       .cache_ways = 16,
       .line_bytes = 64,
+      .cache_cpus = 1,
       .interleave = false,
   };
 }
@@ -194,6 +207,8 @@ static const struct field {
     FIELD(rmw_remote_miss_ns, F_DOUBLE),
     FIELD(rmw_occupancy_ns, F_DOUBLE),
     FIELD(marker_miss_ns, F_DOUBLE),
+    FIELD(read_overlap_ns, F_DOUBLE),
+    FIELD(read_stream_ns, F_DOUBLE),
     FIELD(object_ns, F_DOUBLE),
     FIELD(word_ns, F_DOUBLE),
     FIELD(steal_ns, F_DOUBLE),
@@ -202,6 +217,7 @@ static const struct field {
     FIELD(cache_bytes, F_U64),
     FIELD(cache_ways, F_UNSIGNED),
     FIELD(line_bytes, F_UNSIGNED),
+    FIELD(cache_cpus, F_UNSIGNED),
 #undef FIELD
 };
 

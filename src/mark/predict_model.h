@@ -10,7 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { PREDICT_MAX_NODES = 64 };
+enum {
+  PREDICT_MAX_NODES = 64,
+  PREDICT_PREFETCH_DEPTH = 16 /* mark.c's prefetch window */
+};
 
 /* A machine (Table 4.1 and sgc's own costs); every time in ns. */
 struct predict_profile {
@@ -25,6 +28,14 @@ struct predict_profile {
    * misses with scanning (the thesis ignores overlap, §4.3.2); 0: the
    * pointer-chasing latency. */
   double marker_miss_ns;
+  /* Time per load miss with PREDICT_PREFETCH_DEPTH independent misses in
+   * flight in one thread (the marker's prefetch window); latency over it
+   * is the memory-level parallelism the slow predictor overlaps misses
+   * by (docs/prediction.md); 0: no overlap. */
+  double read_overlap_ns;
+  /* Time per line of one thread reading memory in address order (the
+   * hardware's prefetcher ahead of it); 0: the latency. */
+  double read_stream_ns;
   double object_ns; /* per object (or piece) marked: look-up, mark, push, pop */
   double word_ns;   /* per word scanned, hits only */
   double steal_ns;  /* one successful steal */
@@ -33,6 +44,7 @@ struct predict_profile {
   /* The last-level cache the serial mark's misses are simulated in. */
   uint64_t cache_bytes;
   unsigned cache_ways, line_bytes;
+  unsigned cache_cpus; /* CPUs sharing it: a steal among them misses nothing more */
   /* Where the heap's lines are: true: spread evenly over the nodes
    * (interleaved pages), false: the snapshot's nodes. */
   bool interleave;
@@ -44,7 +56,15 @@ struct predict_input {
   double tinf_ns;    /* critical path */
   double misses;     /* Q_1, the serial mark's */
   double live_lines; /* L: lines each steal makes miss again (§4.3.6) */
+  /* The extra misses of CUTS steals with CACHES further caches, line by
+   * line (the slow predictor: tools/predict/graph.c), from LINES; NULL:
+   * N_S L (§4.3.6). */
+  double (*extra_misses)(const void *lines, double cuts, double caches);
+  const void *lines;
   double rmw_share;  /* of the misses, those of atomic read-modify-writes */
+  /* M_1 as the slow predictor's simulation found it (overlap, remote
+   * share and RMWs weighed in); 0: from the profile. */
+  double miss_ns;
   unsigned nodes;    /* entries of node_share; 0: all on node 0 */
   double node_share[PREDICT_MAX_NODES]; /* V_j: accesses to node j over all */
 };
@@ -77,6 +97,10 @@ struct predict_point {
   double term_ns[TERM_COUNT];
   enum predict_term limit; /* the largest term */
 };
+
+/* The extra misses of N_S CUTS with CACHES further caches: IN's
+ * extra_misses, or N_S L without one. */
+double predict_extra_misses(const struct predict_input *in, double cuts, double caches);
 
 /* T_P^M for P markers (§4.3.1 step 5), FLAGS leaving terms out.  The
  * misses are shared by min(P, T_1 / T_inf) markers, not P. */

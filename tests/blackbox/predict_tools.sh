@@ -52,6 +52,22 @@ assert r["limit"] in names | {"nothing"}, r["limit"]
 PY
   done
 done
+# The NUMA forecast: all of the heap on node 0 of 2 is slower at 8
+# markers than the same heap interleaved, and BMB never makes it slower.
+o2k="$SRC/tools/predict/profiles/o2k.profile"
+for args in "-N 2 -V 1,0" "-N 2 -V 1,0 -B" "-N 2" "-N 2 -B"; do
+  # shellcheck disable=SC2086 # ARGS are several options
+  "$PREDICT" -j -p 8 $args "$snap" "$o2k" >"$TMP/numa.json" 2>"$TMP/err" ||
+    fail "sgc-predict $args: $(cat "$TMP/err")"
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["points"][0]["mark_ns"])' \
+    "$TMP/numa.json" >>"$TMP/numa.ns"
+done
+python3 - "$TMP/numa.ns" <<'PY' || fail "NUMA forecast: $(tr '\n' ' ' <"$TMP/numa.ns")"
+import sys
+one, one_bmb, even, even_bmb = (float(x) for x in open(sys.argv[1]))
+assert even < one and one_bmb <= one and even_bmb <= even, (one, one_bmb, even, even_bmb)
+PY
+"$PREDICT" -N 2 -V 1,0,0 "$snap" "$o2k" >/dev/null 2>&1 && fail "sgc-predict took 3 shares for 2 nodes"
 "$PREDICT" "$TMP/out" "$TMP/host.profile" >"$TMP/bad" 2>&1 && fail "sgc-predict took a text file"
 grep -q "not an sgc heap snapshot" "$TMP/bad" || fail "no clear message: $(cat "$TMP/bad")"
 echo "[$TAG] ok"

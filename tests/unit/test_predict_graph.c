@@ -131,6 +131,28 @@ static void test_cache(void) {
   CHECK(NEAR(line_life_average(l, 1000), 1.0), "L %f", line_life_average(l, 1000));
   CHECK(NEAR(line_life_average(l, 0.5), 0.5), "L capped");
   line_life_free(l);
+  /* Lines 1 2 1 3 2 2 for ranges 0 0 1 1 2 3: line 1 live over 2/6 of
+   * the accesses and used by 1 more range, line 2 over 4/6 and by 2
+   * more, line 3 by one range (nothing to re-miss).  The extra misses:
+   * sum of min(cuts f, caches, uses). */
+  l = line_life_new();
+  static const uint64_t ranges[] = {0, 0, 1, 1, 2, 3};
+  static const uint64_t again[] = {1, 2, 1, 3, 2, 2};
+  for (int i = 0; i < 6; i++) line_life_access_by(l, again[i], ranges[i]);
+  struct graph_lines g;
+  CHECK(line_life_lines(l, 1000, &g) && g.count == 2, "lines %zu", g.count);
+  struct predict_input in = {.live_lines = 1, .extra_misses = graph_extra_misses, .lines = &g};
+  CHECK(NEAR(predict_extra_misses(&in, 1, 5), 1), "one cut: 1/3 + 2/3 = L");
+  CHECK(NEAR(predict_extra_misses(&in, 3, 5), 1 + 2), "3 cuts: 1 + 2");
+  CHECK(NEAR(predict_extra_misses(&in, 40, 5), 1 + 2), "at most each line's other ranges");
+  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 1 + 1), "at most once per further cache");
+  CHECK(NEAR(predict_extra_misses(&in, 40, 0), 0), "no further cache");
+  g.capacity = 1.5;
+  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 1.5), "at most the cache's lines a cache");
+  in.extra_misses = NULL;
+  CHECK(NEAR(predict_extra_misses(&in, 40, 1), 40), "without lines: N_S L");
+  graph_lines_free(&g);
+  line_life_free(l);
 }
 
 static void test_serial_misses(void) {
@@ -140,17 +162,126 @@ static void test_serial_misses(void) {
   predict_profile_default(&prof);
   struct graph_misses m;
   CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
-  /* The root's word, the object's mark byte, the object's two words (one
-   * line): 4 accesses, 3 misses; only the object's line is used twice
-   * (accesses 2 and 3), so L = 1/4. */
-  CHECK(m.accesses == 4, "accesses %llu", (unsigned long long)m.accesses);
-  CHECK(NEAR(m.misses, 3) && NEAR(m.mark_misses, 1), "misses %f %f", m.misses, m.mark_misses);
-  CHECK(NEAR(m.live_lines, 0.25), "L %f", m.live_lines);
+  /* The root's word, the object's page header and mark byte (two lines),
+   * the object's two words (one line): 5 accesses, 4 misses; only the
+   * object's line is used twice (accesses 3 and 4), so L = 1/5. */
+  CHECK(m.accesses == 5, "accesses %llu", (unsigned long long)m.accesses);
+  CHECK(NEAR(m.misses, 4) && NEAR(m.mark_misses, 2), "misses %f %f", m.misses, m.mark_misses);
+  CHECK(NEAR(m.live_lines, 0.2), "L %f", m.live_lines);
   CHECK(m.nodes == 1 && NEAR(m.node_share[0], 1), "one node");
-  /* Warm: the root's and the object's lines are cached; the mark line misses. */
+  /* Warm: the root's and the object's lines are cached; the header's miss. */
+  graph_lines_free(&m.lines);
   CHECK(graph_misses(&b.s, &prof, true, &m), "warm");
-  CHECK(m.accesses == 4 && NEAR(m.misses, 1) && NEAR(m.mark_misses, 1), "warm misses %f", m.misses);
+  CHECK(m.accesses == 5 && NEAR(m.misses, 2) && NEAR(m.mark_misses, 2), "warm misses %f", m.misses);
+  graph_lines_free(&m.lines);
   snapshot_free(&b.s);
+}
+
+/* The overlap of misses (docs/prediction.md): a miss with n outstanding
+ * costs latency / min(n, MLP), MLP = read_miss_ns / read_overlap_ns at
+ * most the prefetch depth. */
+static void test_overlap_formula(void) {
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  prof.read_miss_ns = 200;
+  prof.read_overlap_ns = 25;
+  CHECK(NEAR(graph_mlp(&prof), 8), "MLP 200 / 25 = %f", graph_mlp(&prof));
+  prof.read_overlap_ns = 5;
+  CHECK(NEAR(graph_mlp(&prof), 16), "MLP capped at the window: %f", graph_mlp(&prof));
+  prof.read_overlap_ns = 0;
+  CHECK(NEAR(graph_mlp(&prof), 1), "no overlap measured: %f", graph_mlp(&prof));
+  prof.read_overlap_ns = 300;
+  CHECK(NEAR(graph_mlp(&prof), 1), "slower than the latency: %f", graph_mlp(&prof));
+  CHECK(NEAR(graph_overlap(1, 8), 1) && NEAR(graph_overlap(4, 8), 0.25) &&
+            NEAR(graph_overlap(12, 8), 0.125) && NEAR(graph_overlap(0.5, 8), 1),
+        "1 / min(n, MLP)");
+}
+
+/* A root finding A (32 bytes, 4 pointers) finding four 16-byte leaves,
+ * every object on a page of its own (no line near another's): the marker
+ * scans the root and A alone (nothing else on the stack), then the four
+ * leaves go through the prefetch window together. */
+static void test_window_misses(void) {
+  struct builder b;
+  uint32_t a = rooted(&b, 32, SNAP_SCANNED);
+  for (uint32_t k = 0; k < 4; k++) {
+    uint32_t leaf = object(&b, 0x200000 + 0x100000 * (uint64_t)k, 16, SNAP_SCANNED);
+    edge(&b, a, k, leaf);
+  }
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  prof.read_miss_ns = 100;
+  prof.read_overlap_ns = 25; /* MLP 4 */
+  prof.read_stream_ns = 10;
+  struct graph_misses m;
+  CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
+  /* Misses: the root's line and A's (alone: 1 each); a header and a mark
+   * line for each of A and the leaves (10; headers alone: 1 each; each
+   * mark line 2 lines past its header in the same 4 KiB: streamed); the
+   * leaves' lines, fetched together, scanned with 4, 3, 2, 1 outstanding.
+   * In latencies: 1 + 1 + 1/4 + 1/3 + 1/2 + 1 and 5 headers; 5 streamed. */
+  CHECK(NEAR(m.misses, 16) && NEAR(m.mark_misses, 10), "misses %f, marks %f", m.misses, m.mark_misses);
+  CHECK(NEAR(m.streamed, 5) && NEAR(m.mark_streamed, 5), "streamed %f", m.streamed);
+  CHECK(NEAR(m.object_dependent, 4 + 1.0 / 12), "objects %f", m.object_dependent);
+  CHECK(NEAR(m.mark_dependent, 5), "headers %f", m.mark_dependent);
+  /* M_1 = (4.0833 x 100 + 5 x 100 + 5 x 10) / 16 = 59.8958 ns. */
+  double m1 = graph_miss_ns(&m, &prof, 0, 0, false);
+  CHECK(NEAR(m1, (4 + 1.0 / 12 + 5) * 100 / 16 + 50.0 / 16), "M1 %f", m1);
+  /* Remote: half the objects' misses at 300 (200 on average), the mark
+   * bytes local; then the mark bytes all remote, their streamed lines as
+   * much slower as the latency (30). */
+  prof.read_remote_miss_ns = 300;
+  m1 = graph_miss_ns(&m, &prof, 0.5, 0, false);
+  CHECK(NEAR(m1, ((4 + 1.0 / 12) * 200 + 5 * 100 + 5 * 10) / 16), "remote M1 %f", m1);
+  m1 = graph_miss_ns(&m, &prof, 0, 1, false);
+  CHECK(NEAR(m1, ((4 + 1.0 / 12) * 100 + 5 * 300 + 5 * 30) / 16), "remote marks M1 %f", m1);
+  /* Marks set by RMWs (150 ns each, no overlap) and the streamed
+   * mark lines among them. */
+  prof.rmw_miss_ns = 150;
+  m1 = graph_miss_ns(&m, &prof, 0, 0, true);
+  CHECK(NEAR(m1, ((4 + 1.0 / 12) * 100 + 10 * 150) / 16), "RMW M1 %f", m1);
+  graph_lines_free(&m.lines);
+  snapshot_free(&b.s);
+}
+
+/* A 2-node forecast: 10 misses, 2 on mark bytes, each a full latency
+ * (no overlap); objects 3:1 over the nodes; 100 ns local, 300 remote. */
+static void test_numa_forecast(void) {
+  struct graph_misses g = {.misses = 10, .mark_misses = 2, .object_dependent = 8, .mark_dependent = 2};
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  prof.nodes = 2;
+  prof.interleave = false;
+  prof.read_miss_ns = 100;
+  prof.read_remote_miss_ns = 300;
+  prof.read_occupancy_ns = 20;
+  prof.join_ns = prof.marker_ns = prof.steal_ns = 0;
+  prof.cache_cpus = 1;
+  const double shares[2] = {3, 1};
+  struct predict_input in = {.t1_ns = 1000, .misses = 10};
+  /* Without BMB the mark bytes are on node 0 with most of the heap:
+   * V = ((8 x 3/4 + 2) / 10, 8 x 1/4 / 10) = (0.8, 0.2); half the
+   * accesses remote: M_1 = 200. */
+  graph_numa_input(&g, &prof, shares, -1, false, false, &in);
+  CHECK(in.nodes == 2 && NEAR(in.node_share[0], 0.8) && NEAR(in.node_share[1], 0.2), "V %f %f",
+        in.node_share[0], in.node_share[1]);
+  CHECK(NEAR(in.miss_ns, 200), "M1 %f", in.miss_ns);
+  /* P = 2: T = 500 + 5 (200 + sum_j V_j 20 rho_j / (1 - rho_j)),
+   * rho_j = 20 V_j 10 / T, solved apart: 1510.02551. */
+  struct predict_point pt;
+  predict_at(&prof, &in, 2, 0, &pt);
+  CHECK(pt.time_ns > 1510.0254 && pt.time_ns < 1510.0256, "T %f", pt.time_ns);
+  /* BMB spreads the mark bytes: V = (0.7, 0.3), T = 1508.40437. */
+  graph_numa_input(&g, &prof, shares, -1, true, false, &in);
+  CHECK(NEAR(in.node_share[0], 0.7) && NEAR(in.node_share[1], 0.3), "BMB V %f", in.node_share[0]);
+  predict_at(&prof, &in, 2, 0, &pt);
+  CHECK(pt.time_ns > 1508.4043 && pt.time_ns < 1508.4045, "BMB T %f", pt.time_ns);
+  /* A quarter of the object accesses remote (measured): M_1 =
+   * (8 x 150 + 2 x 200) / 10 = 160; without BMB T = 1311.74265. */
+  graph_numa_input(&g, &prof, shares, 0.25, false, false, &in);
+  CHECK(NEAR(in.miss_ns, 160), "remote 0.25: M1 %f", in.miss_ns);
+  predict_at(&prof, &in, 2, 0, &pt);
+  CHECK(pt.time_ns > 1311.7426 && pt.time_ns < 1311.7427, "T %f", pt.time_ns);
 }
 
 static void test_read_back(void) {
@@ -195,6 +326,9 @@ int main(void) {
   test_big_array();
   test_cache();
   test_serial_misses();
+  test_overlap_formula();
+  test_window_misses();
+  test_numa_forecast();
   test_read_back();
   return unit_finish();
 }

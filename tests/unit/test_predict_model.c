@@ -65,6 +65,19 @@ static void test_terms(void) {
   CHECK(CLOSE(pt.time_ns, 500 + 6.907755279 + (10 + 41.446531674) * 20 / 2), "P=2 %f", pt.time_ns);
   predict_at(&p, &in, 2, PREDICT_NO_EXTRA_MISSES, &pt);
   CHECK(CLOSE(pt.misses, 10), "Q_P = Q_1");
+  /* Two markers to a cache: a thief of its cache-mate misses nothing
+   * more; at P = 4, 1 of the 3 victims is (N_S = 4 ln 1000). */
+  p.cache_cpus = 2;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.misses, 10), "shared cache, P=2: Q_P %f", pt.misses);
+  predict_at(&p, &in, 4, 0, &pt);
+  CHECK(CLOSE(pt.misses, 10 + 3 * 4 * 6.907755279 * 2 / 3), "shared cache, P=4: Q_P %f", pt.misses);
+  p.cache_cpus = 1;
+  /* The slow predictor's M_1 (overlap weighed in) replaces the profile's. */
+  in.miss_ns = 5;
+  predict_at(&p, &in, 1, 0, &pt);
+  CHECK(CLOSE(pt.time_ns, 1000 + 10 * 5), "miss_ns: %f", pt.time_ns);
+  in.miss_ns = 0;
   /* Helpers joining 100 ns late: the collector marks alone meanwhile. */
   p.steal_ns = 0;
   p.join_ns = 100;

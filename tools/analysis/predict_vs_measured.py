@@ -14,8 +14,11 @@ predictor's speed-up curve to 128 markers (Fig. 4.5's), and, with
 results: docs/benchmarks/results/*-16cpu-mark-scaling/report.md) beside
 the predicted ones; with --also, the curves under other profiles; with
 --adaptive, SGC_MARKERS=auto against each fixed count (Table 4.4's
-analogue).  Run it on a quiet machine, with a profile of that machine
-from sgc-calibrate:
+analogue).  With --measured, the mark times (and the fast predictor's)
+are taken from an earlier report's table instead of a second run, so
+the slow predictor can be compared again, on a busy machine, against
+figures measured on a quiet one.  Run it on a quiet machine, with a
+profile of that machine from sgc-calibrate:
 
   build/tools/predict/sgc-calibrate -o /tmp/host.profile
   tools/analysis/predict_vs_measured.py -b build -p /tmp/host.profile
@@ -79,6 +82,20 @@ def compare_adaptive(cmd, counts, tmp):
             statistics.mean(auto[g]["markers"] for g in common))
 
 
+def measured_report(path):
+    """An earlier report's per-collection rows: program -> {gc_no: record}."""
+    rows = {}
+    for line in open(path):
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) != 8 or not cells[1].isdigit():
+            continue
+        fast = float(cells[6]) * 1e6 if cells[6] != "-" else 0
+        rows.setdefault(cells[0], {})[int(cells[1])] = {
+            "gc_no": int(cells[1]), "markers": int(cells[2]), "mark_ns": float(cells[3]) * 1e6,
+            "predicted_mark_ns": fast}
+    return rows
+
+
 def scaling_report(path):
     """The cycle-opt rows of a mark-scaling report: program -> {count: speed-up}."""
     rows, counts = {}, None
@@ -106,6 +123,9 @@ def main():
     ap.add_argument("--adaptive", action="store_true",
                     help="also run SGC_MARKERS=auto against each fixed count of -c (Table 4.4)")
     ap.add_argument("--report", help="a mark-scaling report.md to set measured speed-ups beside")
+    ap.add_argument("--measured", metavar="REPORT",
+                    help="take each collection's measured mark time from this earlier report of "
+                         "this script (its first table) instead of measuring again")
     ap.add_argument("programs", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
@@ -113,6 +133,7 @@ def main():
     os.environ["SGC_PREDICT_PROFILE"] = os.path.abspath(a.profile)
     tool = os.path.join(a.build, "tools", "predict", "sgc-predict")
     measured16 = scaling_report(a.report) if a.report else {}
+    earlier = measured_report(a.measured) if a.measured else None
     print("| program | gc | GC thr | measured ms | slow ms | slow err | fast ms | fast err |")
     print("|---|---|---|---|---|---|---|---|")
     errors, curves, adaptive = {}, {}, []
@@ -122,9 +143,12 @@ def main():
         cmd += [THREAD_FLAG, str(a.threads)]
         with tempfile.TemporaryDirectory() as tmp:
             run(cmd, {"SGC_SNAPSHOT": tmp, "SGC_SNAPSHOT_LIMIT": str(a.snapshots)})
-            trace = os.path.join(tmp, "trace.json")
-            run(cmd, {"SGC_MARKERS_CYCLE": a.counts, "SGC_TRACE": trace})
-            recs = records(trace)
+            if earlier is not None:
+                recs = earlier.get(name, {})
+            else:
+                trace = os.path.join(tmp, "trace.json")
+                run(cmd, {"SGC_MARKERS_CYCLE": a.counts, "SGC_TRACE": trace})
+                recs = records(trace)
             speedups = {}
             for snap in sorted(f for f in os.listdir(tmp) if f.endswith(".snap")):
                 for extra in a.also:

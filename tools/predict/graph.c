@@ -173,6 +173,8 @@ void cache_free(struct cache_sim *c) {
 struct line_life {
   uint64_t *keys; /* line + 1, 0: empty */
   uint64_t *first, *last;
+  uint64_t *range; /* the range that used it last */
+  uint32_t *uses;  /* times another range than the last used it */
   size_t cap, used;
   uint64_t now;
 };
@@ -186,11 +188,14 @@ struct line_life *line_life_new(void) { return calloc(1, sizeof(struct line_life
 static bool line_life_grow(struct line_life *l) {
   size_t cap = l->cap ? 2 * l->cap : 1 << 12;
   uint64_t *keys = calloc(cap, sizeof *keys), *first = malloc(cap * sizeof *first),
-           *last = malloc(cap * sizeof *last);
-  if (!keys || !first || !last) {
+           *last = malloc(cap * sizeof *last), *range = malloc(cap * sizeof *range);
+  uint32_t *uses = malloc(cap * sizeof *uses);
+  if (!keys || !first || !last || !range || !uses) {
     free(keys);
     free(first);
     free(last);
+    free(range);
+    free(uses);
     return false;
   }
   for (size_t i = 0; i < l->cap; i++) {
@@ -200,18 +205,24 @@ static bool line_life_grow(struct line_life *l) {
     keys[s] = l->keys[i];
     first[s] = l->first[i];
     last[s] = l->last[i];
+    range[s] = l->range[i];
+    uses[s] = l->uses[i];
   }
   free(l->keys);
   free(l->first);
   free(l->last);
+  free(l->range);
+  free(l->uses);
   l->keys = keys;
   l->first = first;
   l->last = last;
+  l->range = range;
+  l->uses = uses;
   l->cap = cap;
   return true;
 }
 
-void line_life_access(struct line_life *l, uint64_t line) {
+void line_life_access_by(struct line_life *l, uint64_t line, uint64_t range) {
   if (2 * (l->used + 1) > l->cap && !line_life_grow(l)) return;
   uint64_t key = line + 1;
   size_t s = line_slot(key, l->cap);
@@ -219,10 +230,17 @@ void line_life_access(struct line_life *l, uint64_t line) {
   if (!l->keys[s]) {
     l->keys[s] = key;
     l->first[s] = l->now;
+    l->range[s] = range;
+    l->uses[s] = 0;
     l->used++;
+  } else if (l->range[s] != range) {
+    l->range[s] = range;
+    l->uses[s]++;
   }
   l->last[s] = l->now++;
 }
+
+void line_life_access(struct line_life *l, uint64_t line) { line_life_access_by(l, line, 0); }
 
 double line_life_average(const struct line_life *l, double capacity) {
   if (!l->now) return 0;
@@ -233,28 +251,72 @@ double line_life_average(const struct line_life *l, double capacity) {
   return average < capacity ? average : capacity;
 }
 
+bool line_life_lines(const struct line_life *l, double capacity, struct graph_lines *out) {
+  memset(out, 0, sizeof *out);
+  out->capacity = capacity;
+  size_t n = 0;
+  for (size_t i = 0; i < l->cap; i++) n += l->keys[i] && l->uses[i];
+  out->share = malloc((n ? n : 1) * sizeof *out->share);
+  out->uses = malloc((n ? n : 1) * sizeof *out->uses);
+  if (!out->share || !out->uses) return false;
+  for (size_t i = 0; i < l->cap; i++) {
+    if (!l->keys[i] || !l->uses[i]) continue;
+    out->share[out->count] = (double)(l->last[i] - l->first[i]) / (double)l->now;
+    out->uses[out->count++] = l->uses[i];
+  }
+  return true;
+}
+
+double graph_extra_misses(const void *lines, double cuts, double caches) {
+  const struct graph_lines *g = lines;
+  double extra = 0;
+  for (size_t i = 0; i < g->count; i++) {
+    double most = caches < g->uses[i] ? caches : g->uses[i], cut = cuts * g->share[i];
+    extra += cut < most ? cut : most;
+  }
+  double full = caches * g->capacity; /* each further cache fills at most once */
+  return extra < full ? extra : full;
+}
+
+void graph_lines_free(struct graph_lines *g) {
+  free(g->share);
+  free(g->uses);
+  memset(g, 0, sizeof *g);
+}
+
 void line_life_free(struct line_life *l) {
   if (!l) return;
   free(l->keys);
   free(l->first);
   free(l->last);
+  free(l->range);
+  free(l->uses);
   free(l);
 }
 
 /* ---- the serial mark's access stream ---- */
 
-/* Mark bytes, one per 16-byte granule, as a dense table apart from the
- * heap (sgc keeps them in the page headers). */
-static uint64_t mark_address(uint64_t object) { return (1ull << 60) | (object >> 4); }
+/* The page headers, as sgc keeps them apart from the heap (heap.h): one
+ * per page, HEADER_META bytes of fields the pointer test reads (kind,
+ * size class, object start test), then a mark byte per 16-byte granule. */
+enum { HEADER_META = 128 };
+static uint64_t header_bytes(uint64_t page_bytes) { return HEADER_META + page_bytes / 16; }
+static uint64_t header_address(uint64_t object, uint64_t page_bytes) {
+  return (1ull << 60) + object / page_bytes * header_bytes(page_bytes);
+}
+static uint64_t mark_address(uint64_t object, uint64_t page_bytes) {
+  return header_address(object, page_bytes) + HEADER_META + object % page_bytes / 16;
+}
 
 struct sim {
   struct cache_sim cache;
   struct line_life *life;
+  uint64_t range; /* the range fetched or scanned: a steal moves whole ranges */
   double node_accesses[PREDICT_MAX_NODES];
 };
 
 static bool touch(struct sim *m, uint64_t address, unsigned node) {
-  line_life_access(m->life, address >> m->cache.line_shift);
+  line_life_access_by(m->life, address >> m->cache.line_shift, m->range);
   if (node < PREDICT_MAX_NODES) m->node_accesses[node]++;
   return cache_access(&m->cache, address);
 }
@@ -281,6 +343,60 @@ static bool warm_up(struct cache_sim *c, const struct snapshot *s) {
   return true;
 }
 
+/* The memory-level parallelism a marker's misses overlap by: the
+ * dependent latency over the time per miss with a window's worth of
+ * independent misses in flight (both measured by sgc-calibrate), at
+ * most the window's depth; 1: none (the thesis's machines). */
+double graph_mlp(const struct predict_profile *prof) {
+  if (!(prof->read_overlap_ns > 0) || !(prof->read_miss_ns > prof->read_overlap_ns)) return 1;
+  double mlp = prof->read_miss_ns / prof->read_overlap_ns;
+  return mlp < PREDICT_PREFETCH_DEPTH ? mlp : PREDICT_PREFETCH_DEPTH;
+}
+
+double graph_overlap(double in_flight, double mlp) {
+  double n = in_flight < mlp ? in_flight : mlp;
+  return n > 1 ? 1 / n : 1;
+}
+
+/* The hardware's stream prefetcher, as the simulation sees it: the
+ * lines of the last STREAMS misses; a miss within STREAM_REACH lines of
+ * one of them, in the same 4 KiB page, was fetched ahead by it. */
+enum { STREAMS = 16, STREAM_REACH = 2 };
+struct streams {
+  uint64_t line[STREAMS]; /* line + 1; 0: none */
+  unsigned next;
+};
+
+static bool streamed(struct streams *st, uint64_t line, unsigned line_shift) {
+  unsigned page_shift = line_shift < 12 ? 12 - line_shift : 0;
+  for (unsigned k = 0; k < STREAMS; k++) {
+    if (!st->line[k]) continue;
+    uint64_t t = st->line[k] - 1, d = t > line ? t - line : line - t;
+    if (d && d <= STREAM_REACH && t >> page_shift == line >> page_shift) {
+      st->line[k] = line + 1;
+      return true;
+    }
+  }
+  st->line[st->next] = line + 1;
+  st->next = (st->next + 1) % STREAMS;
+  return false;
+}
+
+/* A miss on ADDRESS with IN_FLIGHT misses outstanding (itself included). */
+static void charge(struct graph_misses *out, struct streams *st, unsigned line_shift,
+                   uint64_t address, double in_flight, double mlp, bool mark) {
+  out->misses++;
+  if (mark) out->mark_misses++;
+  if (streamed(st, address >> line_shift, line_shift)) {
+    out->streamed++;
+    if (mark) out->mark_streamed++;
+    return;
+  }
+  double share = graph_overlap(in_flight, mlp);
+  if (mark) out->mark_dependent += share;
+  else out->object_dependent += share;
+}
+
 bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, bool warm,
                   struct graph_misses *out) {
   memset(out, 0, sizeof *out);
@@ -291,22 +407,67 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
     cache_free(&m.cache);
     return false;
   }
+  double mlp = graph_mlp(prof);
   m.life = line_life_new();
   uint64_t n = s->header.objects;
   uint8_t *marked = calloc(n ? n : 1, 1);
   uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
   bool ok = m.life && marked && stack;
   size_t top = 0;
+  /* The prefetch window as mark_drain_own keeps it: ranges popped into a
+   * FIFO of PREDICT_PREFETCH_DEPTH, each one's first line fetched as it
+   * enters; a range popped with the window empty and nothing else on the
+   * stack is scanned at once (a list: nothing to overlap with). */
+  uint32_t window[PREDICT_PREFETCH_DEPTH];
+  bool window_missed[PREDICT_PREFETCH_DEPTH];
+  unsigned first = 0, count = 0, pending = 0; /* PENDING: window entries whose fetch missed */
+  struct streams st = {{0}, 0};
+  unsigned shift = m.cache.line_shift;
+  uint64_t page = s->header.page_bytes ? s->header.page_bytes : 4096;
   /* The roots in the order they were pushed: the last is popped first. */
   for (uint64_t i = 0; ok && i < s->header.roots; i++) stack[top++] = (uint32_t)i;
-  while (ok && top) {
-    const struct snapshot_object *o = &s->objects[stack[--top]];
+  while (ok) {
+    uint32_t index;
+    bool fetched_missed = false, alone = false;
+    while (count < PREDICT_PREFETCH_DEPTH && top) {
+      index = stack[--top];
+      if (count == 0 && top == 0) {
+        alone = true;
+        break;
+      }
+      const struct snapshot_object *o = &s->objects[index];
+      m.range = index;
+      bool missed = touch(&m, o->address, o->node);
+      unsigned slot = (first + count++) % PREDICT_PREFETCH_DEPTH;
+      window[slot] = index;
+      window_missed[slot] = missed;
+      pending += missed;
+    }
+    if (!alone) {
+      if (!count) break;
+      index = window[first];
+      fetched_missed = window_missed[first];
+      first = (first + 1) % PREDICT_PREFETCH_DEPTH;
+      count--;
+      /* Its fetch overlapped the others still outstanding. */
+      if (fetched_missed) {
+        charge(out, &st, shift, s->objects[index].address, pending, mlp, false);
+        pending--;
+      }
+    }
+    const struct snapshot_object *o = &s->objects[index];
     const struct snapshot_edge *e = &s->edges[o->first_edge], *end = e + o->edge_count;
+    m.range = index;
     for (uint64_t w = 0; w < o->bytes / 8; w++) {
-      touch(&m, o->address + 8 * w, o->node);
+      uint64_t address = o->address + 8 * w;
+      /* Read while the window's fetches are outstanding (alone: none). */
+      if (touch(&m, address, o->node)) charge(out, &st, shift, address, pending + 1, mlp, false);
       for (; e < end && e->word == w; e++) {
         const struct snapshot_object *t = &s->objects[e->target];
-        if (touch(&m, mark_address(t->address), t->node)) out->mark_misses++;
+        /* The pointer test reads the target page's header, then its mark byte. */
+        uint64_t header = header_address(t->address, page), mark = mark_address(t->address, page);
+        if (touch(&m, header, t->node)) charge(out, &st, shift, header, pending + 1, mlp, true);
+        if (touch(&m, mark, t->node)) charge(out, &st, shift, mark, pending + 1, mlp, true);
         if (marked[e->target]) continue;
         marked[e->target] = 1;
         if (scanned(t)) stack[top++] = e->target; /* each object once: N entries suffice */
@@ -314,9 +475,9 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
     }
   }
   out->accesses = m.cache.accesses;
-  out->misses = (double)m.cache.misses;
   double lines = (double)prof->cache_bytes / prof->line_bytes;
   if (ok) out->live_lines = line_life_average(m.life, lines);
+  if (ok) ok = line_life_lines(m.life, lines, &out->lines);
   out->nodes = s->header.nodes ? s->header.nodes : 1;
   if (out->nodes > PREDICT_MAX_NODES) out->nodes = PREDICT_MAX_NODES;
   for (unsigned j = 0; j < out->nodes; j++)
@@ -327,4 +488,44 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
   free(marked);
   free(stack);
   return ok;
+}
+
+double graph_miss_ns(const struct graph_misses *g, const struct predict_profile *prof,
+                     double object_remote, double mark_remote, bool rmw) {
+  if (!(g->misses > 0)) return 0;
+  double local = prof->read_miss_ns, remote = prof->read_remote_miss_ns;
+  double object_ns = (1 - object_remote) * local + object_remote * remote;
+  double mark_ns = (1 - mark_remote) * local + mark_remote * remote;
+  /* Streamed lines cost the bandwidth's time, slower from afar as the
+   * latency is. */
+  double stream = prof->read_stream_ns > 0 ? prof->read_stream_ns : local;
+  double object_stream = local > 0 ? stream * object_ns / local : stream;
+  double mark_stream = local > 0 ? stream * mark_ns / local : stream;
+  double total = g->object_dependent * object_ns + (g->streamed - g->mark_streamed) * object_stream;
+  if (rmw) /* a locked instruction waits for its line: no overlap */
+    total += g->mark_misses *
+             ((1 - mark_remote) * prof->rmw_miss_ns + mark_remote * prof->rmw_remote_miss_ns);
+  else total += g->mark_dependent * mark_ns + g->mark_streamed * mark_stream;
+  return total / g->misses;
+}
+
+/* A NUMA machine's inputs (graph.h). */
+void graph_numa_input(const struct graph_misses *g, const struct predict_profile *prof,
+                      const double *shares, double remote, bool bmb, bool rmw,
+                      struct predict_input *in) {
+  unsigned n = prof->nodes;
+  double total = 0, even = (double)(n - 1) / n;
+  for (unsigned j = 0; shares && j < n; j++) total += shares[j];
+  double object_misses = g->misses - g->mark_misses;
+  unsigned home = 0;
+  for (unsigned j = 1; shares && j < n; j++)
+    if (shares[j] > shares[home]) home = j;
+  in->nodes = n;
+  for (unsigned j = 0; j < n; j++) {
+    double object_share = shares && total > 0 ? shares[j] / total : 1.0 / n;
+    double mark_share = bmb ? 1.0 / n : j == home;
+    in->node_share[j] =
+        g->misses > 0 ? (object_misses * object_share + g->mark_misses * mark_share) / g->misses : 1.0 / n;
+  }
+  in->miss_ns = graph_miss_ns(g, prof, remote >= 0 ? remote : even, even, rmw);
 }

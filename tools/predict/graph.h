@@ -40,21 +40,71 @@ struct line_life;
 struct line_life *line_life_new(void);
 void line_life_access(struct line_life *l, uint64_t line);
 double line_life_average(const struct line_life *l, double capacity);
+/* The same, the access made for RANGE (an object's index). */
+void line_life_access_by(struct line_life *l, uint64_t line, uint64_t range);
+
+/* The lines several ranges used, for the extra misses of steals. */
+struct graph_lines {
+  size_t count;
+  double *share;  /* f: the share of the accesses the line is live over */
+  uint32_t *uses; /* u: times a range other than the last used it */
+  double capacity; /* the cache's lines */
+};
+bool line_life_lines(const struct line_life *l, double capacity, struct graph_lines *out);
+/* predict_input's extra_misses (§4.3.6, line by line): a line live over
+ * f of the mark is cut by about CUTS f steals; each cut makes it miss
+ * once more, but no more often than CACHES further caches or the u other
+ * ranges that use it could: sum of min(CUTS f, CACHES, u), at most
+ * CACHES times the cache's lines.  Lines of one range add nothing. */
+double graph_extra_misses(const void *lines, double cuts, double caches);
+void graph_lines_free(struct graph_lines *g);
 void line_life_free(struct line_life *l);
 
 struct graph_misses {
   uint64_t accesses;
   double misses;      /* Q_1 */
   double mark_misses; /* of them, on mark bytes' lines */
+  /* The misses weighed by their overlap: each counts 1 / min(n, MLP), n
+   * the misses outstanding with it (docs/prediction.md), so these times
+   * the latency are the time the misses cost; objects' lines, mark bytes. */
+  double object_dependent, mark_dependent;
+  /* Misses the hardware's stream prefetcher fetched ahead (a miss within
+   * 2 lines of a recent one, same 4 KiB page): they cost read_stream_ns. */
+  double streamed, mark_streamed;
   double live_lines;  /* L */
+  struct graph_lines lines; /* graph_lines_free */
   unsigned nodes;
   double node_share[PREDICT_MAX_NODES];
 };
-/* Runs the serial mark (depth first, last found first) over S through a
- * cache of PROF's shape: cold, or WARM, holding what a mutator touching
- * every live object in address order leaves (a heap smaller than the
- * cache then misses little). */
+/* Runs the serial mark (depth first, last found first, through the
+ * marker's prefetch window) over S through a cache of PROF's shape:
+ * cold, or WARM, holding what a mutator touching every live object in
+ * address order leaves (a heap smaller than the cache then misses
+ * little). */
 bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, bool warm,
                   struct graph_misses *out);
+
+/* The memory-level parallelism of PROF's host: read_miss_ns over
+ * read_overlap_ns, between 1 and the prefetch depth. */
+double graph_mlp(const struct predict_profile *prof);
+/* What one miss with IN_FLIGHT misses outstanding costs, in latencies:
+ * 1 / min(IN_FLIGHT, MLP), at most 1. */
+double graph_overlap(double in_flight, double mlp);
+/* M_1 of the slow predictor: the misses' latencies (local and remote by
+ * the shares given, RMW mark bytes when RMW) weighed by their overlap,
+ * per miss. */
+double graph_miss_ns(const struct graph_misses *g, const struct predict_profile *prof,
+                     double object_remote, double mark_remote, bool rmw);
+
+/* The NUMA forecast (docs/numa.md): IN's node shares and M_1 on PROF's
+ * nodes.  The objects' misses go to the nodes by SHARES (even when
+ * NULL), the mark bytes' evenly under BMB or else all to the node holding
+ * most of the heap (where it grew, so where its page headers were first
+ * touched); a GC thread finds REMOTE of its object accesses on another
+ * node (< 0: (N - 1)/N, the markers spread evenly and scanning whatever
+ * they find) and (N - 1)/N of its mark bytes. */
+void graph_numa_input(const struct graph_misses *g, const struct predict_profile *prof,
+                      const double *shares, double remote, bool bmb, bool rmw,
+                      struct predict_input *in);
 
 #endif

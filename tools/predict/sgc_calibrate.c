@@ -4,8 +4,13 @@
  *    a buffer far larger than the last-level cache, with plain loads and
  *    with atomic read-modify-writes;
  *  - occupancy S_O: every CPU chasing 32 independent cycles at once, all on
- *    the host's memory: the time per access when the memory is the
+ *    the host's memory, or every CPU streaming through its part of it,
+ *    whichever is faster: the time per access when the memory is the
  *    bottleneck (an upper bound where it never saturates);
+ *  - overlap: one thread chasing as many independent cycles as the
+ *    marker's prefetch window holds (time per miss; latency over it is
+ *    the memory-level parallelism), and one thread streaming (time per
+ *    line the hardware prefetcher fetches ahead);
  *  - sgc's marker: per-object and per-word costs from collections of
  *    known heaps (one GC thread), and what one miss costs it (its prefetch
  *    window overlaps misses) from a heap of scattered objects;
@@ -72,6 +77,25 @@ static unsigned long sysfs_number(const char *path) {
   return v;
 }
 
+/* CPUs in a sysfs CPU list ("0-3,8,10-11"); 1 when unreadable. */
+static unsigned cpu_list_count(const char *path) {
+  FILE *f = fopen(path, "r");
+  unsigned count = 0;
+  if (f) {
+    unsigned a, b;
+    char sep = 0;
+    while (fscanf(f, "%u", &a) == 1) {
+      b = a;
+      sep = 0;
+      if (fscanf(f, "%c", &sep) == 1 && sep == '-' && fscanf(f, "%u%c", &b, &sep) < 1) break;
+      count += b >= a ? b - a + 1 : 1;
+      if (sep != ',') break;
+    }
+    fclose(f);
+  }
+  return count ? count : 1;
+}
+
 /* The last-level cache (the highest level cpu0 has), and the nodes. */
 static void read_cache(struct predict_profile *p) {
   unsigned long best = 0;
@@ -91,6 +115,8 @@ static void read_cache(struct predict_profile *p) {
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/coherency_line_size", i);
     unsigned long line = sysfs_number(path);
     if (line) p->line_bytes = (unsigned)line;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
+    p->cache_cpus = cpu_list_count(path);
   }
   unsigned nodes = 0;
   DIR *d = opendir("/sys/devices/system/node");
@@ -164,6 +190,61 @@ static void memory_costs(uintptr_t *buf, size_t lines, unsigned cpus, bool rmw, 
   for (unsigned t = 0; t < threads; t++) pthread_join(ids[t], NULL);
   double elapsed = now_ns() - t0;
   *occupancy = elapsed / ((double)threads * CHAINS * (double)(steps / CHAINS));
+}
+
+/* One thread, PREDICT_PREFETCH_DEPTH independent chases in step: the
+ * time per miss with the marker's window full of misses; the best of 3. */
+static double overlap_ns(uintptr_t *buf, size_t lines) {
+  size_t steps = quick ? 20000 : 200000;
+  double best = 0;
+  for (int r = 0; r < 3; r++) {
+    struct chase c = {.steps = steps};
+    for (unsigned k = 0; k < PREDICT_PREFETCH_DEPTH; k++) c.start[k] = &buf[(next_random() % lines) * 8];
+    chase_run(&c);
+    double ns = c.ns / ((double)steps * PREDICT_PREFETCH_DEPTH);
+    if (r == 0 || ns < best) best = ns;
+  }
+  return best;
+}
+
+struct stream {
+  const volatile uintptr_t *lo;
+  size_t lines;
+  double ns;
+  uintptr_t sink;
+};
+
+/* One word of every line of [lo, lo + lines * 64), in address order. */
+static void *stream_run(void *arg) {
+  struct stream *s = arg;
+  uintptr_t sum = 0;
+  double t0 = now_ns();
+  for (size_t i = 0; i < s->lines; i++) sum += s->lo[i * 8];
+  s->ns = now_ns() - t0;
+  s->sink = sum;
+  return NULL;
+}
+
+/* Per line read in address order: one thread (best of 3 passes), and
+ * every CPU at once over its own part (the memory's rate for streams). */
+static void stream_costs(uintptr_t *buf, size_t lines, unsigned cpus, double *one, double *all) {
+  *one = 0;
+  for (int r = 0; r < 3; r++) {
+    struct stream s = {.lo = buf, .lines = lines};
+    stream_run(&s);
+    double ns = s.ns / (double)lines;
+    if (r == 0 || ns < *one) *one = ns;
+  }
+  unsigned threads = cpus > 64 ? 64 : cpus;
+  struct stream parts[64];
+  pthread_t ids[64];
+  double t0 = now_ns();
+  for (unsigned t = 0; t < threads; t++) {
+    parts[t] = (struct stream){.lo = buf + t * (lines / threads) * 8, .lines = lines / threads};
+    pthread_create(&ids[t], NULL, stream_run, &parts[t]);
+  }
+  for (unsigned t = 0; t < threads; t++) pthread_join(ids[t], NULL);
+  *all = (now_ns() - t0) / (double)(lines / threads * threads);
 }
 
 /* ---- a steal and a join ---- */
@@ -336,6 +417,12 @@ int main(int argc, char **argv) {
   make_cycle(buf, bytes / 64, 8);
   memory_costs(buf, bytes / 64, p.cpus, false, &p.read_miss_ns, &p.read_occupancy_ns);
   memory_costs(buf, bytes / 64, p.cpus, true, &p.rmw_miss_ns, &p.rmw_occupancy_ns);
+  p.read_overlap_ns = overlap_ns(buf, bytes / 64);
+  double streams_ns;
+  stream_costs(buf, bytes / 64, p.cpus, &p.read_stream_ns, &streams_ns);
+  /* Any rate the memory was seen to serve bounds its occupancy: a few
+   * CPUs' chases may not saturate it where their streams do. */
+  if (streams_ns < p.read_occupancy_ns) p.read_occupancy_ns = streams_ns;
   p.read_remote_miss_ns = p.read_miss_ns;
   p.rmw_remote_miss_ns = p.rmw_miss_ns;
   munmap(buf, bytes);

@@ -21,7 +21,13 @@ static void usage(void) {
           "      misses cost read-modify-writes\n"
           "  -m  the largest P (default 256)\n"
           "  -p  exactly these P\n"
-          "  -s  split bytes (default: the snapshot's SGC_SPLIT_BYTES)\n");
+          "  -s  split bytes (default: the snapshot's SGC_SPLIT_BYTES)\n"
+          "NUMA forecast (docs/numa.md): the profile's latencies on a machine of\n"
+          "  -N  NODES memory nodes, each a queue of the profile's occupancy, with\n"
+          "  -V  the heap's accesses per node, V0,V1,... (default: even)\n"
+          "  -r  the GC threads' share of remote object accesses (default (N-1)/N)\n"
+          "  -B  BMB: mark bytes spread evenly over the nodes (default: all on the\n"
+          "      node of the largest share, where the page headers were first touched)\n");
   exit(2);
 }
 
@@ -45,12 +51,21 @@ static bool read_profile(const char *path, struct predict_profile *prof) {
 }
 
 int main(int argc, char **argv) {
-  bool all = false, json = false, rmw = false, warm = false;
+  bool all = false, json = false, rmw = false, warm = false, bmb = false;
+  unsigned forecast_nodes = 0, shares_given = 0;
+  double shares[PREDICT_MAX_NODES], remote_given = -1;
   unsigned max = 256, list[512], listed = 0;
   long split = -1;
   int opt;
-  while ((opt = getopt(argc, argv, "ajwxm:p:s:")) != -1) {
+  while ((opt = getopt(argc, argv, "ajwxBm:p:s:N:V:r:")) != -1) {
     switch (opt) {
+    case 'B': bmb = true; break;
+    case 'N': forecast_nodes = (unsigned)strtoul(optarg, NULL, 10); break;
+    case 'r': remote_given = strtod(optarg, NULL); break;
+    case 'V':
+      for (char *t = strtok(optarg, ","); t && shares_given < PREDICT_MAX_NODES; t = strtok(NULL, ","))
+        shares[shares_given++] = strtod(t, NULL);
+      break;
     case 'a': all = true; break;
     case 'j': json = true; break;
     case 'x': rmw = true; break;
@@ -64,7 +79,9 @@ int main(int argc, char **argv) {
     default: usage();
     }
   }
-  if (argc - optind != 2 || max < 1 || max > 4096) usage();
+  if (argc - optind != 2 || max < 1 || max > 4096 || forecast_nodes > PREDICT_MAX_NODES ||
+      remote_given > 1 || (shares_given && shares_given != forecast_nodes))
+    usage();
   struct snapshot s;
   char error[300];
   if (!snapshot_read(argv[optind], &s, error, sizeof error)) {
@@ -91,6 +108,18 @@ int main(int argc, char **argv) {
       .nodes = misses.nodes,
   };
   memcpy(in.node_share, misses.node_share, sizeof in.node_share);
+  in.extra_misses = graph_extra_misses;
+  in.lines = &misses.lines;
+  /* Remote accesses: (n - 1)/n of them on n nodes, as with the pages
+   * spread evenly and the markers scanning whatever they find. */
+  unsigned nodes = prof.nodes ? prof.nodes : 1;
+  double remote = (double)(nodes - 1) / nodes;
+  in.miss_ns = graph_miss_ns(&misses, &prof, remote, remote, rmw);
+  if (forecast_nodes) {
+    prof.nodes = forecast_nodes;
+    prof.interleave = false;
+    graph_numa_input(&misses, &prof, shares_given ? shares : NULL, remote_given, bmb, rmw, &in);
+  }
   uint64_t live = 0;
   for (uint64_t i = s.header.roots; i < s.header.objects; i++) live += s.objects[i].bytes;
 
@@ -105,10 +134,10 @@ int main(int argc, char **argv) {
   if (json) {
     printf("{\"snapshot\":\"%s\",\"profile\":\"%s\",\"gc_no\":%u,\"objects\":%llu,"
            "\"live_bytes\":%llu,\"t1_ns\":%.1f,\"tinf_ns\":%.1f,\"misses\":%.0f,"
-           "\"live_lines\":%.1f,\"points\":[",
+           "\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"points\":[",
            argv[optind], prof.name, s.header.gc_no,
            (unsigned long long)(s.header.objects - s.header.roots), (unsigned long long)live,
-           in.t1_ns, in.tinf_ns, in.misses, in.live_lines);
+           in.t1_ns, in.tinf_ns, in.misses, in.live_lines, graph_mlp(&prof), in.miss_ns);
   } else {
     printf("snapshot %s (collection %u): %llu objects, %llu root ranges, %llu edges, %.3f MB live\n",
            argv[optind], s.header.gc_no, (unsigned long long)(s.header.objects - s.header.roots),
@@ -119,6 +148,8 @@ int main(int argc, char **argv) {
            in.tinf_ns / 1e6, in.tinf_ns > 0 ? in.t1_ns / in.tinf_ns : 0);
     printf("Q1 %.0f misses of %llu accesses (%.0f on mark bytes)  L %.1f lines\n", in.misses,
            (unsigned long long)misses.accesses, misses.mark_misses, in.live_lines);
+    printf("M1 %.1f ns a miss (MLP %.1f; %.0f misses streamed)\n", in.miss_ns, graph_mlp(&prof),
+           misses.streamed);
     printf("%5s %11s %8s %12s %12s %9s %12s  %s\n", "P", "mark ms", "speedup", "no-content.",
            "no-extra", "M_P ns", "Q_P", "largest term");
   }
@@ -153,6 +184,7 @@ int main(int argc, char **argv) {
            100 * last.term_ns[limit] / last.time_ns);
   else printf("at P=%u nothing but the work and misses, which shrink as 1/P, is over 10%% of the time\n",
               last.p);
+  graph_lines_free(&misses.lines);
   snapshot_free(&s);
   return 0;
 }

@@ -13,6 +13,11 @@ rmw_miss_ns 610
 rmw_occupancy_ns 420
 # No prefetch window on that machine: a miss costs the marker its latency.
 marker_miss_ns 0
+# Nor a hardware stream prefetcher the model credits: every miss costs
+# its latency, and each CPU's cache is its own.
+read_overlap_ns 0
+read_stream_ns 0
+cache_cpus 1
 object_ns 60
 word_ns 8
 steal_ns 2000
