@@ -20,7 +20,9 @@
 # run again, on both, up to SGC_GUILE_RETRIES times (default 2): checks
 # that are flaky on libgc itself (a stale word on the stack, a thread's
 # timing) must not count against sgc, and only a difference every time
-# does.  Each run is limited to SGC_GUILE_FILE_TIMEOUT seconds (300).
+# does.  Each run is limited to SGC_GUILE_FILE_TIMEOUT seconds (120, times
+# tools/ci/speed_factor.sh's factor); a file that libgc itself cannot
+# finish in that time is skipped and counted.
 #
 # Exit status: 0 all files agree, 1 a file differs or hangs, 2 a usage
 # error, 77 guile-3.0 or its source cannot be had (ctest counts it skipped;
@@ -78,10 +80,16 @@ suite=$src/test-suite
 [ -f "$suite/guile-test" ] && [ -d "$suite/tests" ] || skip "no test-suite/guile-test in $src"
 
 # ---- the runs ----
-limit=${SGC_GUILE_FILE_TIMEOUT:-300}
+# Test files are compiled once (Guile's auto-compilation, cached in
+# $work/cache by the libgc run) and checked SGC_GUILE_JOBS at a time
+# (default: the CPUs this process may use).
+factor=$(sh "$here/tools/ci/speed_factor.sh")
+limit=${SGC_GUILE_FILE_TIMEOUT:-$(awk -v f="$factor" 'BEGIN { printf "%d", 120 * f }')}
 retries=${SGC_GUILE_RETRIES:-2}
+jobs=${SGC_GUILE_JOBS:-$(nproc 2>/dev/null || echo 1)}
 out=$work/runs
-rm -rf "$out" && mkdir -p "$out"
+rm -rf "$out" && mkdir -p "$out/verdict"
+export XDG_CACHE_HOME=$work/cache
 
 mode_env() {
   case $1 in
@@ -93,6 +101,15 @@ mode_env() {
   esac
 }
 
+# Check names that print an object's address, a file descriptor, the
+# time or the run's own folder differ from run to run on either
+# collector: those parts are replaced before outcomes are compared.
+normalise() {
+  sed -E "s#$out/[a-z0-9]+/[^ )\"]*\.tmp#RUN#g
+          s/\b[0-9a-f]{8,16}\b/ADDR/g
+          s/(#<(input|output|input-output): [^ >]+) [0-9]+>/\1 FD>/g"
+}
+
 # run_file MODE FILE TRY: FILE's outcomes, one "OUTCOME: name" a line,
 # sorted, in $out/MODE/FILE.TRY (TIMEOUT when it ran past the limit).
 run_file() {
@@ -100,43 +117,67 @@ run_file() {
   base=$out/$mode/$file.$try
   mkdir -p "$dir" "$base.tmp"
   # shellcheck disable=SC2046
-  (cd "$base.tmp" && env $(mode_env "$mode") timeout -k 10 "$limit" "$guile" --no-auto-compile \
+  (cd "$base.tmp" && env $(mode_env "$mode") timeout -k 10 "$limit" "$guile" \
      -L "$suite" -e main -s "$suite/guile-test" --test-suite "$suite/tests" \
      --log-file "$base.log" "$file" >"$base.out" 2>&1)
   local st=$?
   if [ $st -eq 124 ] || [ $st -eq 137 ]; then echo "TIMEOUT: $file" >"$base"
-  else grep -E '^[A-Z]+: ' "$base.log" 2>/dev/null | sort >"$base"; fi
+  else grep -E '^[A-Z]+: ' "$base.log" 2>/dev/null | normalise | sort >"$base"; fi
   rm -rf "$base.tmp"
 }
 
-mapfile -t files < <(cd "$suite/tests" && find . -name '*.test' | sed 's|^\./||' | sort)
-echo "guile suite: ${#files[@]} files from $src; modes libgc ${modes[*]}"
-failed=0
-for mode in libgc "${modes[@]}"; do mode_env "$mode" >/dev/null || exit 2; done
-for file in "${files[@]}"; do
+# check_file FILE: libgc's outcomes, then each mode's, retried while they
+# differ; the verdict in $out/verdict/FILE (one line "same", "skipped" or
+# "DIFFERS" with the differing checks).  A file libgc itself cannot
+# finish in time tells nothing about sgc and is skipped.
+check_file() {
+  local file=$1 mode try v=$out/verdict/${1//\//_}
   run_file libgc "$file" 0
+  if grep -q '^TIMEOUT: ' "$out/libgc/$file.0"; then
+    echo "skipped $file: libgc ran past ${limit} s" >"$v"; return
+  fi
+  : >"$v"
   for mode in "${modes[@]}"; do
     run_file "$mode" "$file" 0
     try=0
     while ! cmp -s "$out/libgc/$file.0" "$out/$mode/$file.$try" &&
           ! cmp -s "$out/libgc/$file.$try" "$out/$mode/$file.$try" && [ $try -lt "$retries" ]; do
       try=$((try + 1))
-      run_file libgc "$file" "$try"
+      [ -f "$out/libgc/$file.$try" ] || run_file libgc "$file" "$try"
       run_file "$mode" "$file" "$try"
     done
     if cmp -s "$out/libgc/$file.0" "$out/$mode/$file.$try" ||
        cmp -s "$out/libgc/$file.$try" "$out/$mode/$file.$try"; then
       continue
     fi
-    failed=1
-    echo "DIFFERS $mode $file ($((try + 1)) runs each):"
-    diff "$out/libgc/$file.$try" "$out/$mode/$file.$try" | grep '^[<>]' | head -10 |
-      sed 's/^</  libgc:/; s/^>/  sgc:  /'
+    { echo "DIFFERS $mode $file ($((try + 1)) runs each):"
+      diff "$out/libgc/$file.$try" "$out/$mode/$file.$try" | grep '^[<>]' | head -10 |
+        sed 's/^</  libgc:/; s/^>/  sgc:  /'; } >>"$v"
   done
+  [ -s "$v" ] || echo same >"$v"
+}
+
+# Files libgc itself does not finish within the limit with the later
+# release's test suite (eval, peval and sandbox ran past 288 s): left out
+# up front rather than each holding a slot for the whole limit.
+skip_files=" ${SGC_GUILE_SKIP-eval.test peval.test sandbox.test} "
+mapfile -t files < <(cd "$suite/tests" && find . -name '*.test' | sed 's|^\./||' | sort |
+                     while read -r f; do [[ $skip_files == *" $f "* ]] || echo "$f"; done)
+for mode in libgc "${modes[@]}"; do mode_env "$mode" >/dev/null || exit 2; done
+echo "guile suite: ${#files[@]} files from $src; modes libgc ${modes[*]}; $jobs at a time, ${limit} s each"
+for file in "${files[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  check_file "$file" &
 done
+wait
+failed=0
+cat "$out"/verdict/* | grep -v '^same$'
+grep -lq '^DIFFERS' "$out"/verdict/* 2>/dev/null && failed=1
+skipped=$(grep -l '^skipped' "$out"/verdict/* 2>/dev/null | wc -l)
 for mode in libgc "${modes[@]}"; do
-  n=$(cat "$out/$mode"/*.test.0 "$out/$mode"/*/*.test.0 2>/dev/null | wc -l)
+  n=$(cat "$out/$mode"/*.test.0 "$out/$mode"/*/*.test.0 2>/dev/null | grep -vc '^TIMEOUT: ')
   echo "  $mode: $n checks in first runs"
 done
+echo "guile suite: ${#files[@]} files, $skipped skipped (libgc past its limit), left out:${skip_files% }"
 [ $failed -eq 0 ] && echo "guile suite: every file gives libgc's outcomes in every mode"
 exit $failed
