@@ -34,6 +34,11 @@ enum {
   DEBUG_FREED = 1,         /* GC_debug_free'd, kept until unreachable */
   DEBUG_LEAK_REPORTED = 2, /* reported as leaked: kept, not reported again */
   DEBUG_UNCOLLECTABLE = 4,
+  /* A collection found it reachable (or uncollectable): from then on the
+   * last collection's marks say whether it is held (collect/backptr.c).
+   * Without it the object came after the last collection, which bdwgc's
+   * back pointers call "not marked". */
+  DEBUG_SURVIVED = 8,
 };
 #define DEBUG_START_MAGIC ((uintptr_t)0xfedcedcbfedcedcbULL)
 #define DEBUG_END_MAGIC ((uintptr_t)0xbcdecdefbcdecdefULL)
@@ -111,7 +116,7 @@ void debug_report_plain_leak(void *object, size_t size, bool atomic) {
 
 static const char *kind_name(int kind) {
   switch (kind) {
-  case GC_I_PTRFREE: return "ATOMIC";
+  case GC_I_PTRFREE: return "PTRFREE";
   case GC_I_NORMAL: return "NORMAL";
   case 2: return "UNCOLLECTABLE";
   case 3: return "ATOMIC_UNCOLLECTABLE";
@@ -147,7 +152,7 @@ void debug_objects_print_reports(void) {
     GC_err_printf("Found %u leaked objects:\n", leaks);
     for (unsigned i = 0; i < n; i++)
       if (copy[i].what == REPORT_LEAK)
-        GC_err_printf("%p (%s:%d, sz=%lu, %s)\n", copy[i].object,
+        GC_err_printf("%p (%s:%d, sz= %lu, %s)\n", copy[i].object,
                       copy[i].file ? copy[i].file : "?", copy[i].line,
                       (unsigned long)copy[i].size, kind_name(copy[i].kind));
       else if (copy[i].what == REPORT_LEAK_PLAIN) /* bdwgc's words for an object without a header */
@@ -243,7 +248,10 @@ void debug_objects_after_mark(void) {
      * object it still holds. */
     void *smash = smashed_at(h);
     if (smash) report_add(REPORT_SMASH, h, smash);
-    if ((h->flags & DEBUG_UNCOLLECTABLE) || object_is_marked(h)) continue;
+    if ((h->flags & DEBUG_UNCOLLECTABLE) || object_is_marked(h)) {
+      h->flags |= DEBUG_SURVIVED;
+      continue;
+    }
     if (leak_mode && !(h->flags & DEBUG_FREED)) {
       if (!(h->flags & DEBUG_LEAK_REPORTED)) report_add(REPORT_LEAK, h, NULL);
       h->flags |= DEBUG_LEAK_REPORTED;
@@ -257,6 +265,24 @@ void debug_objects_after_mark(void) {
     h = prev; /* still the last node kept */
   }
   pthread_mutex_unlock(&debug_lock);
+}
+
+/* ---- what back pointers and backtraces read (collect/backptr.c) ---- */
+
+bool debug_object_view(uintptr_t base, size_t bytes, struct debug_object *out) {
+  struct debug_header *h = (struct debug_header *)base;
+  if (bytes < HEADER_BYTES + TRAILER_BYTES || h->magic != (DEBUG_START_MAGIC ^ base)) return false;
+  /* Written before the program had the pointer; flags under debug_lock,
+   * which the world stopped or the caller holds (relaxed: one field). */
+  uint16_t flags = __atomic_load_n(&h->flags, __ATOMIC_RELAXED);
+  *out = (struct debug_object){user_of(h), h->file, h->line, h->size, h->kind,
+                               (flags & DEBUG_SURVIVED) != 0};
+  return true;
+}
+
+void debug_print_object(const struct debug_object *d) {
+  GC_err_printf("%p (%s:%d, sz= %lu, %s)\n", d->user, d->file ? d->file : "?", d->line,
+                (unsigned long)d->size, kind_name(d->kind));
 }
 
 /* ---- allocation ---- */
