@@ -53,7 +53,8 @@ $CC $CFLAGS -fPIC -shared "$HERE/dso_lib.c" -o "$TMP/libbb_dso.so" &&
 # of their own below).
 PLAIN="finalize weak api_basic threads fork interior_end free_reuse compat_api displacement
 custom_kinds typed_threads coroutines heap_bounded cancel_stop disclaim thread_suspend compat_extras
-decommit_refused exit_destructors uncollectable_roots realloc_grow gc_threads_idle callback_locks leak_find"
+decommit_refused exit_destructors uncollectable_roots realloc_grow gc_threads_idle callback_locks leak_find
+leak_kinds"
 for t in oracle_stress dso_roots $PLAIN; do
     extra=""
     [ "$t" = dso_roots ] && extra="-L$TMP -lbb_dso -Wl,-rpath,$TMP -ldl"
