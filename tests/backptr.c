@@ -7,7 +7,8 @@
  * (also for a pointer into b); c and a from a root (c's word is croot);
  * f from the finalizable list; u unreferenced; p has no debug info.
  * GC_print_backtrace(b) (in a child: it prints to stderr) names both
- * levels; GC_generate_random_backtrace runs; queries while threads
+ * levels; GC_generate_random_backtrace runs; GC_BACKTRACES=2 prints
+ * two random backtraces after each collection; queries while threads
  * allocate and collect neither crash nor hang.
  *
  * Against bdwgc: Debian's libgc.so.1 is built without back pointers (it
@@ -160,6 +161,33 @@ static void check_printed(void)
     CHECK(strstr(buf, "random done"), "GC_generate_random_backtrace did not return:\n%s", buf);
 }
 
+/* GC_BACKTRACES=2 (set by the parent): each collection is followed by two
+ * random backtraces, each ending in one of these lines. */
+static int backtraces_printed(const char *buf)
+{
+    return t_occurrences(buf, "levels of pointers from root") +
+           t_occurrences(buf, "levels of pointers from list of finalizable") +
+           t_occurrences(buf, "Reference could not be found") +
+           t_occurrences(buf, "No debug info in object");
+}
+
+static void backtraces_case(void)
+{
+    setup();
+    GC_gcollect();
+}
+
+static void check_env_backtraces(void)
+{
+    static char buf[1 << 16];
+    setenv("GC_BACKTRACES", "2", 1);
+    int st = spawn_case("backtraces", buf, sizeof buf);
+    unsetenv("GC_BACKTRACES");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d:\n%s", st, buf);
+    int n = backtraces_printed(buf);
+    CHECK(n >= 2 && n % 2 == 0, "GC_BACKTRACES=2: %d backtraces printed:\n%s", n, buf);
+}
+
 /* ---- queries while other threads allocate and collect ---- */
 
 static volatile int stop_threads;
@@ -203,11 +231,16 @@ int main(int argc, char **argv)
         print_case();
         return 0;
     }
+    if (argc > 1 && strcmp(argv[1], "backtraces") == 0) {
+        backtraces_case();
+        return 0;
+    }
     alarm(60);
     signal(SIGALRM, spawn_case_on_alarm);
     setup();
     check_graph();
     check_printed();
+    check_env_backtraces();
     check_with_threads();
     printf("backptr: ok\n");
     return 0;

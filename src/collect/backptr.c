@@ -274,3 +274,22 @@ GC_API SGC_NOINLINE void GC_print_backtrace(void *p) {
     current = base;
   }
 }
+
+void backptr_after_collection(void) {
+  unsigned n = sgc_settings.backtraces;
+  if (!n) return;
+  /* Relaxed: a counter that only says whether this collection's turn was
+   * taken. */
+  static _Atomic GC_word printed_for;
+  GC_word gc_no = GC_get_gc_no(), last = atomic_load_explicit(&printed_for, memory_order_relaxed);
+  if (gc_no == last ||
+      !atomic_compare_exchange_strong_explicit(&printed_for, &last, gc_no, memory_order_relaxed,
+                                               memory_order_relaxed))
+    return;
+  for (unsigned i = 0; i < n; i++) {
+    void *p = GC_generate_random_valid_address();
+    if (!p) return;
+    GC_printf("\n****Chosen address %p in object\n", p);
+    GC_print_backtrace(p);
+  }
+}

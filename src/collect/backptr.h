@@ -14,4 +14,9 @@
 GC_ref_kind backptr_find(void *dest, const uintptr_t *avoid, unsigned avoid_count,
                          uintptr_t self_from, void **base_p, size_t *offset_p);
 
+/* GC_BACKTRACES=N: after each collection, outside every lock, N random
+ * backtraces (GC_generate_random_backtrace without its collection), once
+ * per collection whichever thread comes first. */
+void backptr_after_collection(void);
+
 #endif

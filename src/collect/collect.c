@@ -19,6 +19,7 @@
 #include "alloc/page_path.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
+#include "collect/backptr.h"
 #include "collect/collect.h"
 #include "collect/concurrent.h"
 #include "collect/events.h"
@@ -668,6 +669,7 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
 void collect_after_unlock(void) {
   stats_flush_pending();
   debug_objects_print_reports();
+  backptr_after_collection();
   finalize_run_or_notify();
 }
 

@@ -167,6 +167,8 @@ void debug_objects_print_reports(void) {
   }
   if (dropped) GC_err_printf("(and %u more leaked or smashed objects not listed)\n", dropped);
   pthread_mutex_unlock(&print_lock);
+  if ((leaks || smashes || dropped) && sgc_settings.abort_on_leak)
+    sgc_fatal("Leaked or smashed objects encountered (GC_ABORT_ON_LEAK)");
   if (tell_broken)
     sgc_warn("an object from a GC_debug_* call was freed with GC_free, not GC_debug_free "
              "(GC_FREE): older debugging objects are no longer checked");
