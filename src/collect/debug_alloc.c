@@ -125,7 +125,7 @@ static const char *kind_name(int kind) {
 }
 
 static void print_smash(const char *what, const struct report *r) {
-  GC_err_printf("%s%s%p in or near object at %p (%s:%d, sz=%lu)\n", what, *what ? " " : "",
+  GC_err_printf("%s%s%p in or near object at %p (%s:%d, sz= %lu)\n", what, *what ? " " : "",
                 r->where, r->object,
                 r->file ? r->file : "?", r->line, (unsigned long)r->size);
 }

@@ -111,6 +111,24 @@ for mode in "${modes[@]}"; do mode_env "$mode" >/dev/null || exit 2; done
 failed=0 passed=0
 logs=$work/logs
 mkdir -p "$logs"
+
+# The programs that include none of bdwgc's private headers must build,
+# unchanged, against sgc's headers and library (issue 55); the others
+# (gctest, test_cpp, the disclaim tests, subthread_create,
+# initsecondarythread) need bdwgc's private headers.
+for name in huge_test leak_test middle realloc_test smash_test threadkey_test thread_leak_test \
+  trace_test; do
+  if cc -O2 -w -DGC_THREADS -I"$here/include" -I"$here/include/gc" "$src/tests/$name.c" \
+    -o "$work/sgc_$name" -L"$build/src" -Wl,-rpath,"$build/src" -lsgc -lpthread \
+    >"$logs/$name.headers.log" 2>&1; then
+    passed=$((passed + 1))
+    printf 'PASS  %-26s builds against sgc'"'"'s headers\n' "$name"
+  else
+    failed=$((failed + 1))
+    printf 'FAIL  %-26s does not build against sgc'"'"'s headers\n' "$name"
+    tail -n 8 "$logs/$name.headers.log" | sed 's/^/      /'
+  fi
+done
 for mode in "${modes[@]}"; do
   factor=$("$here/tools/ci/speed_factor.sh")
   tenths=$(echo "$factor" | awk '{ t = int($1 * 10 + 0.5); print t < 10 ? 10 : t }')
