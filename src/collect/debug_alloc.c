@@ -28,6 +28,7 @@
 #include "common.h"
 #include "gc/gc_mark.h"
 #include "heap/heap.h"
+#include "mark/custom_kind.h"
 #include "collect/debug_alloc.h"
 
 enum {
@@ -114,14 +115,23 @@ void debug_report_plain_leak(void *object, size_t size, bool atomic) {
   pthread_mutex_unlock(&debug_lock);
 }
 
-static const char *kind_name(int kind) {
-  switch (kind) {
-  case GC_I_PTRFREE: return "PTRFREE";
-  case GC_I_NORMAL: return "NORMAL";
-  case 2: return "UNCOLLECTABLE";
-  case 3: return "ATOMIC_UNCOLLECTABLE";
-  default: return "custom kind";
+/* One debugging object in bdwgc's words (its GC_print_obj): a kind the
+ * program made is named by its number and descriptor. */
+static void print_object_line(void *user, const char *file, int line, size_t size, int kind) {
+  const char *name = kind == GC_I_PTRFREE ? "PTRFREE"
+                     : kind == GC_I_NORMAL ? "NORMAL"
+                     : kind == 2         ? "UNCOLLECTABLE"
+                     : kind == 3         ? "ATOMIC_UNCOLLECTABLE"
+                                         : NULL;
+  if (!file) file = "?";
+  if (name) {
+    GC_err_printf("%p (%s:%d, sz= %lu, %s)\n", user, file, line, (unsigned long)size, name);
+    return;
   }
+  unsigned long descr =
+      custom_kind_valid(kind) ? (unsigned long)custom_kinds[kind - KIND_COUNT].descriptor : 0;
+  GC_err_printf("%p (%s:%d, sz= %lu, kind= %d, descr= 0x%lx)\n", user, file, line,
+                (unsigned long)size, kind, descr);
 }
 
 static void print_smash(const char *what, const struct report *r) {
@@ -152,9 +162,7 @@ void debug_objects_print_reports(void) {
     GC_err_printf("Found %u leaked objects:\n", leaks);
     for (unsigned i = 0; i < n; i++)
       if (copy[i].what == REPORT_LEAK)
-        GC_err_printf("%p (%s:%d, sz= %lu, %s)\n", copy[i].object,
-                      copy[i].file ? copy[i].file : "?", copy[i].line,
-                      (unsigned long)copy[i].size, kind_name(copy[i].kind));
+        print_object_line(copy[i].object, copy[i].file, copy[i].line, copy[i].size, copy[i].kind);
       else if (copy[i].what == REPORT_LEAK_PLAIN) /* bdwgc's words for an object without a header */
         GC_err_printf("object at %p of appr. %lu bytes (%s)\n", copy[i].object,
                       (unsigned long)copy[i].size,
@@ -283,8 +291,7 @@ bool debug_object_view(uintptr_t base, size_t bytes, struct debug_object *out) {
 }
 
 void debug_print_object(const struct debug_object *d) {
-  GC_err_printf("%p (%s:%d, sz= %lu, %s)\n", d->user, d->file ? d->file : "?", d->line,
-                (unsigned long)d->size, kind_name(d->kind));
+  print_object_line(d->user, d->file, d->line, d->size, d->kind);
 }
 
 /* ---- allocation ---- */
