@@ -510,11 +510,12 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
    * sweep reads the marks), so every one is swept now, outside the pause. */
   if (kind == COLLECT_CYCLE_START) sweep_finish_all();
   page_ops_wait();
-  /* Before the world stops: it needs no more than heap_lock. */
-  /* Leak mode: the kinds' free lists stay until the marks are cleared,
-   * so their objects can be marked free (collect/leak_find.c). */
+  /* Before the world stops: it needs no more than heap_lock.  In leak
+   * mode the kinds' free lists stay until the marks are cleared, so their
+   * objects can be marked free (collect/leak_find.c). */
   bool leak_custom = kind == COLLECT_STOP && leak_find_custom_kinds_begin();
-  bool leak_finish = kind == COLLECT_CYCLE_FINISH && __atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED);
+  bool leak_finish =
+      kind == COLLECT_CYCLE_FINISH && __atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED);
   custom_kinds_before_mark(leak_custom, leak_finish ? leak_find_unmark_free : NULL);
   parallel_ensure_markers(sgc_settings.markers);
   /* The GC threads are woken now, so their wake-up (30-70 us on the VM)
