@@ -49,6 +49,8 @@ struct sgc_settings {
   unsigned usable_cpus;      /* os_usable_cpus() at start-up */
   int print_stats;            /* SGC_STATS: 1 summary, 2 also a line per page store */
   bool print_each_gc;         /* GC_PRINT_STATS */
+  bool abort_on_leak;         /* GC_ABORT_ON_LEAK: abort once leaks or smashes are reported */
+  unsigned backtraces;        /* GC_BACKTRACES: random backtraces after each collection */
   int trace_fd;               /* SGC_TRACE's file once opened, else -1 */
   const char *trace_path;     /* SGC_TRACE, NULL = off (stats/stats.c opens it) */
 };

@@ -67,7 +67,8 @@ void custom_free(struct page_header *page, void *obj);
 /* OBJ, at the start of a small object of PAGE (a custom kind), freed by
  * the registered thread SELF: GC_free's fast path. */
 void custom_free_small(struct thread_alloc *self, struct page_header *page, void *obj);
-void custom_kinds_before_mark(void);
+void custom_kinds_before_mark(bool keep_lists, void (*unlisted)(void *));
+void custom_kinds_free_lists_undo(void (*visit)(void *));
 void custom_kinds_after_mark(void);
 /* After each collection's sweep (heap_lock held): the small uncollectable
  * pages whose objects are all free go back to the free-page pool. */

@@ -251,25 +251,27 @@ void custom_cache_forget(struct thread_alloc *t) {
   t->custom_cache = NULL;
 }
 
-/* Clears the links of the free list LIST: its objects read as zeros. */
-static void list_unthread(void *list) {
+/* Clears the links of the free list LIST: its objects read as zeros.
+ * VISIT, if any, is called for each object. */
+static void list_unthread(void *list, void (*visit)(void *)) {
   for (void *p = list, *n; p; p = n) {
     n = *(void **)p;
     *(void **)p = NULL;
+    if (visit) visit(p);
   }
 }
 
 /* Unthreads the free list left in PAGE. */
-static void list_undo(struct page_header *page) {
-  list_unthread(page->free_head);
+static void list_undo(struct page_header *page, void (*visit)(void *)) {
+  list_unthread(page->free_head, visit);
   page->free_head = page->free_tail = NULL;
   page->free_count = 0;
 }
 
 /* Unthreads the lists on the given-back stack *STACK and empties it. */
-static void given_back_undo(void **stack) {
+static void given_back_undo(void **stack, void (*visit)(void *)) {
   void *list;
-  while ((list = list_stack_pop(stack)) != NULL) list_unthread(list);
+  while ((list = list_stack_pop(stack)) != NULL) list_unthread(list, visit);
 }
 
 /* heap_lock held, before marking (the mark bits are still the last
@@ -279,26 +281,36 @@ static void given_back_undo(void **stack) {
  * not on a thread's cache is undone -- the sweeps' lists, the lists
  * threads gave back, a refill's not yet taken -- so a stale pointer to a
  * free object meets zeros, not links (bb_stale_kinds); their objects are
- * unmarked, and after marking every page is swept again. */
-void custom_kinds_before_mark(void) {
+ * unmarked, and after marking every page is swept again.  KEEP_LISTS
+ * (leak mode): the lists stay, for custom_kinds_free_lists_undo after
+ * the marks are cleared.  Otherwise UNLISTED, if any, is called for each
+ * object of the lists threads gave back or a refill left (leak mode, at
+ * a cycle's finish: an object allocated during the cycle, so marked, and
+ * freed is on no list once undone, and must not stay marked). */
+void custom_kinds_before_mark(bool keep_lists, void (*unlisted)(void *)) {
   unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
   for (unsigned index = 0; index < kinds; index++) {
-    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) given_back_undo(&given_back[index][c]);
-    /* A refill's page whose list it has not taken yet (list_take). */
-    for (struct page_header *page = fills_untaken ? swept_pages[index] : NULL; page; page = page->next)
-      if (page->free_head) list_undo(page);
+    if (!keep_lists) {
+      for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++)
+        given_back_undo(&given_back[index][c], unlisted);
+      /* A refill's page whose list it has not taken yet (list_take). */
+      for (struct page_header *page = fills_untaken ? swept_pages[index] : NULL; page;
+           page = page->next)
+        if (page->free_head) list_undo(page, unlisted);
+    }
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       struct page_header *page, *next;
       for (page = unswept_pages[index][c]; page; page = next) {
         next = page->next;
         sweep_page(page);
-        /* The sweep threaded the dead objects into a list: unthreaded,
-         * they read as zeros, not as pointers to each other. */
-        list_undo(page);
         if (page->live_objects == 0) {
+          /* The sweep threaded the dead objects into a list: unthreaded,
+           * they read as zeros, not as pointers to each other. */
+          list_undo(page, NULL);
           page->next = NULL;
           small_page_release(page);
         } else {
+          if (!keep_lists) list_undo(page, NULL);
           page_keep(index, page);
         }
       }
@@ -306,6 +318,19 @@ void custom_kinds_before_mark(void) {
     }
   }
   fills_untaken = 0;
+}
+
+/* Leak mode: after the marks are cleared, before marking (heap_lock
+ * held): every free list custom_kinds_before_mark kept is undone, VISIT
+ * called for each of its objects (collect/leak_find.c marks them free,
+ * so no unmarked object of these kinds is a free one). */
+void custom_kinds_free_lists_undo(void (*visit)(void *)) {
+  unsigned kinds = atomic_load_explicit(&custom_kind_count, memory_order_acquire);
+  for (unsigned index = 0; index < kinds; index++) {
+    for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) given_back_undo(&given_back[index][c], visit);
+    for (struct page_header *page = swept_pages[index]; page; page = page->next)
+      if (page->free_head) list_undo(page, visit);
+  }
 }
 
 /* heap_lock held, marking done: every page waits to be swept (the

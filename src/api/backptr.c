@@ -1,7 +1,5 @@
-/* bdwgc's gc_backptr.h calls.  sgc keeps no back pointers (bdwgc keeps
- * them only in its KEEP_BACK_PTRS builds), so the questions get "not
- * known"; the random addresses are real ones, for programs that print
- * them. */
+/* bdwgc's gc_backptr.h calls that pick objects at random; the back
+ * pointers themselves and GC_print_backtrace are collect/backptr.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,13 +7,6 @@
 #include "gc/gc_backptr.h"
 #include "gc/gc_mark.h"
 #include "heap/heap.h"
-
-GC_API GC_ref_kind GC_get_back_ptr_info(void *dest, void **base_p, size_t *offset_p) {
-  (void)dest;
-  if (base_p) *base_p = NULL;
-  if (offset_p) *offset_p = 0;
-  return GC_NO_SPACE;
-}
 
 /* Tries random addresses between the heap's bounds until one lies in a
  * page of the heap (the bounds may span holes between chunks). */
@@ -33,19 +24,24 @@ GC_API void *GC_generate_random_heap_address(void) {
   return NULL;
 }
 
+/* As bdwgc: an address inside an object the last collection marked (not
+ * necessarily its start); NULL when none turns up. */
 GC_API void *GC_generate_random_valid_address(void) {
   for (int tries = 0; tries < 100000; tries++) {
-    void *base = GC_base(GC_generate_random_heap_address());
-    if (base) return base;
+    void *p = GC_generate_random_heap_address();
+    void *base = GC_base(p);
+    if (base && GC_is_marked(base)) return p;
   }
   return NULL;
 }
 
-GC_API void GC_print_backtrace(void *p) {
-  GC_err_printf("GC_print_backtrace(%p): sgc keeps no back pointers\n", p);
-}
-
 GC_API void GC_generate_random_backtrace(void) {
+  if (!GC_try_to_collect(NULL)) {
+    GC_err_printf("Cannot generate a backtrace: garbage collection is disabled!\n");
+    return;
+  }
   void *p = GC_generate_random_valid_address();
-  if (p) GC_print_backtrace(p);
+  if (!p) return;
+  GC_printf("\n****Chosen address %p in object\n", p);
+  GC_print_backtrace(p);
 }

@@ -107,6 +107,9 @@ static void read_settings(void) {
     GC_find_leak = 1;
     debug_objects_leak_mode_on();
   }
+  s->abort_on_leak = getenv("GC_ABORT_ON_LEAK") != NULL; /* bdwgc's: set is enough */
+  const char *backtraces = getenv("GC_BACKTRACES"); /* bdwgc's: empty means 1 */
+  if (backtraces) s->backtraces = *backtraces ? (unsigned)env_long_in("GC_BACKTRACES", 0, 0, 1000) : 1;
   const char *trace = getenv("SGC_TRACE");
   if (trace && *trace) s->trace_path = trace; /* opened at the first collection */
   if (requested_set) {

@@ -19,6 +19,7 @@
 #include "alloc/page_path.h"
 #include "alloc/page_store.h"
 #include "alloc/percpu.h"
+#include "collect/backptr.h"
 #include "collect/collect.h"
 #include "collect/concurrent.h"
 #include "collect/events.h"
@@ -124,6 +125,13 @@ static bool collections_off(void) {
          collect_automatic_disabled();
 }
 
+/* Concurrent mode starts cycles, except in leak mode: a custom kind's
+ * free objects are known to leak finding only when a stop-the-world
+ * collection marks them so before marking (collect/leak_find.c). */
+static bool cycles_wanted(void) {
+  return sgc_settings.concurrent && !__atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED);
+}
+
 /* Concurrent mode's step at an allocation slow path (heap_lock held):
  * finishes a cycle that converged or cannot keep up, else starts one
  * when due.  True when a cycle finished (memory may be free). */
@@ -135,7 +143,7 @@ static bool concurrent_step(void) {
     collect_locked(SGC_REASON_ALLOCATION);
     return true;
   }
-  if (sgc_settings.concurrent && concurrent_should_start(allocated, threshold))
+  if (cycles_wanted() && concurrent_should_start(allocated, threshold))
     collect_start_cycle(SGC_REASON_ALLOCATION);
   return false;
 }
@@ -147,7 +155,7 @@ bool collect_should_run(void) {
 
 bool collect_if_due(bool *collected) {
   if (*collected) return false;
-  if (sgc_settings.concurrent || concurrent_cycle_running()) {
+  if (cycles_wanted() || concurrent_cycle_running()) {
     *collected = concurrent_step();
     return *collected;
   }
@@ -172,7 +180,7 @@ void collect_torture(void) {
     if (!collections_off()) collect_locked(SGC_REASON_ALLOCATION);
   } else if (concurrent_cycle_running()) {
     if (!collections_off()) collect_locked(SGC_REASON_TORTURE);
-  } else if (sgc_settings.concurrent) {
+  } else if (cycles_wanted()) {
     if (!collections_off()) collect_start_cycle(SGC_REASON_TORTURE);
   } else {
     collect_locked(SGC_REASON_TORTURE);
@@ -433,7 +441,7 @@ void collect_locked(enum SGC_gc_reason reason) {
  * leaves room for the cycle to run).  Skipped when heap_lock is busy: the
  * next slow path tries again. */
 void collect_poll_cycle_start(void) {
-  if (!sgc_settings.concurrent || concurrent_cycle_running() || collections_off()) return;
+  if (!cycles_wanted() || concurrent_cycle_running() || collections_off()) return;
   if (!concurrent_should_start(allocated_since_gc_bytes(), collect_threshold())) return;
   if (pthread_mutex_trylock(&heap_lock) != 0) return;
   if (!collections_off() &&
@@ -451,7 +459,7 @@ void collect_start_cycle(enum SGC_gc_reason reason) {
     mark_config.deque = DEQUE_WATERMARK;
   }
   if (start_hooks_thread || heap_accounting.collecting || GC_dont_gc ||
-      heap_accounting.disable_count || concurrent_cycle_running())
+      heap_accounting.disable_count || concurrent_cycle_running() || !cycles_wanted())
     return;
   concurrent_prepare();
   collect_run(self, reason, COLLECT_CYCLE_START);
@@ -502,8 +510,13 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
    * sweep reads the marks), so every one is swept now, outside the pause. */
   if (kind == COLLECT_CYCLE_START) sweep_finish_all();
   page_ops_wait();
-  /* Before the world stops: it needs no more than heap_lock. */
-  custom_kinds_before_mark();
+  /* Before the world stops: it needs no more than heap_lock.  In leak
+   * mode the kinds' free lists stay until the marks are cleared, so their
+   * objects can be marked free (collect/leak_find.c). */
+  bool leak_custom = kind == COLLECT_STOP && leak_find_custom_kinds_begin();
+  bool leak_finish =
+      kind == COLLECT_CYCLE_FINISH && __atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED);
+  custom_kinds_before_mark(leak_custom, leak_finish ? leak_find_unmark_free : NULL);
   parallel_ensure_markers(sgc_settings.markers);
   /* The GC threads are woken now, so their wake-up (30-70 us on the VM)
    * overlaps clearing the marks and the stop (mark/parallel.c).  The wake
@@ -539,6 +552,7 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
                                     atomic_load_explicit(&heap_highest, memory_order_relaxed));
   } else {
     mark_begin();
+    if (leak_custom) custom_kinds_free_lists_undo(leak_find_mark_free);
     /* A cycle's mark procedures run while the heap may grow: every
      * address the page map covers is plausible to GC_MARK_AND_PUSH (its
      * GC_mark_and_push tests the page map), or an object in a chunk added
@@ -656,6 +670,7 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
 void collect_after_unlock(void) {
   stats_flush_pending();
   debug_objects_print_reports();
+  backptr_after_collection();
   finalize_run_or_notify();
 }
 

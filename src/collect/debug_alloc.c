@@ -28,12 +28,18 @@
 #include "common.h"
 #include "gc/gc_mark.h"
 #include "heap/heap.h"
+#include "mark/custom_kind.h"
 #include "collect/debug_alloc.h"
 
 enum {
   DEBUG_FREED = 1,         /* GC_debug_free'd, kept until unreachable */
   DEBUG_LEAK_REPORTED = 2, /* reported as leaked: kept, not reported again */
   DEBUG_UNCOLLECTABLE = 4,
+  /* A collection found it reachable (or uncollectable): from then on the
+   * last collection's marks say whether it is held (collect/backptr.c).
+   * Without it the object came after the last collection, which bdwgc's
+   * back pointers call "not marked". */
+  DEBUG_SURVIVED = 8,
 };
 #define DEBUG_START_MAGIC ((uintptr_t)0xfedcedcbfedcedcbULL)
 #define DEBUG_END_MAGIC ((uintptr_t)0xbcdecdefbcdecdefULL)
@@ -109,18 +115,27 @@ void debug_report_plain_leak(void *object, size_t size, bool atomic) {
   pthread_mutex_unlock(&debug_lock);
 }
 
-static const char *kind_name(int kind) {
-  switch (kind) {
-  case GC_I_PTRFREE: return "ATOMIC";
-  case GC_I_NORMAL: return "NORMAL";
-  case 2: return "UNCOLLECTABLE";
-  case 3: return "ATOMIC_UNCOLLECTABLE";
-  default: return "custom kind";
+/* One debugging object in bdwgc's words (its GC_print_obj): a kind the
+ * program made is named by its number and descriptor. */
+static void print_object_line(void *user, const char *file, int line, size_t size, int kind) {
+  const char *name = kind == GC_I_PTRFREE ? "PTRFREE"
+                     : kind == GC_I_NORMAL ? "NORMAL"
+                     : kind == 2         ? "UNCOLLECTABLE"
+                     : kind == 3         ? "ATOMIC_UNCOLLECTABLE"
+                                         : NULL;
+  if (!file) file = "?";
+  if (name) {
+    GC_err_printf("%p (%s:%d, sz= %lu, %s)\n", user, file, line, (unsigned long)size, name);
+    return;
   }
+  unsigned long descr =
+      custom_kind_valid(kind) ? (unsigned long)custom_kinds[kind - KIND_COUNT].descriptor : 0;
+  GC_err_printf("%p (%s:%d, sz= %lu, kind= %d, descr= 0x%lx)\n", user, file, line,
+                (unsigned long)size, kind, descr);
 }
 
 static void print_smash(const char *what, const struct report *r) {
-  GC_err_printf("%s%s%p in or near object at %p (%s:%d, sz=%lu)\n", what, *what ? " " : "",
+  GC_err_printf("%s%s%p in or near object at %p (%s:%d, sz= %lu)\n", what, *what ? " " : "",
                 r->where, r->object,
                 r->file ? r->file : "?", r->line, (unsigned long)r->size);
 }
@@ -147,9 +162,7 @@ void debug_objects_print_reports(void) {
     GC_err_printf("Found %u leaked objects:\n", leaks);
     for (unsigned i = 0; i < n; i++)
       if (copy[i].what == REPORT_LEAK)
-        GC_err_printf("%p (%s:%d, sz=%lu, %s)\n", copy[i].object,
-                      copy[i].file ? copy[i].file : "?", copy[i].line,
-                      (unsigned long)copy[i].size, kind_name(copy[i].kind));
+        print_object_line(copy[i].object, copy[i].file, copy[i].line, copy[i].size, copy[i].kind);
       else if (copy[i].what == REPORT_LEAK_PLAIN) /* bdwgc's words for an object without a header */
         GC_err_printf("object at %p of appr. %lu bytes (%s)\n", copy[i].object,
                       (unsigned long)copy[i].size,
@@ -162,6 +175,8 @@ void debug_objects_print_reports(void) {
   }
   if (dropped) GC_err_printf("(and %u more leaked or smashed objects not listed)\n", dropped);
   pthread_mutex_unlock(&print_lock);
+  if ((leaks || smashes || dropped) && sgc_settings.abort_on_leak)
+    sgc_fatal("Leaked or smashed objects encountered (GC_ABORT_ON_LEAK)");
   if (tell_broken)
     sgc_warn("an object from a GC_debug_* call was freed with GC_free, not GC_debug_free "
              "(GC_FREE): older debugging objects are no longer checked");
@@ -243,7 +258,10 @@ void debug_objects_after_mark(void) {
      * object it still holds. */
     void *smash = smashed_at(h);
     if (smash) report_add(REPORT_SMASH, h, smash);
-    if ((h->flags & DEBUG_UNCOLLECTABLE) || object_is_marked(h)) continue;
+    if ((h->flags & DEBUG_UNCOLLECTABLE) || object_is_marked(h)) {
+      h->flags |= DEBUG_SURVIVED;
+      continue;
+    }
     if (leak_mode && !(h->flags & DEBUG_FREED)) {
       if (!(h->flags & DEBUG_LEAK_REPORTED)) report_add(REPORT_LEAK, h, NULL);
       h->flags |= DEBUG_LEAK_REPORTED;
@@ -257,6 +275,23 @@ void debug_objects_after_mark(void) {
     h = prev; /* still the last node kept */
   }
   pthread_mutex_unlock(&debug_lock);
+}
+
+/* ---- what back pointers and backtraces read (collect/backptr.c) ---- */
+
+bool debug_object_view(uintptr_t base, size_t bytes, struct debug_object *out) {
+  struct debug_header *h = (struct debug_header *)base;
+  if (bytes < HEADER_BYTES + TRAILER_BYTES || h->magic != (DEBUG_START_MAGIC ^ base)) return false;
+  /* Written before the program had the pointer; flags under debug_lock,
+   * which the world stopped or the caller holds (relaxed: one field). */
+  uint16_t flags = __atomic_load_n(&h->flags, __ATOMIC_RELAXED);
+  *out = (struct debug_object){user_of(h), h->file, h->line, h->size, h->kind,
+                               (flags & DEBUG_SURVIVED) != 0};
+  return true;
+}
+
+void debug_print_object(const struct debug_object *d) {
+  print_object_line(d->user, d->file, d->line, d->size, d->kind);
 }
 
 /* ---- allocation ---- */

@@ -144,6 +144,32 @@ void finalize_push_roots(void) {
   }
 }
 
+struct held_search {
+  uintptr_t lo, hi;
+  bool found;
+};
+static bool cd_in_range(struct ptr_entry *e, void *arg) {
+  struct held_search *s = arg;
+  s->found |= e->value[0] >= s->lo && e->value[0] < s->hi;
+  return false;
+}
+
+bool finalize_queue_holds(uintptr_t lo, uintptr_t hi) {
+  for (struct ptr_entry *e = queue_head; e; e = e->next) {
+    uintptr_t obj = reveal_pointer_value(e->hidden_key);
+    if (obj >= lo && obj < hi) return true;
+  }
+  return false;
+}
+
+bool finalize_client_data_holds(uintptr_t lo, uintptr_t hi) {
+  struct held_search s = {lo, hi, false};
+  for (struct ptr_entry *e = queue_head; e && !s.found; e = e->next)
+    s.found = e->value[0] >= lo && e->value[0] < hi;
+  if (!s.found) ptr_table_filter(&finalizers, cd_in_range, never_drop, &s);
+  return s.found;
+}
+
 /* Marks what an unreachable finalizable object references, not itself
  * (ordered finalization: an object such a one reaches waits for a later
  * collection).  What ends up marked is everything reachable from their

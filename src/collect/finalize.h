@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Pushes client data of registered finalizers and the objects waiting in
  * the finalization queue: they stay alive until their finalizer ran. */
@@ -15,6 +16,11 @@ void finalize_push_roots(void);
  * objects.  Returns the number of objects queued. */
 size_t finalize_after_mark(void);
 size_t finalize_queue_length(void);
+/* For back pointers (collect/backptr.c), meta_lock held, world stopped:
+ * whether an object in [LO, HI) waits for its finalizer, and whether a
+ * finalizer's client data points into [LO, HI). */
+bool finalize_queue_holds(uintptr_t lo, uintptr_t hi);
+bool finalize_client_data_holds(uintptr_t lo, uintptr_t hi);
 /* After a collection, outside every lock. */
 void finalize_run_or_notify(void);
 

@@ -14,8 +14,12 @@
  * after collections outside leak mode only sweeps.  Batches and page
  * lists are marked FREED_MARK (their pages' marks are bytes, and a
  * collection reads any nonzero byte as marked), and the walk here turns
- * those back to 0 for the sweep.  Small objects of sgc's own collectable
- * kinds and large objects are covered; custom kinds (GC_new_kind) are not. */
+ * those back to 0 for the sweep.  Objects of kinds the program made
+ * (GC_new_kind, GC_generic_malloc), as bdwgc reports them too: their
+ * pages are all swept before each marking and their free lists undone
+ * (alloc/custom_alloc.c); in leak mode the lists are undone only once the
+ * marks are cleared, their objects marked FREED_MARK, and thread caches'
+ * objects are marked as every kind's are. */
 #include "collect/leak_find.h"
 
 #include "alloc/alloc.h"
@@ -31,12 +35,25 @@ enum { FREED_MARK = 2 };
  * start-up, and after each collection in leak mode (heap_lock). */
 static bool heap_swept_for_leaks = true;
 static bool looking; /* this collection looks for leaks */
+static bool looking_custom; /* and its custom kinds' free objects are marked */
 
 static bool leak_mode(void) { return __atomic_load_n(&GC_find_leak, __ATOMIC_RELAXED) != 0; }
 
 static void mark_freed(void *p) {
   struct page_header *page = page_of_address((uintptr_t)p);
   if (page) atomic_store_explicit(mark_bit_of(page, (uintptr_t)p), FREED_MARK, memory_order_relaxed);
+}
+
+bool leak_find_custom_kinds_begin(void) {
+  looking_custom = leak_mode() && heap_swept_for_leaks;
+  return looking_custom;
+}
+
+void leak_find_mark_free(void *object) { mark_freed(object); }
+
+void leak_find_unmark_free(void *object) {
+  struct page_header *page = page_of_address((uintptr_t)object);
+  if (page) mark_bit_clear(page, (uintptr_t)object);
 }
 
 void leak_find_before_batches_drop(void) {
@@ -63,8 +80,9 @@ void leak_find_after_mark(void) {
       struct page_header *p = &c->pages[i];
       uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
       step = page_walk_step(p, state);
-      if (p->kind >= KIND_THREAD_LOCAL_COUNT) continue; /* uncollectable or custom */
-      if (state == PAGE_SMALL) check_small_page(p);
+      if (!kind_is_collectable(p->kind)) continue;
+      /* A custom kind's free objects are known only when marked so. */
+      if (state == PAGE_SMALL && (!kind_is_custom(p->kind) || looking_custom)) check_small_page(p);
       else if (state == PAGE_LARGE_HEAD && !mark_bit_test(p, p->start))
         debug_report_plain_leak((void *)p->start, p->object_bytes, p->kind == KIND_ATOMIC);
     }
@@ -72,6 +90,7 @@ void leak_find_after_mark(void) {
 }
 
 void leak_find_after_sweep(void) {
+  looking_custom = false;
   bool on = leak_mode();
   if (on) sweep_finish_all();
   heap_swept_for_leaks = on;

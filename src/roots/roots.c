@@ -186,14 +186,17 @@ static const struct range *exclusion_overlapping(uintptr_t lo, uintptr_t hi) {
   return NULL;
 }
 
-/* Pushes [lo, hi) minus the exclusions. */
-static size_t push_excluding(uintptr_t lo, uintptr_t hi) {
+typedef void range_visit(uintptr_t lo, uintptr_t hi, void *arg);
+
+/* Calls VISIT for [lo, hi) minus the exclusions; returns the bytes. */
+static size_t visit_excluding(uintptr_t lo, uintptr_t hi, range_visit *visit, void *arg) {
   const struct range *x = exclusion_overlapping(lo, hi);
   if (x) {
     uintptr_t x_lo = x->lo, x_hi = x->hi;
-    return push_excluding(lo, x_lo > lo ? x_lo : lo) + push_excluding(x_hi < hi ? x_hi : hi, hi);
+    return visit_excluding(lo, x_lo > lo ? x_lo : lo, visit, arg) +
+           visit_excluding(x_hi < hi ? x_hi : hi, hi, visit, arg);
   }
-  if (hi > lo) mark_push_range(lo, hi);
+  if (hi > lo) visit(lo, hi, arg);
   return hi > lo ? hi - lo : 0;
 }
 
@@ -217,14 +220,21 @@ GC_API int GC_is_tmp_root(void *p) {
   return tmp;
 }
 
-size_t roots_push_all(void) {
+size_t roots_for_each_range(range_visit *visit, void *arg) {
   size_t bytes = 0;
   for (size_t i = 0; i < static_roots.count; i++)
-    bytes += push_excluding(static_roots.items[i].lo, static_roots.items[i].hi);
+    bytes += visit_excluding(static_roots.items[i].lo, static_roots.items[i].hi, visit, arg);
   for (size_t i = 0; i < user_roots.count; i++)
-    bytes += push_excluding(user_roots.items[i].lo, user_roots.items[i].hi);
+    bytes += visit_excluding(user_roots.items[i].lo, user_roots.items[i].hi, visit, arg);
   return bytes;
 }
+
+static void push_range(uintptr_t lo, uintptr_t hi, void *arg) {
+  (void)arg;
+  mark_push_range(lo, hi);
+}
+
+size_t roots_push_all(void) { return roots_for_each_range(push_range, NULL); }
 
 /* Whether every page of [LO, HI) is mapped: msync answers ENOMEM for a
  * range with an unmapped page, one system call whatever its length (and

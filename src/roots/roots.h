@@ -28,6 +28,9 @@ void roots_snapshot_static_then(void (*then)(void *), void *arg);
 /* Pushes every static and registered root range on the mark stack
  * (world stopped, meta_lock held); returns their total bytes. */
 size_t roots_push_all(void);
+/* Calls VISIT(lo, hi, ARG) for each of those ranges, as roots_push_all
+ * would push them (world stopped, meta_lock held); returns their bytes. */
+size_t roots_for_each_range(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* Whether A lies in a root range, not excluded: a loaded object's
  * writable data, or (unless LOADED_OBJECTS_ONLY) a GC_add_roots range.
  * Heap lock held. */

@@ -12,7 +12,8 @@
  *    instead of GC_set_find_leak;
  *  - at_exit: one object dropped and no CHECK_LEAKS: the collection leak
  *    mode runs at exit (as bdwgc's) reports it;
- *  - off: the same program without leak mode reports nothing.
+ *  - off: the same program without leak mode reports nothing;
+ *  - GC_ABORT_ON_LEAK set: the leaktest case aborts after its report.
  * Before, sgc accepted GC_set_find_leak with a warning and found nothing. */
 #define GC_THREADS 1
 /* First, as in bdwgc's leaktest: it defines GC_DEBUG before gc.h. */
@@ -128,6 +129,19 @@ static void expect_leaks(const char *mode, int leaks)
     CHECK(t_occurrences(buf, "sz=") == leaks, "case %s: other objects reported: %s", mode, buf);
 }
 
+/* GC_ABORT_ON_LEAK set: the leaktest case aborts once its leak is
+ * reported, as bdwgc does. */
+static void expect_abort(void)
+{
+    static char buf[65536];
+    setenv("GC_ABORT_ON_LEAK", "1", 1);
+    int st = spawn_case("leaktest", buf, sizeof buf);
+    unsetenv("GC_ABORT_ON_LEAK");
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "GC_ABORT_ON_LEAK: status 0x%x, stderr: %s",
+          st, buf);
+    CHECK(strstr(buf, "Found 1 leaked objects"), "GC_ABORT_ON_LEAK: no report before: %s", buf);
+}
+
 int main(int argc, char **argv)
 {
     t_test_name = "leak_find";
@@ -140,6 +154,7 @@ int main(int argc, char **argv)
     expect_leaks("env", 1);
     unsetenv("GC_FIND_LEAK");
     expect_leaks("off", 0);
+    expect_abort();
     t_note("PASS\n");
     return 0;
 }

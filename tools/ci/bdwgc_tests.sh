@@ -24,8 +24,8 @@
 # A program passes when it exits 0 within its time limit and its output
 # has no "FAIL"/"failed" line; each failure's log tail is printed.
 # leaktest, threadleaktest and smashtest exercise bdwgc's leak finding
-# and its debug-header checks, which sgc does not have (it says so and
-# runs them as plain programs): they count for not crashing only.
+# and its debug-header checks: here they count for not crashing only
+# (bb_leak_find and bb_debug_smash check what sgc reports).
 #
 # bdwgc's source comes through apt-get source (tools/ci/apt_fetch.sh: from
 # the archive this machine's apt sources name, deb-src derived from them;
@@ -73,8 +73,16 @@ if [ ! -f "$src/.libs/gctest" ]; then
    make -j"$(nproc)" -s check TESTS= >"$work/make.log" 2>&1) ||
     { echo "$0: building bdwgc failed; see $work/*.log" >&2; tail -20 "$work/make.log" >&2; exit 2; }
 fi
+# tracetest (gc_backptr.h's backtraces), which bdwgc builds only with back
+# pointers (KEEP_BACK_PTRS), as Debian's library is not: linked to libsgc.
+if [ ! -f "$src/.libs/tracetest" ]; then
+  cc -O2 -w -I"$src/include" "$src/tests/trace_test.c" -o "$src/.libs/tracetest" \
+    -L"$build/src" -Wl,-rpath,"$build/src" -lsgc -lpthread ||
+    { echo "$0: building tracetest failed" >&2; exit 2; }
+fi
 
-# name:time limit (s): every program bdwgc's `make check` runs.
+# name:time limit (s): every program bdwgc's `make check` runs, and
+# tracetest.
 # Torture mode collects at every slow path, except in the two GC_DEBUG
 # programs, gctest and staticrootstest, which collect at every 16th:
 # their objects carry debugging headers (collect/debug_alloc.c) and, since
@@ -83,7 +91,8 @@ fi
 # before, and staticrootstest ran 4.5 minutes (10 s before).
 programs=(gctest:300 test_cpp:120 cordtest:60 disclaim_test:120 disclaim_weakmap_test:120
   hugetest:60 initsecondarythread_test:60 middletest:60 realloc_test:60 staticrootstest:120
-  subthreadcreate_test:120 threadkey_test:60 threadleaktest:60 leaktest:60 smashtest:60)
+  subthreadcreate_test:120 threadkey_test:60 threadleaktest:60 leaktest:60 smashtest:60
+  tracetest:60)
 
 mode_env() {
   case $1 in
@@ -102,6 +111,24 @@ for mode in "${modes[@]}"; do mode_env "$mode" >/dev/null || exit 2; done
 failed=0 passed=0
 logs=$work/logs
 mkdir -p "$logs"
+
+# The programs that include none of bdwgc's private headers must build,
+# unchanged, against sgc's headers and library (issue 55); the others
+# (gctest, test_cpp, the disclaim tests, subthread_create,
+# initsecondarythread) need bdwgc's private headers.
+for name in huge_test leak_test middle realloc_test smash_test threadkey_test thread_leak_test \
+  trace_test; do
+  if cc -O2 -w -DGC_THREADS -I"$here/include" -I"$here/include/gc" "$src/tests/$name.c" \
+    -o "$work/sgc_$name" -L"$build/src" -Wl,-rpath,"$build/src" -lsgc -lpthread \
+    >"$logs/$name.headers.log" 2>&1; then
+    passed=$((passed + 1))
+    printf 'PASS  %-26s builds against sgc'"'"'s headers\n' "$name"
+  else
+    failed=$((failed + 1))
+    printf 'FAIL  %-26s does not build against sgc'"'"'s headers\n' "$name"
+    tail -n 8 "$logs/$name.headers.log" | sed 's/^/      /'
+  fi
+done
 for mode in "${modes[@]}"; do
   factor=$("$here/tools/ci/speed_factor.sh")
   tenths=$(echo "$factor" | awk '{ t = int($1 * 10 + 0.5); print t < 10 ? 10 : t }')
