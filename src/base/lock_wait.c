@@ -61,13 +61,16 @@ static const char *lock_name(const pthread_mutex_t *lock) {
   return "lock";
 }
 
-void lock_wait_check_not_held(pthread_mutex_t *lock) {
+bool lock_held_by(pthread_mutex_t *lock, int tid) {
   /* glibc records the kernel thread id of the owner in every mutex it
-   * locks, whatever its type, and clears it on unlock: only this thread
-   * writes its own id there, so reading it racily is exact for the one
-   * question asked. */
-  int tid = os_gettid(); /* a system call, on the waiting path only */
-  if (__atomic_load_n(&lock->__data.__owner, __ATOMIC_RELAXED) != tid) return;
+   * locks, whatever its type, and clears it on unlock: only thread TID
+   * writes TID there, so reading it racily is exact when TID asks. */
+  return __atomic_load_n(&lock->__data.__owner, __ATOMIC_RELAXED) == tid;
+}
+
+void lock_wait_check_not_held(pthread_mutex_t *lock) {
+  /* A system call, on the waiting path only. */
+  if (!lock_held_by(lock, os_gettid())) return;
   const char *callback = lock_holding_callback;
   if (callback)
     sgc_fatal("%s allocated, collected or registered a finalizer: it runs with sgc's %s "

@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 enum { LOCK_STARVING_NS = 1000000, LOCK_TURN_NS = 2000000 };
 /* What the calling thread's wait is counted as (lock_wait.c). */
@@ -41,6 +42,9 @@ extern _Atomic unsigned lock_waits_ended; /* waits that have ended */
  * locks held, as the message names it ("the GC_set_start_callback
  * callback"), or NULL: set around each (api/compat_hooks.c). */
 extern __thread const char *lock_holding_callback __attribute__((tls_model("initial-exec")));
+/* Whether LOCK is held by the thread whose kernel id is TID, asked by
+ * that thread itself. */
+bool lock_held_by(pthread_mutex_t *lock, int tid);
 /* Before a wait for LOCK: a thread that holds it already would wait for
  * ever, so that is a fatal error naming lock_holding_callback. */
 void lock_wait_check_not_held(pthread_mutex_t *lock);

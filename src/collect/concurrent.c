@@ -274,8 +274,7 @@ static bool yield_requested(void) {
 static bool lock_unless_finishing(pthread_mutex_t *lock) {
   while (pthread_mutex_trylock(lock) != 0) {
     if (yield_requested()) return false;
-    struct timespec pause = {0, 50000};
-    nanosleep(&pause, NULL);
+    thread_nap(50000);
   }
   return true;
 }
@@ -306,8 +305,7 @@ static bool rescan_written_pages(size_t *pages) {
 static void hold_for_tests(void) {
   uint64_t until = os_now_ns() + (uint64_t)sgc_settings.concurrent_hold_ms * 1000000;
   while (sgc_settings.concurrent_hold_ms && os_now_ns() < until && !yield_requested()) {
-    struct timespec pause = {0, 1000000};
-    nanosleep(&pause, NULL);
+    thread_nap(1000000);
   }
 }
 

@@ -171,6 +171,11 @@ int thread_join_next(pthread_t thread, void **result);
 int thread_detach_next(pthread_t thread);
 /* Finds the interposed calls' next definitions at start-up (threads_init). */
 void interpose_init(void);
+
+/* ---- sleep_calls.c ---- */
+/* Sleeps NANOSECONDS in glibc's nanosleep, never in sgc's (which would
+ * make sgc's own sleep a blocking section, left under its locks). */
+void thread_nap(long nanoseconds);
 /* Registers the calling thread with its stack base (0: ask pthreads). */
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec);
 void thread_unregister_self(void);

@@ -2,7 +2,7 @@
 # Only the public API is visible: libsgc.so exports, and libsgc.a defines
 # globally, nothing but GC_ and SGC_ names and the libc calls sgc wraps on
 # purpose (threads/interpose.c: joins, detach, sigwait, signal masks,
-# signalfd; barrier/mprotect_*.c: sigaction, signal, the read and recv calls; AddressSanitizer's
+# signalfd; threads/sleep_calls.c: the sleeping calls; barrier/mprotect_*.c: sigaction, signal, the read and recv calls; AddressSanitizer's
 # own __asan and __odr_asan names aside), and a program linked
 # statically may define names sgc uses inside (heap_lock, mark_word, ...)
 # without a clash (src/CMakeLists.txt, libsgc.a's localized object).
@@ -10,7 +10,7 @@
 TAG=symbols_hidden
 . "$(dirname "$0")/../lib/test_common.sh"
 SO=$1 A=$2 INC=$3
-INTERPOSED='pthread_join\|pthread_tryjoin_np\|pthread_timedjoin_np\|pthread_clockjoin_np\|pthread_detach\|sigwait\|sigwaitinfo\|sigtimedwait\|sigaction\|signal\|pthread_sigmask\|sigprocmask\|signalfd\|read\|pread\|pread64\|readv\|preadv\|recv\|recvfrom\|recvmsg'
+INTERPOSED='pthread_join\|pthread_tryjoin_np\|pthread_timedjoin_np\|pthread_clockjoin_np\|pthread_detach\|sigwait\|sigwaitinfo\|sigtimedwait\|sigaction\|signal\|pthread_sigmask\|sigprocmask\|signalfd\|read\|pread\|pread64\|readv\|preadv\|recv\|recvfrom\|recvmsg\|nanosleep\|clock_nanosleep\|usleep\|sleep\|pause\|pthread_barrier_wait'
 for lib in "$SO" "$A"; do
   case $lib in
     *.so*) names=$(nm -D --defined-only "$lib" | awk 'NF==3 {print $3}') ;;

@@ -26,6 +26,11 @@
 #include "threads/thread.h"
 #include "unit.h"
 
+/* The test's own sleeps are glibc's (thread_nap), not sgc's sleeping
+ * calls: a thread leaving one of those waits, counted, for registry_lock
+ * while GC_suspend_thread holds it, which this test would take for the
+ * parked worker's count. */
+
 enum { SUSPENSIONS = 400, HELD_ROUNDS = 100, HELD_ROUNDS_MOST = 2000, LARGE = 64 << 10 };
 
 static atomic_int stop;
@@ -39,7 +44,7 @@ static bool counted_waiting(const _Atomic unsigned char *t) {
 
 /* Waits up to a second for T to wait for one of the collector's locks. */
 static bool wait_until_waiting(const _Atomic unsigned char *t) {
-  for (int i = 0; i < 100000 && !counted_waiting(t); i++) usleep(10);
+  for (int i = 0; i < 100000 && !counted_waiting(t); i++) thread_nap(10 * 1000L);
   return counted_waiting(t);
 }
 
@@ -57,7 +62,7 @@ static void *holder(void *arg) {
   while (!atomic_load(&stop)) {
     int round = atomic_load(&hold_round);
     if (round == seen) {
-      usleep(20);
+      thread_nap(20 * 1000L);
       continue;
     }
     seen = round;
@@ -101,19 +106,19 @@ int main(void) {
   pthread_t worker, hold;
   CHECK(GC_pthread_create(&worker, NULL, allocate_large, NULL) == 0, "create");
   CHECK(GC_pthread_create(&hold, NULL, holder, NULL) == 0, "create");
-  while (!atomic_load(&worker_record)) usleep(1000);
+  while (!atomic_load(&worker_record)) thread_nap(1000 * 1000L);
   struct sgc_thread *w = atomic_load(&worker_record);
   struct tally free_running = {0}, held = {0};
   for (int i = 0; i < SUSPENSIONS; i++) {
     suspend_and_check(worker, w, &free_running);
-    usleep(200);
+    thread_nap(200 * 1000L);
   }
   for (int round = 1;
        round <= HELD_ROUNDS ||
        (round <= HELD_ROUNDS_MOST && free_running.parked_waiting + held.parked_waiting == 0);
        round++) {
     atomic_store(&hold_round, round);
-    while (atomic_load(&held_round) != round) usleep(10);
+    while (atomic_load(&held_round) != round) thread_nap(10 * 1000L);
     if (wait_until_waiting(atomic_load(&worker_counted))) suspend_and_check(worker, w, &held);
   }
   atomic_store(&stop, 1);
