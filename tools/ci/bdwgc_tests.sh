@@ -24,8 +24,10 @@
 # A program passes when it exits 0 within its time limit and its output
 # has no "FAIL"/"failed" line; each failure's log tail is printed.
 # leaktest, threadleaktest and smashtest exercise bdwgc's leak finding
-# and its debug-header checks: here they count for not crashing only
-# (bb_leak_find and bb_debug_smash check what sgc reports).
+# and its debug-header checks: each also runs once on bdwgc itself, and
+# sgc must report the same objects, counted by the file and line that
+# allocated them (addresses and the reports' grouping vary from run to
+# run; bb_leak_find and bb_debug_smash check sgc's reports further).
 #
 # bdwgc's source comes through apt-get source (tools/ci/apt_fetch.sh: from
 # the archive this machine's apt sources name, deb-src derived from them;
@@ -127,6 +129,22 @@ for name in huge_test leak_test middle realloc_test smash_test threadkey_test th
     failed=$((failed + 1))
     printf 'FAIL  %-26s does not build against sgc'"'"'s headers\n' "$name"
     tail -n 8 "$logs/$name.headers.log" | sed 's/^/      /'
+  fi
+done
+# What a leak or smash report names: one "(FILE:LINE" per object, counted.
+reported_objects() { grep -oE '\((tests/[A-Za-z_]+\.c:[0-9]+)' | sort | uniq -c; }
+for name in leaktest threadleaktest smashtest; do
+  bdwgc_found=$(cd "$src" && LD_LIBRARY_PATH="$src/.libs" timeout 120 ".libs/$name" 2>&1 |
+                reported_objects)
+  sgc_found=$(cd "$src" && LD_LIBRARY_PATH="$src/.libs" LD_PRELOAD="$lib" timeout 120 \
+              ".libs/$name" 2>&1 | reported_objects)
+  if [ -n "$bdwgc_found" ] && [ "$bdwgc_found" = "$sgc_found" ]; then
+    passed=$((passed + 1))
+    printf 'PASS  %-26s sgc reports what bdwgc does: %s\n' "$name" "$(echo $sgc_found)"
+  else
+    failed=$((failed + 1))
+    printf 'FAIL  %-26s reports differ\n      bdwgc: %s\n      sgc:   %s\n' "$name" \
+      "$(echo $bdwgc_found)" "$(echo $sgc_found)"
   fi
 done
 for mode in "${modes[@]}"; do
