@@ -14,6 +14,11 @@
  *   setmark   GC_set_mark_bit on a white object during the cycle (a weak
  *             map resurrecting an entry, bdwgc's disclaim_weakmap_test):
  *             its children, written before the cycle, must survive
+ *   uncollectable  uncollectable objects allocated during the cycle (from
+ *             thread caches, shared lists, fresh pages, large; some moved
+ *             by GC_realloc) hold the only pointer to white objects; the
+ *             finish scans no uncollectable object again, so the barrier
+ *             must have seen the stores, and the white objects survive
  *
  * The test runs with SGC_CONCURRENT_HOLD_MS set: after its first drain a
  * cycle's marking waits that long, so everything reachable at the start
@@ -175,6 +180,55 @@ static void case_setmark(void) {
     }
   }
   t_note("%d children of objects marked by GC_set_mark_bit survived 3 cycles", PAIRS);
+}
+
+/* ---- uncollectable ---- */
+enum { UNCOLLECTABLES = 2000 };
+static void ***holders; /* malloc'd: not a root (its objects are roots) */
+
+/* Sizes over several classes, one in 400 large; one in four moved by
+ * GC_realloc after the store (its copy is the only one left). */
+T_NOINLINE static void fill_uncollectables(int cycle) {
+  for (int i = 0; i < UNCOLLECTABLES; i++) {
+    size_t bytes = i % 400 == 0 ? 3 * 4096 : (size_t)(16 + (i % 8) * 16);
+    void **u = GC_malloc_uncollectable(bytes);
+    CHECK(u != NULL);
+    void *w = new_white(i, cycle);
+    GC_ptr_store_and_dirty(&u[0], w);
+    links[i] = GC_HIDE_POINTER(w);
+    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
+    w = NULL;
+    if (i % 4 == 1) u = GC_realloc(u, 2 * bytes + 64);
+    holders[i] = u;
+  }
+}
+
+static void case_uncollectable(void) {
+  links = calloc(UNCOLLECTABLES, sizeof *links);
+  holders = calloc(UNCOLLECTABLES, sizeof *holders);
+  CHECK(links != NULL && holders != NULL);
+  /* Free ones waiting in this thread's caches and on the shared lists. */
+  for (int i = 0; i < UNCOLLECTABLES; i++) holders[i] = GC_malloc_uncollectable(16 + (i % 8) * 16);
+  for (int i = 0; i < UNCOLLECTABLES; i++) GC_free(holders[i]);
+  for (int cycle = 0; cycle < 3; cycle++) {
+    GC_gcollect();
+    GC_word before = start_cycle();
+    fill_uncollectables(cycle);
+    t_clear_stack();
+    finish_by_allocating(before);
+    int lost = 0;
+    for (int i = 0; i < UNCOLLECTABLES; i++) lost += links[i] == 0;
+    CHECK(lost == 0, "cycle %d: %d of %d objects held only by uncollectable ones were reclaimed",
+          cycle, lost, UNCOLLECTABLES);
+    for (int i = 0; i < UNCOLLECTABLES; i++) {
+      CHECK(holders[i][0] == GC_REVEAL_POINTER(links[i]));
+      check_white(holders[i][0], i, cycle);
+      GC_unregister_disappearing_link((void **)&links[i]);
+      GC_free(holders[i]);
+    }
+  }
+  t_note("%d objects held by uncollectable ones allocated during cycles survived 3 cycles",
+         UNCOLLECTABLES);
 }
 
 /* ---- read ---- */
@@ -402,7 +456,7 @@ static void case_finalize(void) {
 int main(int argc, char **argv) {
   t_test_name = "concurrent";
   GC_INIT();
-  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark");
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable");
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   if (strcmp(argv[1], "hazard") == 0) case_hazard();
   else if (strcmp(argv[1], "read") == 0) case_read();
@@ -410,6 +464,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "threads") == 0) case_threads();
   else if (strcmp(argv[1], "finalize") == 0) case_finalize();
   else if (strcmp(argv[1], "setmark") == 0) case_setmark();
+  else if (strcmp(argv[1], "uncollectable") == 0) case_uncollectable();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }

@@ -529,11 +529,11 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
    * (cube, gcbench, cky with 2 threads), the marking's only serial part
    * that grows with the heap. */
   if (kind == COLLECT_CYCLE_FINISH) {
-    /* The start's marks stay; uncollectable objects allocated since are
-     * roots too, pages of kinds marked from all are noted afresh, and mark
-     * procedures get the heap's bounds again (heap_lock held: it does not
-     * grow until the finish is over). */
-    mark_push_uncollectable();
+    /* The start's marks stay; pages of kinds marked from all are noted
+     * afresh, and mark procedures get the heap's bounds again (heap_lock
+     * held: it does not grow until the finish is over).  Uncollectable
+     * objects allocated during the cycle need no walk of the pages: they
+     * are black from their allocation (docs/concurrent.md). */
     disclaim_note_pages();
     custom_kind_publish_heap_bounds(atomic_load_explicit(&heap_lowest, memory_order_relaxed),
                                     atomic_load_explicit(&heap_highest, memory_order_relaxed));

@@ -99,10 +99,9 @@ void mark_init(void) {
   parallel_mark_init();
 }
 
-/* The page walk of mark_begin (CLEAR) and of a cycle's finish: queues
- * the uncollectable objects, and with CLEAR clears collectable pages'
- * marks. */
-static void walk_pages(bool clear) {
+/* The page walk of mark_begin: queues the uncollectable objects and
+ * clears collectable pages' marks. */
+static void walk_pages(void) {
   FOR_EACH_CHUNK(c) {
     for (size_t i = 0, step; i < c->page_count; i += step) {
       struct page_header *p = &c->pages[i];
@@ -111,7 +110,7 @@ static void walk_pages(bool clear) {
       if (state == PAGE_FREE) continue;
       bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD;
       if (!in_use || kind_is_collectable(p->kind)) {
-        if (clear) page_clear_marks(p);
+        page_clear_marks(p);
         continue;
       }
       if (p->kind != KIND_UNCOLLECTABLE) continue; /* atomic: nothing to scan */
@@ -127,8 +126,6 @@ static void walk_pages(bool clear) {
     }
   }
 }
-
-void mark_push_uncollectable(void) { walk_pages(false); }
 
 void mark_begin(void) {
   /* Roots are marked by the collector alone, under the rule a drain by
@@ -158,7 +155,7 @@ void mark_begin(void) {
    * pool carry no marks (page_pool_put clears them) and a tail's are never
    * set, so the walk costs the pages in use rather than the heap (a 1 GiB
    * heap holding a few hundred KB: 1.15 ms a collection before). */
-  walk_pages(true);
+  walk_pages();
   /* Kinds marked from all (gc_disclaim.h): their pages, whose unreached
    * objects are scanned after the drain, found by a walk of their own,
    * so the one above costs nothing more when no program made one. */
