@@ -143,6 +143,7 @@ void mark_begin(void) {
     atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
     atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
     m->marked_bytes = m->marked_objects = m->marked_atomic_bytes = 0;
+    atomic_store_explicit(&m->progress, 0, memory_order_relaxed);
     m->steal_attempts = m->steal_successes = 0;
     m->busy_ns = m->idle_ns = m->cpu_ns = m->join_ns = 0;
     m->prewoken = false;
@@ -448,6 +449,7 @@ void mark_drain_own(struct marker *m) {
      * window holds goes back on the stack, for the finish's drain. */
     if (careful && --until_yield_check == 0) {
       until_yield_check = 64;
+      atomic_store_explicit(&m->progress, m->marked_bytes + bytes, memory_order_relaxed);
       if (atomic_load_explicit(&mark_yield_request, memory_order_relaxed) ||
           (m->drain_budget && bytes >= m->drain_budget)) {
         for (; count; count--, first = (first + 1) % PREFETCH_DEPTH)
@@ -483,6 +485,7 @@ void mark_drain_own(struct marker *m) {
   m->marked_bytes += bytes;
   m->marked_objects += objects;
   m->marked_atomic_bytes += atomic_bytes;
+  if (careful) atomic_store_explicit(&m->progress, m->marked_bytes, memory_order_relaxed);
 }
 
 /* ---- the collector thread's helpers (marker 0) ---- */
