@@ -14,6 +14,10 @@
  *   setmark   GC_set_mark_bit on a white object during the cycle (a weak
  *             map resurrecting an entry, bdwgc's disclaim_weakmap_test):
  *             its children, written before the cycle, must survive
+ *   suspend   GC_suspend_thread of a thread that allocates, so marks for
+ *             the cycle at its slow paths, then a collection that finishes
+ *             the cycle while the thread is suspended: the finish waits
+ *             for threads marking, and must not wait for this one
  *   uncollectable  uncollectable objects allocated during the cycle (from
  *             thread caches, shared lists, fresh pages, large; some moved
  *             by GC_realloc) hold the only pointer to white objects; the
@@ -34,10 +38,12 @@
 #endif
 #include "gc.h"
 #include "gc/gc_mark.h"
+#include "gc/javaxfc.h"
 
 #include <pthread.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -453,10 +459,49 @@ static void case_finalize(void) {
          FINALIZABLE, FINALIZABLE, cleared);
 }
 
+/* ---- suspend ---- */
+enum { SUSPENDS = 200 };
+static _Atomic int allocator_stop;
+static void *volatile allocator_sink;
+
+static void *allocate_garbage(void *arg) {
+  (void)arg;
+  while (!atomic_load_explicit(&allocator_stop, memory_order_relaxed))
+    for (int i = 0; i < 64; i++) allocator_sink = GC_malloc(48);
+  return NULL;
+}
+
+/* A hang is the failure: the watchdog says so. */
+static void *watchdog(void *arg) {
+  (void)arg;
+  double deadline = now_s() + 60; /* stops interrupt a sleep: the clock decides */
+  while (now_s() < deadline) sleep_ms(100);
+  fprintf(stderr, "FAIL [concurrent] suspend: a collection waited 60 s for a suspended thread\n");
+  _exit(1);
+}
+
+static void case_suspend(void) {
+  pthread_t dog, allocator;
+  CHECK(pthread_create(&dog, NULL, watchdog, NULL) == 0);
+  kept = build(200000, 3); /* a live list the cycles take a while to mark */
+  CHECK(pthread_create(&allocator, NULL, allocate_garbage, NULL) == 0);
+  for (int i = 0; i < SUSPENDS; i++) {
+    sleep_ms(1 + i % 3);
+    GC_suspend_thread((GC_SUSPEND_THREAD_ID)allocator);
+    GC_gcollect(); /* finishes the running cycle, if any */
+    GC_resume_thread((GC_SUSPEND_THREAD_ID)allocator);
+  }
+  atomic_store(&allocator_stop, 1);
+  CHECK(pthread_join(allocator, NULL) == 0);
+  verify(kept, 200000, 3);
+  t_note("%d suspensions of an allocating thread during cycles, each followed by a collection",
+         SUSPENDS);
+}
+
 int main(int argc, char **argv) {
   t_test_name = "concurrent";
   GC_INIT();
-  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable");
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend");
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   if (strcmp(argv[1], "hazard") == 0) case_hazard();
   else if (strcmp(argv[1], "read") == 0) case_read();
@@ -465,6 +510,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "finalize") == 0) case_finalize();
   else if (strcmp(argv[1], "setmark") == 0) case_setmark();
   else if (strcmp(argv[1], "uncollectable") == 0) case_uncollectable();
+  else if (strcmp(argv[1], "suspend") == 0) case_suspend();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }

@@ -149,15 +149,8 @@ static uint64_t assist_budget(size_t bytes) {
   return (uint64_t)((double)bytes * (double)left / (double)room) + 1;
 }
 
-void concurrent_assist(size_t bytes) {
-  if (!concurrent_cycle_running()) {
-    collect_poll_cycle_start();
-    return;
-  }
-  if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist()) return;
-  uint64_t budget = assist_budget(bytes);
-  struct assist_slot *slot = budget ? assist_slot_take() : NULL;
-  if (!slot) return;
+/* Marks BUDGET bytes on SLOT's marker (held), then gives it back. */
+static void assist_mark(struct assist_slot *slot, uint64_t budget) {
   struct marker *m = &slot->marker;
   /* Its slot's leftovers first, else work from a GC thread's stack. */
   unsigned n = parallel_markers_created();
@@ -168,6 +161,28 @@ void concurrent_assist(size_t bytes) {
     m->drain_budget = 0;
   }
   pthread_mutex_unlock(&slot->lock);
+}
+
+void concurrent_assist(size_t bytes) {
+  if (!concurrent_cycle_running()) {
+    collect_poll_cycle_start();
+    return;
+  }
+  if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist()) return;
+  uint64_t budget = assist_budget(bytes);
+  if (!budget) return;
+  /* Set before a slot is taken, cleared after it is given back: a
+   * GC_suspend_thread meanwhile parks this thread only then (a finish
+   * waits for every slot).  The handler runs on this thread: a signal
+   * fence orders the flag against the slot's lock for it. */
+  struct sgc_thread *self = sgc_self;
+  atomic_store_explicit(&self->assisting, true, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  struct assist_slot *slot = assist_slot_take();
+  if (slot) assist_mark(slot, budget);
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&self->assisting, false, memory_order_seq_cst);
+  thread_park_if_asked(self);
 }
 
 /* Moves the slots' leftover work to marker 0 (no phase running); true
