@@ -149,17 +149,26 @@ static uint64_t assist_budget(size_t bytes) {
   return (uint64_t)((double)bytes * (double)left / (double)room) + 1;
 }
 
-/* Marks BUDGET bytes on SLOT's marker (held), then gives it back. */
+static bool yield_requested(void) {
+  return atomic_load_explicit(&mark_yield_request, memory_order_relaxed) != 0;
+}
+
+/* Marks BUDGET bytes on SLOT's marker (held), then gives it back: its
+ * slot's leftovers first, then work stolen from the GC threads' stacks,
+ * again while the budget lasts (a steal takes at most 128 entries) and
+ * the finish is not asking the markers to stop. */
 static void assist_mark(struct assist_slot *slot, uint64_t budget) {
   struct marker *m = &slot->marker;
-  /* Its slot's leftovers first, else work from a GC thread's stack. */
   unsigned n = parallel_markers_created();
-  for (unsigned i = 0; i < n && marker_empty(m); i++) marker_steal(m, parallel_marker(i));
-  if (!marker_empty(m)) {
-    m->drain_budget = budget;
+  uint64_t first = m->marked_bytes;
+  for (;;) {
+    for (unsigned i = 0; i < n && marker_empty(m); i++) marker_steal(m, parallel_marker(i));
+    uint64_t done = m->marked_bytes - first;
+    if (marker_empty(m) || done >= budget || yield_requested()) break;
+    m->drain_budget = budget - done;
     mark_drain_own(m); /* publishes its progress */
-    m->drain_budget = 0;
   }
+  m->drain_budget = 0;
   pthread_mutex_unlock(&slot->lock);
 }
 
@@ -313,10 +322,6 @@ static void push_written(uintptr_t lo, uintptr_t hi, void *arg) {
 }
 
 /* ---- the driver ---- */
-
-static bool yield_requested(void) {
-  return atomic_load_explicit(&mark_yield_request, memory_order_relaxed) != 0;
-}
 
 /* LOCK without waiting behind whoever holds it while the cycle's finish
  * is asked for: the finishing thread holds heap_lock and waits for the
