@@ -277,10 +277,26 @@ static void push_marked_on_page(uintptr_t a) {
   if (state == PAGE_SMALL) {
     if (!kind_scanned_or_custom(p->kind) || !page_any_marked(p)) return;
     size_t size = (size_t)p->object_granules << GRANULE_SHIFT;
-    for (unsigned j = 0; j < p->capacity; j++) {
-      uintptr_t obj = p->start + j * size;
-      if (mark_bit_test(p, obj)) mark_push_contents(p, obj);
+    if (kind_is_custom(p->kind)) {
+      for (unsigned j = 0; j < p->capacity; j++) {
+        uintptr_t obj = p->start + j * size;
+        if (mark_bit_test(p, obj)) mark_push_contents(p, obj);
+      }
+      return;
     }
+    /* A run of marked neighbours as one range (scanned word by word all
+     * the same): the push happens under heap_lock, one per run rather
+     * than per object. */
+    uintptr_t run = 0, obj = p->start;
+    for (unsigned j = 0; j < p->capacity; j++, obj += size) {
+      bool marked = mark_bit_test(p, obj);
+      if (marked && !run) run = obj;
+      if (!marked && run) {
+        mark_push_range(run, obj);
+        run = 0;
+      }
+    }
+    if (run) mark_push_range(run, obj);
     return;
   }
   struct page_header *head = NULL;
