@@ -18,6 +18,10 @@
  *             the cycle at its slow paths, then a collection that finishes
  *             the cycle while the thread is suspended: the finish waits
  *             for threads marking, and must not wait for this one
+ *   restart   threads allocating while cycles converge: no cycle starts
+ *             with next to nothing allocated since the last one finished
+ *             (a second thread that came for a converged cycle another
+ *             had just finished started the next at once)
  *   uncollectable  uncollectable objects allocated during the cycle (from
  *             thread caches, shared lists, fresh pages, large; some moved
  *             by GC_realloc) hold the only pointer to white objects; the
@@ -498,10 +502,47 @@ static void case_suspend(void) {
          SUSPENDS);
 }
 
+/* ---- restart ---- */
+enum { CHURNERS = 3, EARLY_BYTES = 256 << 10 };
+static _Atomic int cycle_starts, early_starts;
+static _Atomic int churn_stop;
+
+static void on_cycle_start(void) {
+  atomic_fetch_add(&cycle_starts, 1);
+  if (GC_get_bytes_since_gc() < EARLY_BYTES) atomic_fetch_add(&early_starts, 1);
+}
+
+static void *churn(void *arg) {
+  (void)arg;
+  while (!atomic_load_explicit(&churn_stop, memory_order_relaxed)) {
+    cell *garbage = build(100, 9);
+    verify(garbage, 100, 9);
+  }
+  return NULL;
+}
+
+static void case_restart(void) {
+  kept = build(100000, 5); /* live data the cycles mark */
+  GC_set_start_callback(on_cycle_start);
+  pthread_t threads[CHURNERS];
+  for (int t = 0; t < CHURNERS; t++) CHECK(pthread_create(&threads[t], NULL, churn, NULL) == 0);
+  double until = now_s() + 1.5; /* a stop interrupts a sleep */
+  while (now_s() < until) sleep_ms(50);
+  atomic_store(&churn_stop, 1);
+  for (int t = 0; t < CHURNERS; t++) CHECK(pthread_join(threads[t], NULL) == 0);
+  GC_set_start_callback(0);
+  int starts = atomic_load(&cycle_starts), early = atomic_load(&early_starts);
+  CHECK(starts >= 3, "only %d cycles in 1.5 s", starts);
+  CHECK(early == 0, "%d of %d cycles started with under %d KiB allocated since the last", early,
+        starts, EARLY_BYTES >> 10);
+  verify(kept, 100000, 5);
+  t_note("%d cycles, none started right after the last finished", starts);
+}
+
 int main(int argc, char **argv) {
   t_test_name = "concurrent";
   GC_INIT();
-  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend");
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart");
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   if (strcmp(argv[1], "hazard") == 0) case_hazard();
   else if (strcmp(argv[1], "read") == 0) case_read();
@@ -511,6 +552,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "setmark") == 0) case_setmark();
   else if (strcmp(argv[1], "uncollectable") == 0) case_uncollectable();
   else if (strcmp(argv[1], "suspend") == 0) case_suspend();
+  else if (strcmp(argv[1], "restart") == 0) case_restart();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }

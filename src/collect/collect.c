@@ -166,10 +166,16 @@ bool grow_or_collect(size_t bytes, bool *collected) {
 }
 
 /* In concurrent mode a torture turn starts a cycle or finishes the
- * running one, so cycles come as often as stop collections would. */
+ * running one, so cycles come as often as stop collections would.  A
+ * thread that came for a converged cycle (collect_torture_turn's hint)
+ * which another finished first does nothing more: it used to start the
+ * next cycle at once, with nothing allocated since the finish (cky -t 2:
+ * twice the cycles). */
 void collect_torture(void) {
   if (concurrent_cycle_ready()) {
     if (!collections_off()) collect_locked(SGC_REASON_ALLOCATION);
+  } else if (!sgc_settings.torture_interval) {
+    return;
   } else if (concurrent_cycle_running()) {
     if (!collections_off()) collect_locked(SGC_REASON_TORTURE);
   } else if (sgc_settings.concurrent) {
