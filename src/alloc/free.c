@@ -10,6 +10,7 @@
 #include "alloc/alloc.h"
 #include "alloc/page_path.h"
 #include "alloc/percpu.h"
+#include "barrier/barrier.h"
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
 #include "common.h"
@@ -365,6 +366,10 @@ GC_API void *GC_realloc(void *old, size_t bytes) {
   }
   if (!fresh) return NULL;
   memcpy(fresh, old, have < bytes ? have : bytes);
+  /* Pointers copied into an object a cycle's finish may not scan again (an
+   * uncollectable one allocated during the cycle is black): the manual
+   * barrier is told, as the program tells it of its own stores. */
+  barrier_note_object(fresh);
   /* bdwgc frees the old object too; a program keeping pointers to it
    * after realloc is wrong under malloc semantics anyway. */
   GC_free(old);

@@ -174,10 +174,16 @@ bool grow_or_collect(size_t bytes, bool *collected) {
 }
 
 /* In concurrent mode a torture turn starts a cycle or finishes the
- * running one, so cycles come as often as stop collections would. */
+ * running one, so cycles come as often as stop collections would.  A
+ * thread that came for a converged cycle (collect_torture_turn's hint)
+ * which another finished first does nothing more: it used to start the
+ * next cycle at once, with nothing allocated since the finish (cky -t 2:
+ * twice the cycles). */
 void collect_torture(void) {
   if (concurrent_cycle_ready()) {
     if (!collections_off()) collect_locked(SGC_REASON_ALLOCATION);
+  } else if (!sgc_settings.torture_interval) {
+    return;
   } else if (concurrent_cycle_running()) {
     if (!collections_off()) collect_locked(SGC_REASON_TORTURE);
   } else if (cycles_wanted()) {
@@ -542,11 +548,11 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
    * (cube, gcbench, cky with 2 threads), the marking's only serial part
    * that grows with the heap. */
   if (kind == COLLECT_CYCLE_FINISH) {
-    /* The start's marks stay; uncollectable objects allocated since are
-     * roots too, pages of kinds marked from all are noted afresh, and mark
-     * procedures get the heap's bounds again (heap_lock held: it does not
-     * grow until the finish is over). */
-    mark_push_uncollectable();
+    /* The start's marks stay; pages of kinds marked from all are noted
+     * afresh, and mark procedures get the heap's bounds again (heap_lock
+     * held: it does not grow until the finish is over).  Uncollectable
+     * objects allocated during the cycle need no walk of the pages: they
+     * are black from their allocation (docs/concurrent.md). */
     disclaim_note_pages();
     custom_kind_publish_heap_bounds(atomic_load_explicit(&heap_lowest, memory_order_relaxed),
                                     atomic_load_explicit(&heap_highest, memory_order_relaxed));

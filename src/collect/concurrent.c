@@ -55,13 +55,12 @@ static _Atomic uint64_t cycles_done, fallbacks_done;
 
 /* ---- marking by the program's threads (thesis §5.2) ----
  * A thread at an allocation slow path marks in proportion to what it
- * takes: assist_rate sixteenths of a byte per byte, from the cycle's
- * start (what the last collection found live, over the allocation the
- * cycle may take before it finishes stopped).  It borrows one of a few
- * marker slots of its own, takes work from the GC threads' stacks by
- * stealing, marks within its budget and leaves what is left on the
- * slot's stack, which the driver (between phases) and the finish gather. */
-enum { ASSIST_SLOTS = 4, ASSIST_RATE_MAX = 16 * 16 };
+ * takes (assist_budget: the marking left over the allocation left).  It
+ * borrows one of a few marker slots of its own, takes work from the GC
+ * threads' stacks by stealing, marks within its budget and leaves what is
+ * left on the slot's stack, which the driver (between phases) and the
+ * finish gather. */
+enum { ASSIST_SLOTS = 4 };
 static struct assist_slot {
   pthread_mutex_t lock;
   struct marker marker;
@@ -70,7 +69,11 @@ static struct assist_slot {
 /* Relaxed: a hint; checked again under the slot's lock, which the finish
  * takes after clearing it. */
 static _Atomic bool assist_open;
-static uint64_t assist_rate; /* sixteenths; set at the start pause */
+/* Set at the start pause: what the last collection found live, and the
+ * stop collector's trigger (the allocation since the last collection at
+ * which the cycle would finish stopped). */
+static uint64_t live_at_start;
+static size_t threshold_at_start;
 
 bool concurrent_cycle_running(void) { return atomic_load_explicit(&running, memory_order_relaxed); }
 bool concurrent_cycle_ready(void) { return atomic_load_explicit(&ready, memory_order_relaxed); }
@@ -114,25 +117,81 @@ static bool stack_room_to_assist(void) {
   return t && thread_stack_mapping_holds(t, sp) && sp - t->stack_lo >= ASSIST_STACK_ROOM;
 }
 
+/* What the cycle's markers have marked so far, as their drains last
+ * published it. */
+static uint64_t marked_so_far(void) {
+  uint64_t sum = 0;
+  unsigned n = parallel_markers_created();
+  for (unsigned i = 0; i < n; i++)
+    sum += atomic_load_explicit(&parallel_marker(i)->progress, memory_order_relaxed);
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++)
+    sum += atomic_load_explicit(&assist_slots[i].marker.progress, memory_order_relaxed);
+  return sum;
+}
+
+/* Thesis §5.2's GC speed k = (M - F) / F, the pages to mark over the free
+ * pages, taken afresh at every slow path: the marking left over the
+ * allocation left.  The marking is what the last collection found live,
+ * or more when the live data grows during the cycle: at least what is
+ * marked so far plus what was allocated since the start (new objects are
+ * white, and all may turn out live).  The allocation left is the room to
+ * the stop collector's trigger, where the cycle would finish stopped; as
+ * it shrinks the rate rises, and with none left a thread marks all it can
+ * find.  docs/concurrent.md, "Pacing". */
+static uint64_t assist_budget(size_t bytes) {
+  size_t allocated = allocated_since_gc_bytes();
+  uint64_t since = allocated > allocated_at_start ? allocated - allocated_at_start : 0;
+  uint64_t marked = marked_so_far();
+  uint64_t estimate = live_at_start > marked + since ? live_at_start : marked + since;
+  uint64_t left = estimate - marked;
+  size_t room = threshold_at_start > allocated ? threshold_at_start - allocated : 0;
+  if (room <= bytes) return left;
+  return (uint64_t)((double)bytes * (double)left / (double)room) + 1;
+}
+
+static bool yield_requested(void) {
+  return atomic_load_explicit(&mark_yield_request, memory_order_relaxed) != 0;
+}
+
+/* Marks BUDGET bytes on SLOT's marker (held), then gives it back: its
+ * slot's leftovers first, then work stolen from the GC threads' stacks,
+ * again while the budget lasts (a steal takes at most 128 entries) and
+ * the finish is not asking the markers to stop. */
+static void assist_mark(struct assist_slot *slot, uint64_t budget) {
+  struct marker *m = &slot->marker;
+  unsigned n = parallel_markers_created();
+  uint64_t first = m->marked_bytes;
+  for (;;) {
+    for (unsigned i = 0; i < n && marker_empty(m); i++) marker_steal(m, parallel_marker(i));
+    uint64_t done = m->marked_bytes - first;
+    if (marker_empty(m) || done >= budget || yield_requested()) break;
+    m->drain_budget = budget - done;
+    mark_drain_own(m); /* publishes its progress */
+  }
+  m->drain_budget = 0;
+  pthread_mutex_unlock(&slot->lock);
+}
+
 void concurrent_assist(size_t bytes) {
   if (!concurrent_cycle_running()) {
     collect_poll_cycle_start();
     return;
   }
   if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist()) return;
-  uint64_t budget = (uint64_t)bytes * assist_rate / 16;
-  struct assist_slot *slot = budget ? assist_slot_take() : NULL;
-  if (!slot) return;
-  struct marker *m = &slot->marker;
-  /* Its slot's leftovers first, else work from a GC thread's stack. */
-  unsigned n = parallel_markers_created();
-  for (unsigned i = 0; i < n && marker_empty(m); i++) marker_steal(m, parallel_marker(i));
-  if (!marker_empty(m)) {
-    m->drain_budget = budget;
-    mark_drain_own(m);
-    m->drain_budget = 0;
-  }
-  pthread_mutex_unlock(&slot->lock);
+  uint64_t budget = assist_budget(bytes);
+  if (!budget) return;
+  /* Set before a slot is taken, cleared after it is given back: a
+   * GC_suspend_thread meanwhile parks this thread only then (a finish
+   * waits for every slot).  The handler runs on this thread: a signal
+   * fence orders the flag against the slot's lock for it. */
+  struct sgc_thread *self = sgc_self;
+  atomic_store_explicit(&self->assisting, true, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  struct assist_slot *slot = assist_slot_take();
+  if (slot) assist_mark(slot, budget);
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&self->assisting, false, memory_order_seq_cst);
+  thread_park_if_asked(self);
 }
 
 /* Moves the slots' leftover work to marker 0 (no phase running); true
@@ -218,10 +277,26 @@ static void push_marked_on_page(uintptr_t a) {
   if (state == PAGE_SMALL) {
     if (!kind_scanned_or_custom(p->kind) || !page_any_marked(p)) return;
     size_t size = (size_t)p->object_granules << GRANULE_SHIFT;
-    for (unsigned j = 0; j < p->capacity; j++) {
-      uintptr_t obj = p->start + j * size;
-      if (mark_bit_test(p, obj)) mark_push_contents(p, obj);
+    if (kind_is_custom(p->kind)) {
+      for (unsigned j = 0; j < p->capacity; j++) {
+        uintptr_t obj = p->start + j * size;
+        if (mark_bit_test(p, obj)) mark_push_contents(p, obj);
+      }
+      return;
     }
+    /* A run of marked neighbours as one range (scanned word by word all
+     * the same): the push happens under heap_lock, one per run rather
+     * than per object. */
+    uintptr_t run = 0, obj = p->start;
+    for (unsigned j = 0; j < p->capacity; j++, obj += size) {
+      bool marked = mark_bit_test(p, obj);
+      if (marked && !run) run = obj;
+      if (!marked && run) {
+        mark_push_range(run, obj);
+        run = 0;
+      }
+    }
+    if (run) mark_push_range(run, obj);
     return;
   }
   struct page_header *head = NULL;
@@ -263,10 +338,6 @@ static void push_written(uintptr_t lo, uintptr_t hi, void *arg) {
 }
 
 /* ---- the driver ---- */
-
-static bool yield_requested(void) {
-  return atomic_load_explicit(&mark_yield_request, memory_order_relaxed) != 0;
-}
 
 /* LOCK without waiting behind whoever holds it while the cycle's finish
  * is asked for: the finishing thread holds heap_lock and waits for the
@@ -314,13 +385,18 @@ static void mark_rounds(void) {
   for (;;) {
     if (yield_requested()) return;
     assist_gather();
+    marker_publish_all(mark_collector); /* for threads assisting meanwhile */
     parallel_drain_concurrent();
     if (rounds == 0) hold_for_tests();
     size_t pages = 0;
     if (yield_requested() || !rescan_written_pages(&pages)) return;
     rounds++;
     rescanned_pages += pages;
-    if (pages <= FEW_WRITTEN_PAGES || pages >= last || rounds >= MAX_ROUNDS) {
+    /* Rounds stop once the written pages no longer shrink by a quarter
+     * (random writes over a large heap dirty as many pages during a
+     * round's drain as it rescanned): another round would only repeat
+     * the work the finish does anyway. */
+    if (pages <= FEW_WRITTEN_PAGES || pages > last / 4 * 3 || rounds >= MAX_ROUNDS) {
       do {
         parallel_drain_concurrent();
         if (yield_requested()) return;
@@ -379,11 +455,10 @@ void concurrent_arm(size_t allocated, size_t threshold) {
     struct marker *m = &assist_slots[i].marker;
     m->marked_bytes = m->marked_atomic_bytes = m->marked_objects = 0;
   }
-  /* Thesis §5.2's rate: the pages to mark over the free pages, here what
-   * the last collection found live over what this cycle may allocate. */
-  size_t room = threshold > allocated ? threshold - allocated : 1;
-  uint64_t rate = (uint64_t)heap_accounting.live_after_gc * 16 / room + 1;
-  assist_rate = rate < ASSIST_RATE_MAX ? rate : ASSIST_RATE_MAX;
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++)
+    atomic_store_explicit(&assist_slots[i].marker.progress, 0, memory_order_relaxed);
+  live_at_start = heap_accounting.live_after_gc;
+  threshold_at_start = threshold;
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
   barrier_arm();
   cycle_began_ns = os_now_ns();
@@ -399,6 +474,10 @@ void concurrent_arm(size_t allocated, size_t threshold) {
 void concurrent_note_start_pause(uint64_t ns) { start_pause_ns = ns; }
 
 void concurrent_marking_begin(void) {
+  /* What the start's root scan queued, stealable at once: the driver may
+   * not run for a while on a busy machine, and threads that assist take
+   * their work by stealing. */
+  marker_publish_all(mark_collector);
   atomic_store_explicit(&assist_open, true, memory_order_relaxed);
   if (!order_marking()) atomic_store_explicit(&ready, true, memory_order_relaxed);
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "barrier/barrier.h"
 #include "collect/finalize.h"
 #include "common.h"
 #include "gc/gc_mark.h"
@@ -430,6 +431,7 @@ GC_API void *GC_debug_realloc(void *p, size_t n, const char *file, int line) {
   void *fresh = debug_allocate(n, h->kind, file, line);
   if (!fresh) return NULL;
   memcpy(fresh, p, h->size < n ? h->size : n);
+  barrier_note_object(fresh); /* for the manual barrier, as GC_realloc */
   GC_debug_free(p);
   return fresh;
 }

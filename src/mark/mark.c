@@ -99,10 +99,9 @@ void mark_init(void) {
   parallel_mark_init();
 }
 
-/* The page walk of mark_begin (CLEAR) and of a cycle's finish: queues
- * the uncollectable objects, and with CLEAR clears collectable pages'
- * marks. */
-static void walk_pages(bool clear) {
+/* The page walk of mark_begin: queues the uncollectable objects and
+ * clears collectable pages' marks. */
+static void walk_pages(void) {
   FOR_EACH_CHUNK(c) {
     for (size_t i = 0, step; i < c->page_count; i += step) {
       struct page_header *p = &c->pages[i];
@@ -111,7 +110,7 @@ static void walk_pages(bool clear) {
       if (state == PAGE_FREE) continue;
       bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD;
       if (!in_use || kind_is_collectable(p->kind)) {
-        if (clear) page_clear_marks(p);
+        page_clear_marks(p);
         continue;
       }
       if (p->kind != KIND_UNCOLLECTABLE) continue; /* atomic: nothing to scan */
@@ -127,8 +126,6 @@ static void walk_pages(bool clear) {
     }
   }
 }
-
-void mark_push_uncollectable(void) { walk_pages(false); }
 
 void mark_begin(void) {
   /* Roots are marked by the collector alone, under the rule a drain by
@@ -146,6 +143,7 @@ void mark_begin(void) {
     atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
     atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
     m->marked_bytes = m->marked_objects = m->marked_atomic_bytes = 0;
+    atomic_store_explicit(&m->progress, 0, memory_order_relaxed);
     m->steal_attempts = m->steal_successes = 0;
     m->busy_ns = m->idle_ns = m->cpu_ns = m->join_ns = 0;
     m->prewoken = false;
@@ -158,7 +156,7 @@ void mark_begin(void) {
    * pool carry no marks (page_pool_put clears them) and a tail's are never
    * set, so the walk costs the pages in use rather than the heap (a 1 GiB
    * heap holding a few hundred KB: 1.15 ms a collection before). */
-  walk_pages(true);
+  walk_pages();
   /* Kinds marked from all (gc_disclaim.h): their pages, whose unreached
    * objects are scanned after the drain, found by a walk of their own,
    * so the one above costs nothing more when no program made one. */
@@ -389,8 +387,12 @@ SGC_NOINLINE static void count_node_scan(struct marker *m, uintptr_t lo, uintptr
 }
 
 /* The hot loop: everything inlined, counters in locals (with
- * -fno-strict-aliasing every push could otherwise reload them). */
-void mark_drain_own(struct marker *m) {
+ * -fno-strict-aliasing every push could otherwise reload them).  CAREFUL
+ * (marking beside the program) is a constant in each instantiation
+ * below, so a stopped drain tests nothing of a concurrent one's per
+ * candidate or per range (a test per candidate cost ~3% of the serial
+ * mark rate in stop mode). */
+__attribute__((always_inline)) static inline void drain(struct marker *m, bool careful) {
   /* The prefetch window, as two arrays of scalars for the same reason as
    * view_pop's. */
   uintptr_t window_lo[PREFETCH_DEPTH], window_hi[PREFETCH_DEPTH];
@@ -405,7 +407,6 @@ void mark_drain_own(struct marker *m) {
   /* Beside the program the heap may grow during this drain: every
    * address the page map covers is a candidate, not only the bounds read
    * now (a new chunk's objects would be missed). */
-  bool careful = atomic_load_explicit(&mark_concurrently, memory_order_relaxed);
   if (careful) {
     lowest = 0;
     span = (uintptr_t)1 << ADDRESS_BITS;
@@ -451,6 +452,7 @@ void mark_drain_own(struct marker *m) {
      * window holds goes back on the stack, for the finish's drain. */
     if (careful && --until_yield_check == 0) {
       until_yield_check = 64;
+      atomic_store_explicit(&m->progress, m->marked_bytes + bytes, memory_order_relaxed);
       if (atomic_load_explicit(&mark_yield_request, memory_order_relaxed) ||
           (m->drain_budget && bytes >= m->drain_budget)) {
         for (; count; count--, first = (first + 1) % PREFETCH_DEPTH)
@@ -486,6 +488,15 @@ void mark_drain_own(struct marker *m) {
   m->marked_bytes += bytes;
   m->marked_objects += objects;
   m->marked_atomic_bytes += atomic_bytes;
+  if (careful) atomic_store_explicit(&m->progress, m->marked_bytes, memory_order_relaxed);
+}
+
+SGC_NOINLINE static void drain_stopped(struct marker *m) { drain(m, false); }
+SGC_NOINLINE static void drain_beside_program(struct marker *m) { drain(m, true); }
+
+void mark_drain_own(struct marker *m) {
+  if (atomic_load_explicit(&mark_concurrently, memory_order_relaxed)) drain_beside_program(m);
+  else drain_stopped(m);
 }
 
 /* ---- the collector thread's helpers (marker 0) ---- */

@@ -15,9 +15,6 @@ void mark_init(void);
  * bits of collectable objects cleared, uncollectable objects queued as
  * roots. */
 void mark_begin(void);
-/* A concurrent cycle's finish (world stopped): queues the uncollectable
- * objects as mark_begin does, the marks left as they are. */
-void mark_push_uncollectable(void);
 
 /* Root and finalization helpers: they work on the collecting thread's
  * marker (marker 0). */

@@ -119,6 +119,13 @@ void marker_share(struct marker *m) {
   pthread_mutex_unlock(&m->lock);
 }
 
+void marker_publish_all(struct marker *m) {
+  if (mark_config.deque == DEQUE_CHASE_LEV) return; /* every entry is stealable */
+  pthread_mutex_lock(&m->lock);
+  atomic_store_explicit(&m->watermark, m->top, memory_order_relaxed);
+  pthread_mutex_unlock(&m->lock);
+}
+
 bool marker_steal(struct marker *thief, struct marker *victim) {
   thief->steal_attempts++;
   /* Cheap look without the lock first: most victims have nothing. */

@@ -57,6 +57,10 @@ struct marker {
   /* A program thread's share of a concurrent cycle (collect/concurrent.c):
    * its drain stops once it has marked this many bytes (0: no bound). */
   uint64_t drain_budget;
+  /* Its marked_bytes as a concurrent drain last published them (every
+   * 64 ranges and at its end), for the cycle's pacing to read from any
+   * thread (collect/concurrent.c).  Relaxed: an estimate. */
+  _Atomic uint64_t progress;
   uint64_t steal_attempts, steal_successes;
   uint64_t busy_ns, idle_ns;
   /* CPU time the marker's thread got in the phase: less than busy + idle
@@ -200,6 +204,10 @@ static inline bool marker_pop(struct marker *m, struct mark_range *out) {
 /* Makes half of the private entries public when the public part is empty
  * (called by the owner now and then while it has work). */
 void marker_share(struct marker *m);
+/* The owner, no drain running on M: every entry public, so that thieves
+ * (a concurrent cycle's assisting threads among them) find work even
+ * while the owner does not run. */
+void marker_publish_all(struct marker *m);
 /* Moves up to half of VICTIM's public entries to THIEF's stack. */
 bool marker_steal(struct marker *thief, struct marker *victim);
 static inline bool marker_empty(struct marker *m) {

@@ -503,7 +503,10 @@ static void drain_with_markers(void) {
     atomic_store_explicit(&mark_collector->node, numa_current_node(), memory_order_relaxed);
   if (active <= 1) {
     uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
-    mark_configure_drain(true);
+    /* Beside the program a lone GC marker still has thieves: the threads
+     * that assist (collect/concurrent.c) take their work from its stack,
+     * so it shares as with several markers. */
+    mark_configure_drain(!atomic_load_explicit(&mark_concurrently, memory_order_relaxed));
     mark_drain_own(mark_collector);
     mark_configure_drain(false);
     mark_collector->busy_ns = os_now_ns() - start;

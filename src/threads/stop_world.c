@@ -103,7 +103,11 @@ static void suspend_handler(int sig, siginfo_t *info, void *context) {
   }
   save_context(self, context);
   if (stopping) stop_for_epoch(self, epoch);
-  if (atomic_load_explicit(&self->ext_suspend, memory_order_acquire)) park(self);
+  /* Not while it marks for a cycle: the cycle's finish would wait for
+   * its marker slot until it is resumed; it parks once done. */
+  if (atomic_load_explicit(&self->ext_suspend, memory_order_acquire) &&
+      !atomic_load_explicit(&self->assisting, memory_order_relaxed))
+    park(self);
   errno = saved_errno;
 }
 
@@ -455,6 +459,15 @@ void stop_world_park(struct sgc_thread *t) {
       sgc_warn("GC_suspend_thread has waited 10 s for thread %d to stop: is %s blocked?", t->tid,
                signal_name(SUSPEND_SIGNAL).text);
   }
+}
+
+/* Seq_cst, as GC_suspend_thread's store of ext_suspend before its
+ * signal: either the handler ran after `assisting` was cleared and
+ * parked, or this load sees the request.  A signal to oneself is
+ * delivered before pthread_kill returns. */
+void thread_park_if_asked(struct sgc_thread *self) {
+  if (atomic_load_explicit(&self->ext_suspend, memory_order_seq_cst))
+    pthread_kill(self->pthread, SUSPEND_SIGNAL);
 }
 
 void stop_world_unpark(struct sgc_thread *t) {

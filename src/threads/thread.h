@@ -65,6 +65,12 @@ struct sgc_thread {
    * collection scans it without signalling it. */
   _Atomic uint32_t ext_suspend;
   _Atomic uint32_t ext_parked;
+  /* Set by the thread itself while it marks for a concurrent cycle
+   * (collect/concurrent.c), holding a marker slot the cycle's finish
+   * waits for: asked to park then, it parks once done
+   * (thread_park_if_asked), not in the handler.  Read by its own signal
+   * handler only. */
+  _Atomic bool assisting;
   /* GC_register_altstack: a thread stopped on its alternate signal stack
    * is scanned there from its stack pointer up, and over the whole of its
    * normal stack, where the stack pointer it left is unknown. */
@@ -225,6 +231,9 @@ void start_world(void);
 void stop_world_park(struct sgc_thread *t);
 /* Lets a parked (or asked-to-park) thread go; no lock needed. */
 void stop_world_unpark(struct sgc_thread *t);
+/* The calling thread, its `assisting` just cleared: parks now if a
+ * GC_suspend_thread came while it was set. */
+void thread_park_if_asked(struct sgc_thread *self);
 /* GC_set_suspend_signal: threads are stopped with SIG from now on, if it
  * is usable and no other thread is registered yet (else a warning). */
 bool stop_world_move_signal(int sig);

@@ -14,6 +14,19 @@
  *   setmark   GC_set_mark_bit on a white object during the cycle (a weak
  *             map resurrecting an entry, bdwgc's disclaim_weakmap_test):
  *             its children, written before the cycle, must survive
+ *   suspend   GC_suspend_thread of a thread that allocates, so marks for
+ *             the cycle at its slow paths, then a collection that finishes
+ *             the cycle while the thread is suspended: the finish waits
+ *             for threads marking, and must not wait for this one
+ *   restart   threads allocating while cycles converge: no cycle starts
+ *             with next to nothing allocated since the last one finished
+ *             (a second thread that came for a converged cycle another
+ *             had just finished started the next at once)
+ *   uncollectable  uncollectable objects allocated during the cycle (from
+ *             thread caches, shared lists, fresh pages, large; some moved
+ *             by GC_realloc) hold the only pointer to white objects; the
+ *             finish scans no uncollectable object again, so the barrier
+ *             must have seen the stores, and the white objects survive
  *
  * The test runs with SGC_CONCURRENT_HOLD_MS set: after its first drain a
  * cycle's marking waits that long, so everything reachable at the start
@@ -29,10 +42,12 @@
 #endif
 #include "gc.h"
 #include "gc/gc_mark.h"
+#include "gc/javaxfc.h"
 
 #include <pthread.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,6 +190,55 @@ static void case_setmark(void) {
     }
   }
   t_note("%d children of objects marked by GC_set_mark_bit survived 3 cycles", PAIRS);
+}
+
+/* ---- uncollectable ---- */
+enum { UNCOLLECTABLES = 2000 };
+static void ***holders; /* malloc'd: not a root (its objects are roots) */
+
+/* Sizes over several classes, one in 400 large; one in four moved by
+ * GC_realloc after the store (its copy is the only one left). */
+T_NOINLINE static void fill_uncollectables(int cycle) {
+  for (int i = 0; i < UNCOLLECTABLES; i++) {
+    size_t bytes = i % 400 == 0 ? 3 * 4096 : (size_t)(16 + (i % 8) * 16);
+    void **u = GC_malloc_uncollectable(bytes);
+    CHECK(u != NULL);
+    void *w = new_white(i, cycle);
+    GC_ptr_store_and_dirty(&u[0], w);
+    links[i] = GC_HIDE_POINTER(w);
+    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
+    w = NULL;
+    if (i % 4 == 1) u = GC_realloc(u, 2 * bytes + 64);
+    holders[i] = u;
+  }
+}
+
+static void case_uncollectable(void) {
+  links = calloc(UNCOLLECTABLES, sizeof *links);
+  holders = calloc(UNCOLLECTABLES, sizeof *holders);
+  CHECK(links != NULL && holders != NULL);
+  /* Free ones waiting in this thread's caches and on the shared lists. */
+  for (int i = 0; i < UNCOLLECTABLES; i++) holders[i] = GC_malloc_uncollectable(16 + (i % 8) * 16);
+  for (int i = 0; i < UNCOLLECTABLES; i++) GC_free(holders[i]);
+  for (int cycle = 0; cycle < 3; cycle++) {
+    GC_gcollect();
+    GC_word before = start_cycle();
+    fill_uncollectables(cycle);
+    t_clear_stack();
+    finish_by_allocating(before);
+    int lost = 0;
+    for (int i = 0; i < UNCOLLECTABLES; i++) lost += links[i] == 0;
+    CHECK(lost == 0, "cycle %d: %d of %d objects held only by uncollectable ones were reclaimed",
+          cycle, lost, UNCOLLECTABLES);
+    for (int i = 0; i < UNCOLLECTABLES; i++) {
+      CHECK(holders[i][0] == GC_REVEAL_POINTER(links[i]));
+      check_white(holders[i][0], i, cycle);
+      GC_unregister_disappearing_link((void **)&links[i]);
+      GC_free(holders[i]);
+    }
+  }
+  t_note("%d objects held by uncollectable ones allocated during cycles survived 3 cycles",
+         UNCOLLECTABLES);
 }
 
 /* ---- read ---- */
@@ -399,10 +463,86 @@ static void case_finalize(void) {
          FINALIZABLE, FINALIZABLE, cleared);
 }
 
+/* ---- suspend ---- */
+enum { SUSPENDS = 200 };
+static _Atomic int allocator_stop;
+static void *volatile allocator_sink;
+
+static void *allocate_garbage(void *arg) {
+  (void)arg;
+  while (!atomic_load_explicit(&allocator_stop, memory_order_relaxed))
+    for (int i = 0; i < 64; i++) allocator_sink = GC_malloc(48);
+  return NULL;
+}
+
+/* A hang is the failure: the watchdog says so. */
+static void *watchdog(void *arg) {
+  (void)arg;
+  double deadline = now_s() + 60; /* stops interrupt a sleep: the clock decides */
+  while (now_s() < deadline) sleep_ms(100);
+  fprintf(stderr, "FAIL [concurrent] suspend: a collection waited 60 s for a suspended thread\n");
+  _exit(1);
+}
+
+static void case_suspend(void) {
+  pthread_t dog, allocator;
+  CHECK(pthread_create(&dog, NULL, watchdog, NULL) == 0);
+  kept = build(200000, 3); /* a live list the cycles take a while to mark */
+  CHECK(pthread_create(&allocator, NULL, allocate_garbage, NULL) == 0);
+  for (int i = 0; i < SUSPENDS; i++) {
+    sleep_ms(1 + i % 3);
+    GC_suspend_thread((GC_SUSPEND_THREAD_ID)allocator);
+    GC_gcollect(); /* finishes the running cycle, if any */
+    GC_resume_thread((GC_SUSPEND_THREAD_ID)allocator);
+  }
+  atomic_store(&allocator_stop, 1);
+  CHECK(pthread_join(allocator, NULL) == 0);
+  verify(kept, 200000, 3);
+  t_note("%d suspensions of an allocating thread during cycles, each followed by a collection",
+         SUSPENDS);
+}
+
+/* ---- restart ---- */
+enum { CHURNERS = 3, EARLY_BYTES = 256 << 10 };
+static _Atomic int cycle_starts, early_starts;
+static _Atomic int churn_stop;
+
+static void on_cycle_start(void) {
+  atomic_fetch_add(&cycle_starts, 1);
+  if (GC_get_bytes_since_gc() < EARLY_BYTES) atomic_fetch_add(&early_starts, 1);
+}
+
+static void *churn(void *arg) {
+  (void)arg;
+  while (!atomic_load_explicit(&churn_stop, memory_order_relaxed)) {
+    cell *garbage = build(100, 9);
+    verify(garbage, 100, 9);
+  }
+  return NULL;
+}
+
+static void case_restart(void) {
+  kept = build(100000, 5); /* live data the cycles mark */
+  GC_set_start_callback(on_cycle_start);
+  pthread_t threads[CHURNERS];
+  for (int t = 0; t < CHURNERS; t++) CHECK(pthread_create(&threads[t], NULL, churn, NULL) == 0);
+  double until = now_s() + 1.5; /* a stop interrupts a sleep */
+  while (now_s() < until) sleep_ms(50);
+  atomic_store(&churn_stop, 1);
+  for (int t = 0; t < CHURNERS; t++) CHECK(pthread_join(threads[t], NULL) == 0);
+  GC_set_start_callback(0);
+  int starts = atomic_load(&cycle_starts), early = atomic_load(&early_starts);
+  CHECK(starts >= 3, "only %d cycles in 1.5 s", starts);
+  CHECK(early == 0, "%d of %d cycles started with under %d KiB allocated since the last", early,
+        starts, EARLY_BYTES >> 10);
+  verify(kept, 100000, 5);
+  t_note("%d cycles, none started right after the last finished", starts);
+}
+
 int main(int argc, char **argv) {
   t_test_name = "concurrent";
   GC_INIT();
-  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark");
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart");
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   if (strcmp(argv[1], "hazard") == 0) case_hazard();
   else if (strcmp(argv[1], "read") == 0) case_read();
@@ -410,6 +550,9 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "threads") == 0) case_threads();
   else if (strcmp(argv[1], "finalize") == 0) case_finalize();
   else if (strcmp(argv[1], "setmark") == 0) case_setmark();
+  else if (strcmp(argv[1], "uncollectable") == 0) case_uncollectable();
+  else if (strcmp(argv[1], "suspend") == 0) case_suspend();
+  else if (strcmp(argv[1], "restart") == 0) case_restart();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }
