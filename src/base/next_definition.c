@@ -14,3 +14,8 @@ void *next_definition(void *_Atomic *cache, const char *name) {
   atomic_store_explicit(cache, f, memory_order_relaxed);
   return f;
 }
+
+void next_definition_prime(void *_Atomic *cache, const char *name) {
+  void *f = dlsym(RTLD_NEXT, name);
+  if (f) atomic_store_explicit(cache, f, memory_order_relaxed);
+}

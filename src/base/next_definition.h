@@ -6,6 +6,10 @@
 #define SGC_NEXT_DEFINITION_H
 
 void *next_definition(void *_Atomic *cache, const char *name);
+/* Finds NAME's next definition into *CACHE now, if there is one (a call
+ * finds out, and says, if there is none): at start-up, for calls that may
+ * come where dlsym may not run (a signal handler, a GC thread). */
+void next_definition_prime(void *_Atomic *cache, const char *name);
 
 /* Defines next_NAME(), returning NAME's next definition as TYPE. */
 #define NEXT(type, name)                                          \

@@ -22,7 +22,6 @@
  *    full set took it as the program's, even unblocked (the kernel's
  *    signalfd read takes a pending signal before its handler runs), and
  *    the collection waited for ever (bb_signalfd_thread). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -200,18 +199,13 @@ SGC_EXPORT int signalfd(int fd, const sigset_t *mask, int flags) {
   return next_signalfd()(fd, without_suspend_signal(mask, &copy), flags);
 }
 
-/* NAME's next definition into CACHE if there is one; a call finds out
- * (and says) if there is none. */
-static void prime(void *_Atomic *cache, const char *name) {
-  void *f = dlsym(RTLD_NEXT, name);
-  if (f) atomic_store_explicit(cache, f, memory_order_relaxed);
-}
 
 void interpose_init(void) {
   /* Found now, on the starting thread: dlsym may take malloc memory,
    * which on a GC thread (its first pthread_sigmask) would give it an
    * arena of its own. */
-  prime(&next_cache_pthread_sigmask, "pthread_sigmask");
-  prime(&next_cache_sigprocmask, "sigprocmask");
-  prime(&next_cache_signalfd, "signalfd");
+  next_definition_prime(&next_cache_pthread_sigmask, "pthread_sigmask");
+  next_definition_prime(&next_cache_sigprocmask, "sigprocmask");
+  next_definition_prime(&next_cache_signalfd, "signalfd");
+  sleep_calls_init();
 }

@@ -113,6 +113,17 @@ SGC_EXPORT int pthread_barrier_wait(pthread_barrier_t *barrier) {
   return (int)sleep_call(&c);
 }
 
+/* nanosleep, sleep and pause may be called from a signal handler, where
+ * dlsym may not run: their next definitions are found at start-up. */
+void sleep_calls_init(void) {
+  next_definition_prime(&next_cache_nanosleep, "nanosleep");
+  next_definition_prime(&next_cache_clock_nanosleep, "clock_nanosleep");
+  next_definition_prime(&next_cache_usleep, "usleep");
+  next_definition_prime(&next_cache_sleep, "sleep");
+  next_definition_prime(&next_cache_pause, "pause");
+  next_definition_prime(&next_cache_pthread_barrier_wait, "pthread_barrier_wait");
+}
+
 void thread_nap(long nanoseconds) {
   struct timespec span = {nanoseconds / 1000000000L, nanoseconds % 1000000000L};
   next_nanosleep()(&span, NULL);

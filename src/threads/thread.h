@@ -182,6 +182,8 @@ void interpose_init(void);
 /* Sleeps NANOSECONDS in glibc's nanosleep, never in sgc's (which would
  * make sgc's own sleep a blocking section, left under its locks). */
 void thread_nap(long nanoseconds);
+/* Finds the sleeping calls' next definitions (interpose_init). */
+void sleep_calls_init(void);
 /* Registers the calling thread with its stack base (0: ask pthreads). */
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec);
 void thread_unregister_self(void);
