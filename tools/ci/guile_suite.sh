@@ -126,6 +126,19 @@ run_file() {
   rm -rf "$base.tmp"
 }
 
+# agrees LIBGC SGC: whether SGC's outcomes are LIBGC's, a check that
+# libgc left UNRESOLVED and sgc PASSed aside: Guile's GC checks say
+# UNRESOLVED when an object they dropped is still kept (guardians.test's
+# "re-guarding non-immediates" is on libgc in 4 runs of 30), so there sgc
+# collected what libgc kept, which is no difference against issue 58's
+# aim (collect what bdwgc collects).
+agrees() {
+  [ -f "$1" ] && [ -f "$2" ] || return 1
+  awk 'NR == FNR { if (sub(/^PASS: /, "")) passed[$0] = 1; next }
+       { line = $0; if (sub(/^UNRESOLVED: /, "") && ($0 in passed)) line = "PASS: " $0; print line }' \
+    "$2" "$1" | sort | cmp -s - "$2"
+}
+
 # check_file FILE: libgc's outcomes, then each mode's, retried while they
 # differ; the verdict in $out/verdict/FILE (one line "same", "skipped" or
 # "DIFFERS" with the differing checks).  A file libgc itself cannot
@@ -140,14 +153,14 @@ check_file() {
   for mode in "${modes[@]}"; do
     run_file "$mode" "$file" 0
     try=0
-    while ! cmp -s "$out/libgc/$file.0" "$out/$mode/$file.$try" &&
-          ! cmp -s "$out/libgc/$file.$try" "$out/$mode/$file.$try" && [ $try -lt "$retries" ]; do
+    while ! agrees "$out/libgc/$file.0" "$out/$mode/$file.$try" &&
+          ! agrees "$out/libgc/$file.$try" "$out/$mode/$file.$try" && [ $try -lt "$retries" ]; do
       try=$((try + 1))
       [ -f "$out/libgc/$file.$try" ] || run_file libgc "$file" "$try"
       run_file "$mode" "$file" "$try"
     done
-    if cmp -s "$out/libgc/$file.0" "$out/$mode/$file.$try" ||
-       cmp -s "$out/libgc/$file.$try" "$out/$mode/$file.$try"; then
+    if agrees "$out/libgc/$file.0" "$out/$mode/$file.$try" ||
+       agrees "$out/libgc/$file.$try" "$out/$mode/$file.$try"; then
       continue
     fi
     { echo "DIFFERS $mode $file ($((try + 1)) runs each):"
