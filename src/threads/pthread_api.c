@@ -275,9 +275,23 @@ void registry_lock_take(void) {
   collector_lock_wait(sgc_self, &registry_lock);
 }
 
+/* Whether thread T may run a blocking section: its exit waits for
+ * registry_lock, which a collection holds, so not while T holds one of
+ * the locks a collection takes (GC_stop_world_external, a callback under
+ * heap_lock or meta_lock), is inside the page path (alloc/page_path.h)
+ * or marks for a concurrent cycle, all of which a collection waits for.
+ * Such a thread, or one already in a section, runs FN as it is. */
+static bool may_block(struct sgc_thread *t) {
+  return !atomic_load_explicit(&t->blocked, memory_order_relaxed) &&
+         !lock_held_by(&heap_lock, t->tid) && !lock_held_by(&registry_lock, t->tid) &&
+         !lock_held_by(&meta_lock, t->tid) &&
+         !atomic_load_explicit(&t->alloc.in_page_path, memory_order_relaxed) &&
+         !atomic_load_explicit(&t->assisting, memory_order_relaxed);
+}
+
 GC_API void *GC_do_blocking(GC_fn_type fn, void *cd) {
   struct sgc_thread *t = sgc_self;
-  if (!t || atomic_load_explicit(&t->blocked, memory_order_relaxed)) return fn(cd);
+  if (!t || !may_block(t)) return fn(cd);
   __builtin_unwind_init();
   void *result = blocking_section(t, fn, cd);
   /* No tail call: this frame holds the spilled registers while blocked. */

@@ -19,15 +19,11 @@
  * section's exit): a sleep of its own goes through thread_nap. */
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "base/lock_wait.h"
 #include "base/next_definition.h"
 #include "common.h"
-#include "heap/heap_lock.h"
 #include "threads/thread.h"
 
 typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
@@ -73,26 +69,11 @@ static void *sleep_run(void *arg) {
   return NULL;
 }
 
-/* Whether thread T may sleep in a blocking section: its exit waits for
- * registry_lock, which a collection holds while it waits for T itself if
- * T holds one of sgc's locks (GC_stop_world_external, a callback under
- * heap_lock), is inside the page path (alloc/page_path.h) or marks for a
- * concurrent cycle.  Such a thread sleeps as it is. */
-static bool may_sleep_blocked(struct sgc_thread *t) {
-  return !lock_held_by(&heap_lock, t->tid) && !lock_held_by(&registry_lock, t->tid) &&
-         !lock_held_by(&meta_lock, t->tid) &&
-         !atomic_load_explicit(&t->alloc.in_page_path, memory_order_relaxed) &&
-         !atomic_load_explicit(&t->assisting, memory_order_relaxed);
-}
-
-/* Outside a registered thread (or inside a section already) the call
- * runs as it is: GC_do_blocking passes it straight through then. */
+/* Outside a registered thread, inside a section already, or where a
+ * section could not be left (GC_do_blocking's may_block), the call runs
+ * as it is. */
 static long sleep_call(struct sleep_call *c) {
-  struct sgc_thread *t = sgc_self;
-  if (t && may_sleep_blocked(t))
-    GC_do_blocking(sleep_run, c);
-  else
-    sleep_run(c);
+  GC_do_blocking(sleep_run, c);
   errno = c->error;
   return c->result;
 }
