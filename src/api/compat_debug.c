@@ -168,6 +168,18 @@ GC_API void GC_dump_regions(void) {
   collector_locks_release();
 }
 
+struct reachable_call {
+  GC_reachable_object_proc proc;
+  void *client_data;
+};
+
+static bool report_reachable(struct page_header *page, uintptr_t base, size_t bytes, void *arg) {
+  (void)page;
+  struct reachable_call *call = arg;
+  call->proc((void *)base, bytes, call->client_data);
+  return false;
+}
+
 /* Heap lock held by the caller: the pages' states and marks are those of
  * the last collection (a page op or a refill on the page path may be
  * turning a free page into a small one meanwhile; they are waited for and
@@ -176,22 +188,8 @@ GC_API void GC_enumerate_reachable_objects_inner(GC_reachable_object_proc proc, 
   page_ops_wait();
   lock_counted(&registry_lock);
   page_path_close();
-  FOR_EACH_CHUNK(c) {
-    for (size_t i = 0; i < c->page_count;) {
-      struct page_header *p = &c->pages[i];
-      uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
-      if (state == PAGE_SMALL) {
-        size_t size = object_size(p);
-        for (unsigned k = 0; k < p->capacity; k++) {
-          uintptr_t base = p->start + k * size;
-          if (mark_bit_test_held(p, base)) proc((void *)base, size, client_data);
-        }
-      } else if (state == PAGE_LARGE_HEAD && mark_bit_test(p, p->start)) {
-        proc((void *)p->start, p->object_bytes, client_data);
-      }
-      i += page_walk_step(p, state);
-    }
-  }
+  struct reachable_call call = {proc, client_data};
+  heap_for_each_marked_object(report_reachable, &call);
   page_path_open();
   pthread_mutex_unlock(&registry_lock);
 }

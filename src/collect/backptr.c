@@ -75,33 +75,15 @@ static bool avoided(const struct search *s, uintptr_t base) {
   return false;
 }
 
-/* Scans the object at BASE of BYTES if the last collection marked it. */
-static bool scan_object(struct search *s, struct page_header *p, uintptr_t base, size_t bytes) {
-  if (!mark_bit_test_held(p, base) || avoided(s, base)) return false;
+/* A marked object holding a pointer to the object looked for.  Atomic
+ * kinds are never scanned by the marker, so skipped. */
+static bool scan_object(struct page_header *p, uintptr_t base, size_t bytes, void *arg) {
+  struct search *s = arg;
+  if (p->kind == KIND_ATOMIC || p->kind == KIND_ATOMIC_UNCOLLECTABLE || avoided(s, base))
+    return false;
   uintptr_t w = scan_range(s, base, base + bytes);
   if (w) found(s, GC_REFD_FROM_HEAP, w);
   return w != 0;
-}
-
-/* Marked objects only: the rest is free or garbage the lazy sweep has not
- * reached.  Atomic kinds are never scanned by the marker, so skipped. */
-static void scan_heap(struct search *s) {
-  FOR_EACH_CHUNK(c) {
-    for (size_t i = 0, step; i < c->page_count; i += step) {
-      struct page_header *p = &c->pages[i];
-      uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
-      step = page_walk_step(p, state);
-      if (p->kind == KIND_ATOMIC || p->kind == KIND_ATOMIC_UNCOLLECTABLE) continue;
-      if (state == PAGE_SMALL) {
-        size_t size = object_size(p);
-        for (unsigned k = 0; k < p->capacity; k++)
-          if (scan_object(s, p, p->start + k * size, size)) return;
-      } else if (state == PAGE_LARGE_HEAD &&
-                 !atomic_load_explicit(&p->clearing, memory_order_relaxed)) {
-        if (scan_object(s, p, p->start, p->object_bytes)) return;
-      }
-    }
-  }
 }
 
 static void scan_threads(struct search *s, struct sgc_thread *self) {
@@ -137,7 +119,7 @@ static void search_stopped(void *arg) {
   stop_world();
   if (finalize_queue_holds(s->dest, s->dest_end)) found(s, GC_FINALIZER_REFD, 0);
   if (s->kind == GC_UNREFERENCED) roots_for_each_range(visit_root_range, s);
-  if (s->kind == GC_UNREFERENCED) scan_heap(s);
+  if (s->kind == GC_UNREFERENCED) heap_for_each_marked_object(scan_object, s);
   if (s->kind == GC_UNREFERENCED) scan_threads(s, self);
   if (s->kind == GC_UNREFERENCED && finalize_client_data_holds(s->dest, s->dest_end))
     found(s, GC_FINALIZER_REFD, 0);

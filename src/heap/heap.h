@@ -401,6 +401,14 @@ static inline size_t page_walk_step(const struct page_header *p, uint8_t state) 
   return 1;
 }
 
+/* Calls VISIT for each object the last collection marked (and the
+ * program holds: mark_bit_test_held), small or large, until it returns
+ * true; whether one did.  The caller keeps the pages still (heap_lock,
+ * page ops waited for, the page path closed, or the world stopped). */
+typedef bool marked_object_visit(struct page_header *page, uintptr_t base, size_t bytes,
+                                 void *arg);
+bool heap_for_each_marked_object(marked_object_visit *visit, void *arg);
+
 bool page_span_is_zeroed(struct page_header *first, size_t pages);
 /* Gives free spans of at least MIN_PAGES back to the OS (their memory
  * reads as zero afterwards); returns the bytes released now.  After a
