@@ -201,7 +201,14 @@ static void blocking_leave(void *arg) {
 SGC_NOINLINE static void *blocking_section(struct sgc_thread *t, GC_fn_type fn, void *cd) {
   struct blocking_outer outer = {t, t->blocked_sp, t->blocking_arg};
   t->blocking_arg = cd; /* a root while blocked: it may live only in a register */
-  t->blocked_sp = (uintptr_t)__builtin_frame_address(0);
+  uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+  /* A signal handler's section (a sleeping call, threads/sleep_calls.c)
+   * may run on an alternate stack: say so, as the suspend handler would,
+   * or the scan would take it for a stack the program did not name. */
+  int saved_errno = errno; /* the section's caller reads errno as FN left it */
+  thread_note_alternate_stack(t, sp);
+  errno = saved_errno;
+  t->blocked_sp = sp;
   atomic_store_explicit(&t->blocked, 1, memory_order_release);
   void *result;
   /* FN may be a cancellation point (pthread_join is): a cancelled thread
