@@ -8,7 +8,10 @@
  *   1. the finalization queue (the object waits for its finalizer),
  *   2. static data and GC_add_roots ranges,
  *   3. heap objects the last collection marked (GC_REFD_FROM_HEAP),
- *   4. thread stacks, thread-local storage, stopped threads' registers,
+ *   4. every root the collection reads from threads (collect/thread_roots.c):
+ *      stacks, thread-local storage (dlopen()ed libraries' too),
+ *      pthread_setspecific values, stopped threads' registers, unjoined
+ *      threads' results,
  *   5. finalizers' client data.
  * The answer is one current referrer, as bdwgc's is one of the referrers
  * its marking saw.  A debugging object allocated after the last
@@ -20,6 +23,7 @@
 
 #include "collect/debug_alloc.h"
 #include "collect/finalize.h"
+#include "collect/thread_roots.h"
 #include "common.h"
 #include "gc/gc_backptr.h"
 #include "heap/heap.h"
@@ -86,29 +90,31 @@ static bool scan_object(struct page_header *p, uintptr_t base, size_t bytes, voi
   return w != 0;
 }
 
+static void visit_thread_range(uintptr_t lo, uintptr_t hi, enum thread_root_place place,
+                               void *arg) {
+  struct search *s = arg;
+  if (s->kind != GC_UNREFERENCED) return;
+  uintptr_t w = scan_range(s, lo, hi);
+  if (w) found(s, place == THREAD_ROOT_REGISTERS ? GC_REFD_FROM_REG : GC_REFD_FROM_ROOT,
+               place == THREAD_ROOT_REGISTERS ? 0 : w);
+}
+
+static void visit_thread_word(uintptr_t word, enum thread_root_place place, void *arg) {
+  struct search *s = arg;
+  if (s->kind == GC_UNREFERENCED && points_to_dest(s, word))
+    found(s, place == THREAD_ROOT_REGISTERS ? GC_REFD_FROM_REG : GC_REFD_FROM_ROOT, 0);
+}
+
+/* Every root the collection reads from threads (collect/thread_roots.c),
+ * then the caller's own stack from where it asked: last, as the asking
+ * frames may hold a copy of the pointer asked about. */
 static void scan_threads(struct search *s, struct sgc_thread *self) {
-  FOR_EACH_THREAD(t) {
-    struct stack_ranges ranges = {0};
-    if (t == self) {
-      thread_stack_ranges(t, s->self_from, s->self_from, &ranges);
-    } else if (t->scan_from) {
-      thread_stack_ranges(t, t->scan_from, t->scan_regs ? t->scan_from - 128 : t->scan_from,
-                          &ranges);
-    }
-    for (unsigned i = 0; i < ranges.count; i++) {
-      uintptr_t w = scan_range(s, ranges.range[i].lo, ranges.range[i].hi);
-      if (w) return found(s, GC_REFD_FROM_ROOT, w);
-    }
-    for (unsigned i = 0; i < t->tls_count; i++) {
-      uintptr_t w = scan_range(s, t->tls[i].lo, t->tls[i].hi);
-      if (w) return found(s, GC_REFD_FROM_ROOT, w);
-    }
-    if (t != self && t->scan_regs &&
-        scan_range(s, (uintptr_t)t->stopped_regs, (uintptr_t)(t->stopped_regs + NGREG)))
-      return found(s, GC_REFD_FROM_REG, 0);
-    if (points_to_dest(s, (uintptr_t)t->blocking_arg) || points_to_dest(s, (uintptr_t)t->start_arg))
-      return found(s, GC_REFD_FROM_REG, 0);
-  }
+  const struct thread_root_visitor scan = {visit_thread_range, visit_thread_word, s};
+  thread_roots_for_each(self, &scan);
+  struct stack_ranges ranges = {0};
+  thread_stack_ranges(self, s->self_from, s->self_from, &ranges);
+  for (unsigned i = 0; i < ranges.count; i++)
+    visit_thread_range(ranges.range[i].lo, ranges.range[i].hi, THREAD_ROOT_MEMORY, s);
 }
 
 /* With the collector's locks held, the loaded objects' list held still

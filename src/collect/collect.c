@@ -26,6 +26,7 @@
 #include "collect/debug_alloc.h"
 #include "collect/finalize.h"
 #include "collect/leak_find.h"
+#include "collect/thread_roots.h"
 #include "mark/custom_kind.h"
 #include "mark/disclaim.h"
 #include "common.h"
@@ -238,31 +239,21 @@ SGC_NOINLINE static void push_own_stack_and_mark(struct sgc_thread *self) {
   __asm__ volatile("" : : : "memory"); /* no tail call: keep the spills */
 }
 
+static void push_root_range(uintptr_t lo, uintptr_t hi, enum thread_root_place place, void *arg) {
+  (void)place;
+  (void)arg;
+  mark_push_range(lo, hi);
+}
+
+static void push_root_word(uintptr_t word, enum thread_root_place place, void *arg) {
+  (void)place;
+  (void)arg;
+  mark_word(word);
+}
+
 static void push_thread_roots(struct sgc_thread *self) {
-  roots_dynamic_tls_resolve();
-  FOR_EACH_THREAD(t) {
-    mark_word((uintptr_t)t->alloc.in_flight);
-    roots_push_thread_tls(t);
-    roots_push_thread_dynamic_tls(t);
-    roots_push_thread_specific(t);
-    if (t == self) continue;
-    /* The x86-64 red zone: leaf code may keep data 128 bytes below sp. */
-    /* All of a stopped thread's stack, its slow-path frames included: it
-     * may be between releasing heap_lock (or leaving the page path) and
-     * returning the object it takes, which no free list holds then. */
-    push_thread_stack(t, t->scan_from, t->scan_regs ? t->scan_from - 128 : t->scan_from);
-    if (t->scan_regs)
-      mark_push_range((uintptr_t)t->stopped_regs, (uintptr_t)(t->stopped_regs + NGREG));
-    mark_word((uintptr_t)t->blocking_arg);
-    mark_word((uintptr_t)t->start_arg);
-  }
-  for (struct sgc_thread *t = thread_pending_first(); t; t = t->next)
-    mark_word((uintptr_t)t->start_arg);
-  for (struct sgc_thread *t = thread_zombie_first(); t; t = t->next) {
-    mark_word((uintptr_t)t->exit_result);
-    uintptr_t d = (uintptr_t)t->exit_descriptor; /* holds the result (threads/registry.c) */
-    if (d) mark_push_range(d, d + t->exit_descriptor_bytes);
-  }
+  static const struct thread_root_visitor push = {push_root_range, push_root_word, NULL};
+  thread_roots_for_each(self, &push);
 }
 
 /* Bytes sitting unused in allocation caches at this collection (thread

@@ -33,7 +33,6 @@
 #include <stdatomic.h>
 
 #include "common.h"
-#include "mark/mark.h"
 #include "roots/roots.h"
 #include "threads/thread.h"
 
@@ -181,7 +180,8 @@ static bool recorded_static(const struct sgc_thread *t, uintptr_t lo, uintptr_t 
   return false;
 }
 
-void roots_push_thread_dynamic_tls(const struct sgc_thread *t) {
+void roots_visit_thread_dynamic_tls(const struct sgc_thread *t, roots_range_visit *visit,
+                                     void *arg) {
   if (!module_count || !t->thread_pointer) return;
   uintptr_t dtv = word_at(t->thread_pointer + glibc.dtv_in_descriptor);
   if (!dtv) return;
@@ -200,6 +200,6 @@ void roots_push_thread_dynamic_tls(const struct sgc_thread *t) {
     if (recorded_static(t, block, block + mod->block_bytes) ||
         thread_stack_mapping_holds(t, block))
       continue;
-    mark_push_range(block, block + mod->block_bytes);
+    visit(block, block + mod->block_bytes, arg);
   }
 }

@@ -171,8 +171,8 @@ void roots_find_thread_tls(struct sgc_thread *t) {
   dl_iterate_phdr(add_tls_block, &search);
 }
 
-void roots_push_thread_tls(const struct sgc_thread *t) {
-  for (unsigned i = 0; i < t->tls_count; i++) mark_push_range(t->tls[i].lo, t->tls[i].hi);
+void roots_visit_thread_tls(const struct sgc_thread *t, roots_range_visit *visit, void *arg) {
+  for (unsigned i = 0; i < t->tls_count; i++) visit(t->tls[i].lo, t->tls[i].hi, arg);
 }
 
 /* An exclusion overlapping [lo, hi), or NULL. */
@@ -186,10 +186,8 @@ static const struct range *exclusion_overlapping(uintptr_t lo, uintptr_t hi) {
   return NULL;
 }
 
-typedef void range_visit(uintptr_t lo, uintptr_t hi, void *arg);
-
 /* Calls VISIT for [lo, hi) minus the exclusions; returns the bytes. */
-static size_t visit_excluding(uintptr_t lo, uintptr_t hi, range_visit *visit, void *arg) {
+static size_t visit_excluding(uintptr_t lo, uintptr_t hi, roots_range_visit *visit, void *arg) {
   const struct range *x = exclusion_overlapping(lo, hi);
   if (x) {
     uintptr_t x_lo = x->lo, x_hi = x->hi;
@@ -220,7 +218,7 @@ GC_API int GC_is_tmp_root(void *p) {
   return tmp;
 }
 
-size_t roots_for_each_range(range_visit *visit, void *arg) {
+size_t roots_for_each_range(roots_range_visit *visit, void *arg) {
   size_t bytes = 0;
   for (size_t i = 0; i < static_roots.count; i++)
     bytes += visit_excluding(static_roots.items[i].lo, static_roots.items[i].hi, visit, arg);

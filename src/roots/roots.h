@@ -30,7 +30,8 @@ void roots_snapshot_static_then(void (*then)(void *), void *arg);
 size_t roots_push_all(void);
 /* Calls VISIT(lo, hi, ARG) for each of those ranges, as roots_push_all
  * would push them (world stopped, meta_lock held); returns their bytes. */
-size_t roots_for_each_range(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+typedef void roots_range_visit(uintptr_t lo, uintptr_t hi, void *arg);
+size_t roots_for_each_range(roots_range_visit *visit, void *arg);
 /* Whether A lies in a root range, not excluded: a loaded object's
  * writable data, or (unless LOADED_OBJECTS_ONLY) a GC_add_roots range.
  * Heap lock held. */
@@ -38,27 +39,28 @@ bool roots_hold(uintptr_t a, bool loaded_objects_only);
 
 struct sgc_thread;
 /* roots_find_thread_tls: declared in threads/thread.h, which calls it. */
-/* Pushes T's thread-local storage blocks (world stopped). */
-void roots_push_thread_tls(const struct sgc_thread *t);
+/* Visits T's thread-local storage blocks (world stopped). */
+void roots_visit_thread_tls(const struct sgc_thread *t, roots_range_visit *visit, void *arg);
 /* One of the layout descriptions glibc exports for libthread_db
  * (_thread_db_*: an element's size in bits, a count, an offset; a size
  * alone for the _sizeof_ ones), or NULL (roots/thread_specific.c). */
 const uint32_t *roots_glibc_description(const char *name);
 /* Reads glibc's thread descriptor layout (roots/thread_specific.c). */
 void roots_thread_specific_init(void);
-/* Pushes T's pthread_setspecific values where the stack scan misses
- * them (world stopped). */
-void roots_push_thread_specific(const struct sgc_thread *t);
+/* Visits the memory holding T's pthread_setspecific values where the
+ * stack scan misses them (world stopped). */
+void roots_visit_thread_specific(const struct sgc_thread *t, roots_range_visit *visit, void *arg);
 
 /* Thread-local storage of dlopen()ed libraries (roots/dynamic_tls.c):
  * reads glibc's layout once; the snapshot starts a list (begin) and notes
  * every library it takes (note); with the world stopped, resolve keeps
- * those loaded by dlopen, and push_thread pushes T's blocks of them. */
+ * those loaded by dlopen, and visit_thread visits T's blocks of them. */
 struct dl_phdr_info;
 void roots_dynamic_tls_init(void);
 void roots_dynamic_tls_begin(void);
 void roots_dynamic_tls_note(const struct dl_phdr_info *info);
 void roots_dynamic_tls_resolve(void);
-void roots_push_thread_dynamic_tls(const struct sgc_thread *t);
+void roots_visit_thread_dynamic_tls(const struct sgc_thread *t, roots_range_visit *visit,
+                                     void *arg);
 
 #endif

@@ -20,7 +20,6 @@
 #include <stdint.h>
 
 #include "common.h"
-#include "mark/mark.h"
 #include "roots/roots.h"
 #include "threads/thread.h"
 
@@ -55,16 +54,16 @@ void roots_thread_specific_init(void) {
   layout.known = true;
 }
 
-void roots_push_thread_specific(const struct sgc_thread *t) {
+void roots_visit_thread_specific(const struct sgc_thread *t, roots_range_visit *visit, void *arg) {
   uintptr_t d = t->thread_pointer;
   if (!layout.known || !d) return;
   uintptr_t d_end = d + layout.descriptor_bytes;
   /* The descriptor itself, unless it lies in the stack the collector
    * scans whole for T (a created thread's). */
-  if (!thread_stack_mapping_holds(t, d)) mark_push_range(d, d_end);
+  if (!thread_stack_mapping_holds(t, d)) visit(d, d_end, arg);
   const uintptr_t *blocks = (const uintptr_t *)(d + layout.level1_offset);
   for (unsigned i = 0; i < layout.level1_count; i++) {
     uintptr_t b = blocks[i];
-    if (b && (b < d || b >= d_end)) mark_push_range(b, b + layout.level2_bytes);
+    if (b && (b < d || b >= d_end)) visit(b, b + layout.level2_bytes, arg);
   }
 }
