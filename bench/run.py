@@ -8,6 +8,7 @@ pyenv `python3` on PATH may not.
   /usr/bin/python3 bench/run.py --full            # the whole matrix (EXPERIMENTS in runner/matrix.py)
   /usr/bin/python3 bench/run.py --smoke           # tiny sizes, 1 run: does everything work?
   /usr/bin/python3 bench/run.py --experiment alloc --runs 5
+  /usr/bin/python3 bench/run.py --experiment markers-auto --runs 10   # auto vs fixed GC threads (Table 4.4)
   /usr/bin/python3 bench/run.py --report-only bench/out/20250101-120000
   /usr/bin/python3 bench/run.py --report-only A,B,C --out bench/out/pooled   # runs pooled
   /usr/bin/python3 bench/run.py --list            # print the matrix without running it
@@ -55,6 +56,7 @@ import signal
 import sys
 import time
 
+from runner.markers_auto import markers_auto_table
 from runner.execute import binary_for, find_library, machine_info, run_one
 from runner.matrix import EXPERIMENTS, FULL, HEADLINE, IMPLS, PEER_PACKAGES, PROGRAMS, SMOKE, expand
 from runner.report import merge_reports, write_report
@@ -217,6 +219,11 @@ def main(argv=None):
                 log(f"gcbench, 2 clients' time over 1 client's, {impl}: {paired:.2f} paired "
                     f"within rounds, {wall / base:.2f} as a ratio of medians"
                     + (" (issue 4's target: at most 1.3)" if impl == "sgc" else ""))
+    auto = markers_auto_table(rows, fmt="text")
+    if auto:
+        log("SGC_MARKERS=auto against fixed counts: mark ms per collection (medians); "
+            "auto/best paired within rounds (issue 56's target: at most 1.05)")
+        log(auto)
     mism = hash_mismatches(rows)
     for prog, args, hs in mism:
         log(f"RESULT HASH MISMATCH {prog} {args}: {hs}")
