@@ -78,7 +78,8 @@ enum {
 enum predict_term {
   TERM_WORK,         /* T_1 / P */
   TERM_CRITICAL,     /* T_inf beyond T_1 / P */
-  TERM_JOIN,         /* GC threads joining late, and each marker's serial cost */
+  TERM_JOIN,         /* GC threads joining late (the work and misses the
+                      * collector does alone meanwhile), each marker's serial cost */
   TERM_STEALS,       /* N_S steals */
   TERM_MISSES,       /* Q_1 M_1 / P */
   TERM_EXTRA_MISSES, /* (Q_P - Q_1) M_1 / P */
@@ -90,7 +91,8 @@ extern const char *const predict_term_names[TERM_COUNT];
 struct predict_point {
   unsigned p;
   double time_ns;   /* T_P^M */
-  double tp_ns;     /* T_P: without miss costs */
+  double tp_ns;     /* T_P: without the shared misses' costs (those the
+                     * collector takes alone before the helpers join are in it) */
   double steals;    /* N_S */
   double misses;    /* Q_P */
   double miss_ns;   /* M_P */
