@@ -224,6 +224,10 @@ static const struct field {
     FIELD(cache_ways, F_UNSIGNED),
     FIELD(line_bytes, F_UNSIGNED),
     FIELD(cache_cpus, F_UNSIGNED),
+    FIELD(tlb1_entries, F_UNSIGNED),
+    FIELD(tlb1_miss_ns, F_DOUBLE),
+    FIELD(tlb2_entries, F_UNSIGNED),
+    FIELD(tlb2_miss_ns, F_DOUBLE),
 #undef FIELD
 };
 

@@ -45,6 +45,13 @@ struct predict_profile {
   uint64_t cache_bytes;
   unsigned cache_ways, line_bytes;
   unsigned cache_cpus; /* CPUs sharing it: a steal among them misses nothing more */
+  /* The data TLB's two levels the slow predictor simulates (4 KiB pages,
+   * as sgc's heap and headers have): each level's entries (0: not
+   * simulated) and what missing it adds to an access whose line is
+   * cached or streamed (a dependent miss's latency, measured far past
+   * both, holds its translation already). */
+  unsigned tlb1_entries, tlb2_entries;
+  double tlb1_miss_ns, tlb2_miss_ns;
   /* Where the heap's lines are: true: spread evenly over the nodes
    * (interleaved pages), false: the snapshot's nodes. */
   bool interleave;

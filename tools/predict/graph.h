@@ -71,6 +71,9 @@ struct graph_misses {
   /* Misses the hardware's stream prefetcher fetched ahead (a miss within
    * 2 lines of a recent one, same 4 KiB page): they cost read_stream_ns. */
   double streamed, mark_streamed;
+  /* What the translations of cached and streamed lines added (the
+   * simulated TLB's misses, tools/predict/tlb.h). */
+  double tlb_ns;
   double live_lines;  /* L */
   struct graph_lines lines; /* graph_lines_free */
   unsigned nodes;
