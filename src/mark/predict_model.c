@@ -217,6 +217,7 @@ static const struct field {
     FIELD(read_stream_ns, F_DOUBLE),
     FIELD(object_ns, F_DOUBLE),
     FIELD(word_ns, F_DOUBLE),
+    FIELD(edge_ns, F_DOUBLE),
     FIELD(steal_ns, F_DOUBLE),
     FIELD(join_ns, F_DOUBLE),
     FIELD(marker_ns, F_DOUBLE),

@@ -38,6 +38,7 @@ struct predict_profile {
   double read_stream_ns;
   double object_ns; /* per object (or piece) marked: look-up, mark, push, pop */
   double word_ns;   /* per word scanned, hits only */
+  double edge_ns;   /* per pointer finding an object already marked, beyond word_ns */
   double steal_ns;  /* one successful steal */
   double join_ns;   /* from a mark's start until a GC thread joins it */
   double marker_ns; /* serial cost of each marker past the first (wake, termination) */

@@ -90,6 +90,25 @@ static void test_wide_tree(void) {
   snapshot_free(&b.s);
 }
 
+/* Pointers that find an object already marked: A (32 bytes) points at
+ * L twice, at L2, and back at itself: 5 edges (the root's too) for 3
+ * objects found, so 2 repeats, each edge_ns in T_1 (sgc-predict). */
+static void test_repeat_edges(void) {
+  struct builder b;
+  uint32_t a = rooted(&b, 32, SNAP_SCANNED);
+  uint32_t leaf = object(&b, 0x200000, 16, SNAP_SCANNED), other = object(&b, 0x200020, 16, SNAP_SCANNED);
+  edge(&b, a, 0, leaf);
+  edge(&b, a, 1, leaf);
+  edge(&b, a, 2, other);
+  edge(&b, a, 3, a);
+  struct graph_work w;
+  CHECK(graph_work(&b.s, 10, 1, 256, &w), "work");
+  CHECK(w.repeat_edges == 2, "repeat edges %llu", (unsigned long long)w.repeat_edges);
+  /* 4 ranges x 10 + (1 + 4 + 2 + 2) words: the repeats add nothing here. */
+  CHECK(NEAR(w.t1_ns, 49), "T1 %f", w.t1_ns);
+  snapshot_free(&b.s);
+}
+
 static void test_big_array(void) {
   struct builder b;
   uint32_t array = rooted(&b, 4096, SNAP_SCANNED);
@@ -380,6 +399,7 @@ int main(void) {
   test_serial_misses();
   test_overlap_formula();
   test_tlb_fit();
+  test_repeat_edges();
   test_window_misses();
   test_numa_forecast();
   test_read_back();

@@ -102,6 +102,8 @@ bool graph_work(const struct snapshot *s, double object_ns, double word_ns, uint
     out->scanned_words += words;
   }
   out->t1_ns = (double)out->pieces * object_ns + (double)out->scanned_words * word_ns;
+  uint64_t found = n - s->header.roots; /* each object is found once */
+  out->repeat_edges = s->header.edges > found ? s->header.edges - found : 0;
 
   double *start = malloc((n ? n : 1) * sizeof *start);
   struct queue q = {0};

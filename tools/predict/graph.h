@@ -17,6 +17,10 @@ struct graph_work {
   double t1_ns;   /* every object (and extra piece) once, every scanned word once */
   double tinf_ns; /* the longest chain: earliest discovery, split pieces in parallel */
   uint64_t scanned_words, pieces;
+  /* Pointers that find an object already marked (every edge but the one
+   * that first finds each object): the profile's edge_ns each, in T_1
+   * (sgc-predict adds them; T_inf leaves them out). */
+  uint64_t repeat_edges;
 };
 /* T_1 and T_inf with OBJECT_NS per range popped (object, piece, root)
  * and WORD_NS per word scanned; SPLIT as SGC_SPLIT_BYTES (0: never). */

@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   struct predict_input in = {
-      .t1_ns = work.t1_ns,
+      .t1_ns = work.t1_ns + (double)work.repeat_edges * prof.edge_ns,
       .tinf_ns = work.tinf_ns,
       .misses = misses.misses,
       .live_lines = misses.live_lines,
