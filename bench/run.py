@@ -8,6 +8,8 @@ pyenv `python3` on PATH may not.
   /usr/bin/python3 bench/run.py --full            # the whole matrix (EXPERIMENTS in runner/matrix.py)
   /usr/bin/python3 bench/run.py --smoke           # tiny sizes, 1 run: does everything work?
   /usr/bin/python3 bench/run.py --experiment alloc --runs 5
+  /usr/bin/python3 bench/run.py --experiment markers-auto --runs 10 --predict-profile host.profile
+                                                  # auto vs fixed GC threads (Table 4.4)
   /usr/bin/python3 bench/run.py --report-only bench/out/20250101-120000
   /usr/bin/python3 bench/run.py --report-only A,B,C --out bench/out/pooled   # runs pooled
   /usr/bin/python3 bench/run.py --list            # print the matrix without running it
@@ -55,6 +57,7 @@ import signal
 import sys
 import time
 
+from runner.markers_auto import markers_auto_table
 from runner.execute import binary_for, find_library, machine_info, run_one
 from runner.matrix import EXPERIMENTS, FULL, HEADLINE, IMPLS, PEER_PACKAGES, PROGRAMS, SMOKE, expand
 from runner.report import merge_reports, write_report
@@ -90,6 +93,9 @@ def main(argv=None):
     ap.add_argument("--out", help="output directory (default bench/out/<timestamp>)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per run (default 300)")
     ap.add_argument("--no-stats", action="store_true", help="do not collect GC statistics")
+    ap.add_argument("--predict-profile", metavar="FILE",
+                    help="SGC_PREDICT_PROFILE for every sgc run (sgc-calibrate's profile of this "
+                         "machine, for SGC_MARKERS=auto; the runner clears the caller's SGC_*)")
     a = ap.parse_args(argv)
 
     if a.report_only:
@@ -149,6 +155,11 @@ def main(argv=None):
     cfgs = []
     for n, e in exps:
         cfgs += expand(n, e, progs, impls, threads, gc_threads)
+    sgc_env = {}
+    if a.predict_profile:
+        if not os.path.isfile(a.predict_profile):
+            ap.error(f"--predict-profile {a.predict_profile}: no such file")
+        sgc_env["SGC_PREDICT_PROFILE"] = os.path.abspath(a.predict_profile)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = os.path.abspath(a.out or os.path.join(REPO, "bench", "out", stamp))
     logs_dir = os.path.join(out_dir, "logs")
@@ -185,7 +196,7 @@ def main(argv=None):
         for r in range(1, runs + 1):  # interleave: every configuration once per round
             for c in cfgs:
                 k += 1
-                row = run_one(c, r, profile, bin_dir, logs_dir, a.timeout, not a.no_stats)
+                row = run_one(c, r, profile, bin_dir, logs_dir, a.timeout, not a.no_stats, sgc_env)
                 rows.append(row)
                 w = row.get("wall_s")
                 extra = ""
@@ -217,6 +228,11 @@ def main(argv=None):
                 log(f"gcbench, 2 clients' time over 1 client's, {impl}: {paired:.2f} paired "
                     f"within rounds, {wall / base:.2f} as a ratio of medians"
                     + (" (issue 4's target: at most 1.3)" if impl == "sgc" else ""))
+    auto = markers_auto_table(rows, fmt="text")
+    if auto:
+        log("SGC_MARKERS=auto against fixed counts: mark ms per collection (medians); "
+            "auto/best paired within rounds (issue 56's target: at most 1.05)")
+        log(auto)
     mism = hash_mismatches(rows)
     for prog, args, hs in mism:
         log(f"RESULT HASH MISMATCH {prog} {args}: {hs}")

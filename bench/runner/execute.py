@@ -66,7 +66,9 @@ def clean_env():
     return env
 
 
-def run_one(cfg, run_idx, profile, bin_dir, logs_dir, timeout, with_stats):
+def run_one(cfg, run_idx, profile, bin_dir, logs_dir, timeout, with_stats, sgc_env=None):
+    """SGC_ENV: settings every sgc run gets (the fast predictor's profile:
+    run.py --predict-profile), since the runner clears the caller's SGC_*."""
     row = {c: "" for c in CSV_COLUMNS}
     row.update(experiment=cfg.experiment, program=cfg.program, impl=cfg.impl,
                threads=cfg.threads, gc_threads="" if cfg.gc_threads is None else cfg.gc_threads,
@@ -76,6 +78,7 @@ def run_one(cfg, run_idx, profile, bin_dir, logs_dir, timeout, with_stats):
     args = list(PROGRAMS[cfg.program]["args"][profile]) + [THREAD_FLAG, str(cfg.threads)]
     env_extra = dict(impl.get("env", {}))
     if cfg.impl == "sgc":
+        env_extra.update(sgc_env or {})
         env_extra.update(VARIANTS[cfg.variant])
     if impl["kind"] == "gc" and cfg.gc_threads is not None:
         env_extra[impl["markers_env"]] = str(cfg.gc_threads)

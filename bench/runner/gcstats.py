@@ -73,6 +73,16 @@ def markers_rates(recs):
     return ";".join(parts)
 
 
+def parse_markers_hist(text):
+    """The column markers_hist back as {count: collections}."""
+    out = {}
+    for part in (text or "").split(";"):
+        c, _, n = part.partition(":")
+        if c.isdigit() and n.isdigit():
+            out[int(c)] = int(n)
+    return out
+
+
 def parse_cycle_speedups(text):
     """The column cycle_speedups back as {count: (speed-up, MB per GC)}."""
     out = {}
@@ -164,6 +174,13 @@ def parse_sgc_trace(path, by_markers=False):
     present = sum(r["markers"] * r.get("mark_ns", 0) for r in par)
     if present:
         summary["mark_idle_share"] = sum(r["mark_idle_ns"] for r in par) / present
+    # How many collections marked with each GC thread count ("1:12;2:3"):
+    # what SGC_MARKERS=auto or the adaptive rule chose
+    counts = {}
+    for r in recs:
+        counts[r.get("markers", 1)] = counts.get(r.get("markers", 1), 0) + 1
+    if counts:
+        summary["markers_hist"] = ";".join(f"{c}:{n}" for c, n in sorted(counts.items()))
     if by_markers:
         summary.update(markers_split(recs) or {})
         rates = markers_rates(recs)

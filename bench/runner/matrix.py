@@ -294,6 +294,11 @@ VARIANTS = {
     "concurrent": {"SGC_MODE": "concurrent"},
     **{f"concurrent-{b}": {"SGC_MODE": "concurrent", "SGC_BARRIER": b}
        for b in ("uffd", "softdirty", "mprotect", "full")},
+    # GC thread counts: chosen each collection by the fast predictor
+    # (SGC_MARKERS=auto), or pinned (the run's gc_threads, with the
+    # adaptive rule off: what "fixed" means in Table 4.4)
+    "markers-auto": {"SGC_MARKERS": "auto"},
+    "fixed": {"SGC_ADAPTIVE": "0"},
     # sweeping
     "sweep-lazy": {"SGC_SWEEP": "lazy"},
     "sweep-parallel": {"SGC_SWEEP": "parallel"},
@@ -433,6 +438,16 @@ EXPERIMENTS = {
     "latency": {"programs": ["latency-256m", "latency-1g"], "impls": ["sgc", "bdwgc", "bdwgc-incr"],
                 "threads": [2], "gc_threads": [None],
                 "variants": ["default", "concurrent-uffd", "concurrent-softdirty", "concurrent-mprotect"]},
+    # Table 4.4: SGC_MARKERS=auto against each fixed GC thread count (the
+    # adaptive rule off) and the default rule (SGC_ADAPTIVE), every program
+    # of issue 56 with 2 mutator threads (markshape takes one); "unpinned":
+    # variants run once with no GC thread count set, beside the product
+    # (--gc-threads 1,2,4,8,16 or "pow2" for more fixed counts)
+    "markers-auto": {"programs": ["gcbench", "bh-pt", "cky", "cube", "mark-list", "mark-tiny"],
+                     "impls": ["sgc"], "threads": [2],
+                     "program_threads": {"mark-list": [1], "mark-tiny": [1]},
+                     "gc_threads": [1, 2], "variants": ["fixed"],
+                     "unpinned": ["markers-auto", "default"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},
@@ -495,7 +510,7 @@ def expand(exp_name, exp, programs=None, impls=None, threads=None, gc_threads=No
             if impl not in PROGRAMS[prog].get("impls", [impl]):
                 continue
             variants = exp["variants"] if impl == "sgc" else ["default"]
-            for t in thread_list(exp["threads"]):
+            for t in thread_list(exp.get("program_threads", {}).get(prog, exp["threads"])):
                 if threads and t not in threads:
                     continue
                 if kind != "gc":
@@ -506,6 +521,8 @@ def expand(exp_name, exp, programs=None, impls=None, threads=None, gc_threads=No
                     gcts = [t]
                 else:
                     gcts = thread_list(exp["gc_threads"])
+                if impl == "sgc":
+                    out += [Config(exp_name, prog, impl, t, None, v) for v in exp.get("unpinned", [])]
                 for g in gcts:
                     for v in variants:
                         out.append(Config(exp_name, prog, impl, t, g, v))

@@ -10,6 +10,7 @@ import os
 import time
 
 from .mark_scaling import section_mark_scaling
+from .markers_auto import section_markers_auto
 from .matrix import ALLOC_PROGRAMS, CEILING, IMPLS
 from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
 from .results import agg, agg_extra, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
@@ -451,7 +452,7 @@ def write_report(out_dir, rows, meta):
     plt = get_plt()
     lines = (section_header(meta) + section_status(rows) + section_versus_bdwgc(rows)
              + section_figures(rows, out_dir, plt) + section_speedup(rows) + section_cycle(rows)
-             + section_mark_scaling(rows, out_dir, plt)
+             + section_mark_scaling(rows, out_dir, plt) + section_markers_auto(rows)
              + section_mark_rate(rows) + section_mark_objects(rows) + section_thread_time(rows)
              + section_ceiling(rows)
              + section_alloc(rows, out_dir, plt)

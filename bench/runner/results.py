@@ -17,7 +17,7 @@ CSV_COLUMNS = [
     "pages_consumed", "remote_ratio", "cache_kb", "mark_idle_share", "prestop_s",
     "cycle_speedup", "cycle_mb_per_gc_1",
     "cycle_mb_per_gc_n", "cycle_busy_ratio", "cycle_imbalance", "cycle_outside_1", "cycle_outside_n",
-    "cycle_speedups", "metric_name", "metric", "mops", "mops_p10", "hash", "extra", "args", "env", "command", "log",
+    "cycle_speedups", "markers_hist", "metric_name", "metric", "mops", "mops_p10", "hash", "extra", "args", "env", "command", "log",
 ]
 
 

@@ -20,6 +20,10 @@ enum {
   FAST_LIVE_LINES = 16,
   RETRY_MIN = 8,
   RETRY_MAX = 256,
+  /* Marks in a row with several markers whose helpers got no CPU for
+   * them: the markers bought nothing, so the next ones mark alone (as a
+   * narrow heap's, retried as it is). */
+  UNHELPED_MAX = 2,
 };
 /* Table 4.4: the fewest markers within 5% of the best predicted time. */
 #define PREDICT_SLACK 0.05
@@ -30,6 +34,10 @@ enum {
 #define SCALE_MIN (1.0 / 64)
 #define SCALE_MAX 64.0
 #define SCALE_WEIGHT 0.25
+/* A sample past this factor of the scale counts as this factor: busy
+ * times are wall times, and a mark whose thread was preempted must not
+ * move the scale far. */
+#define SCALE_STEP 2.0
 
 static struct predict_profile profile;
 static bool profile_ready;
@@ -38,6 +46,7 @@ static struct {
   uint64_t bytes, atomic, objects;
   double width;  /* 0: unknown (wide) */
   unsigned alone, retry; /* collections marked alone since it was learnt */
+  unsigned unhelped;     /* marks in a row whose helpers did not take part */
   uint64_t chosen_for;   /* gc_count + 1 the cached choice is for */
   unsigned chosen, chosen_max;
   unsigned last_choice;
@@ -77,6 +86,31 @@ const struct predict_profile *predict_profile(void) {
   return &profile;
 }
 
+/* What a miss costs the marker, the slow predictor's overlap in
+ * aggregate (docs/prediction.md, "The fast predictor"): each scanned
+ * object's first line and each mark-byte line miss with the prefetch
+ * window's other fetches outstanding, latency / min(n, MLP), n the
+ * window's depth, or the heap's width where it is narrower (a list's
+ * window is empty); an object's further lines stream.  0 without an
+ * overlap measurement (the thesis's profiles): predict_at then charges
+ * marker_miss_ns or the latency, as before. */
+static double fast_miss_ns(const struct predict_profile *prof, double first_lines,
+                           double scanned_lines, double mark_lines, double width) {
+  double misses = scanned_lines + mark_lines;
+  if (!(prof->read_overlap_ns > 0) || !(misses > 0)) return 0;
+  unsigned n = prof->nodes ? prof->nodes : 1;
+  double latency = (prof->read_miss_ns + (n - 1) * prof->read_remote_miss_ns) / n;
+  double mlp = prof->read_miss_ns > prof->read_overlap_ns ? prof->read_miss_ns / prof->read_overlap_ns : 1;
+  if (mlp > PREDICT_PREFETCH_DEPTH) mlp = PREDICT_PREFETCH_DEPTH;
+  double in_flight = width > 0 && width < mlp ? width : mlp;
+  if (in_flight < 1) in_flight = 1;
+  /* Streams slow down from afar as the latency does. */
+  double stream = prof->read_stream_ns > 0 ? prof->read_stream_ns : prof->read_miss_ns;
+  if (prof->read_miss_ns > 0) stream *= latency / prof->read_miss_ns;
+  return ((first_lines + mark_lines) * latency / in_flight + (scanned_lines - first_lines) * stream) /
+         misses;
+}
+
 void predict_fast_input(const struct predict_profile *prof, uint64_t bytes, uint64_t atomic,
                         uint64_t objects, uint64_t root_bytes, double width,
                         struct predict_input *in) {
@@ -86,8 +120,14 @@ void predict_fast_input(const struct predict_profile *prof, uint64_t bytes, uint
   in->t1_ns = (double)objects * prof->object_ns + (scanned + (double)root_bytes) / 8 * prof->word_ns;
   in->tinf_ns = width > 0 ? in->t1_ns / width : 0;
   /* Each scanned line once, and the mark bytes' lines (one byte per 16). */
-  in->misses = scanned / line + (double)bytes / 16 / line;
+  double scanned_lines = scanned / line, mark_lines = (double)bytes / 16 / line;
+  in->misses = scanned_lines + mark_lines;
   in->live_lines = FAST_LIVE_LINES;
+  /* The scanned objects, by their share of the bytes (the totals do not
+   * count them apart), each at least its first line. */
+  double first = bytes ? (double)objects * scanned / (double)bytes : 0;
+  in->miss_ns = fast_miss_ns(prof, first < scanned_lines ? first : scanned_lines, scanned_lines,
+                             mark_lines, width);
 }
 
 static void current_input(struct predict_input *in) {
@@ -136,9 +176,23 @@ void predict_after_collection(const struct mark_totals *t, bool learnt) {
   double measured = (double)t->max_busy_ns + (t->markers ? (double)t->idle_ns / t->markers : 0);
   if ((t->markers <= 1 || learnt) && measured > 0 && pt.time_ns > 0) {
     double sample = state.scale * measured / pt.time_ns;
+    if (state.samples) {
+      double lo = state.scale / SCALE_STEP, hi = state.scale * SCALE_STEP;
+      sample = sample < lo ? lo : sample > hi ? hi : sample;
+    }
     sample = sample < SCALE_MIN ? SCALE_MIN : sample > SCALE_MAX ? SCALE_MAX : sample;
     state.scale = state.samples++ ? (1 - SCALE_WEIGHT) * state.scale + SCALE_WEIGHT * sample : sample;
   }
+  /* Helpers that got no CPU, mark after mark (a machine busy with other
+   * work), teach no width and no scale: kept on, they would be kept for
+   * good, and nothing learnt. */
+  if (t->markers > 1 && !learnt && ++state.unhelped >= UNHELPED_MAX) {
+    state.width = 1;
+    state.alone = 0;
+    state.unhelped = 0;
+    return;
+  }
+  if (t->markers > 1 && learnt) state.unhelped = 0;
   /* What this mark's parallelism says of the width, for the next ones. */
   if (t->markers > 1 && learnt) {
     double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;

@@ -74,16 +74,6 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
   if (p < 1) p = 1;
   memset(out, 0, sizeof *out);
   out->p = p;
-  double t1 = in->t1_ns, work = t1 / p;
-  /* Helpers join JOIN_NS late: the collector marks alone meanwhile. */
-  double late = p > 1 ? (1 - 1.0 / p) * (prof->join_ns < t1 ? prof->join_ns : t1) : 0;
-  double serial = (p - 1) * prof->marker_ns;
-  out->steals = p > 1 ? p * predict_ln(t1 > 3 ? t1 : 3) : 0; /* N_S = P log T_1 */
-  double steals_ns = out->steals * prof->steal_ns / p;
-  double spread = work + late;
-  double critical = in->tinf_ns > spread ? in->tinf_ns - spread : 0;
-  out->tp_ns = spread + critical + serial + steals_ns;
-
   unsigned n = prof->nodes ? prof->nodes : 1;
   double f = in->rmw_share;
   double read_m1 = (prof->read_miss_ns + (n - 1) * prof->read_remote_miss_ns) / n;
@@ -91,6 +81,29 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
   if (prof->marker_miss_ns > 0) read_m1 = prof->marker_miss_ns;
   double m1 = in->miss_ns > 0 ? in->miss_ns : (1 - f) * read_m1 + f * rmw_m1;
   double so = (1 - f) * prof->read_occupancy_ns + f * prof->rmw_occupancy_ns;
+  double q1 = in->misses;
+  /* The misses are shared by the markers the graph's width lets work at
+   * once, not by all P: a list's misses lie on its critical path (the
+   * thesis divides by P, §4.3.1, and so would predict a list's misses
+   * away). */
+  double width = in->tinf_ns > 0 ? in->t1_ns / in->tinf_ns : p;
+  double shared = p < width ? p : width > 1 ? width : 1;
+
+  double t1 = in->t1_ns, work = t1 / p;
+  /* Helpers join JOIN_NS late: the collector marks alone meanwhile, its
+   * work and its misses alike, a share ALONE of the serial mark (all of
+   * it when the mark is over before they come: a tiny heap). */
+  double serial_ns = t1 + q1 * m1;
+  double alone = p > 1 && serial_ns > 0 ? (prof->join_ns < serial_ns ? prof->join_ns : serial_ns) / serial_ns : 0;
+  double late = (1 - 1.0 / p) * t1 * alone;
+  double late_misses = (1 - 1.0 / shared) * q1 * m1 * alone;
+  double serial = (p - 1) * prof->marker_ns;
+  out->steals = p > 1 ? p * predict_ln(t1 > 3 ? t1 : 3) : 0; /* N_S = P log T_1 */
+  double steals_ns = out->steals * prof->steal_ns / p;
+  double spread = work + late;
+  double critical = in->tinf_ns > spread ? in->tinf_ns - spread : 0;
+  out->tp_ns = spread + critical + serial + steals_ns + late_misses;
+
   double share[PREDICT_MAX_NODES];
   unsigned nodes;
   if (prof->interleave || in->nodes == 0) {
@@ -100,7 +113,6 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
     nodes = in->nodes < PREDICT_MAX_NODES ? in->nodes : PREDICT_MAX_NODES;
     memcpy(share, in->node_share, nodes * sizeof *share);
   }
-  double q1 = in->misses;
   /* Q_P = Q_1 + N_S L (§4.3.6), L only for a thief that does not share
    * the victim's cache: with CACHE_CPUS markers to a cache, a share of
    * (sharing - 1)/(P - 1) of the victims is its own cache's. */
@@ -109,19 +121,13 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
   double extra = predict_extra_misses(in, out->steals * apart, (double)((p + sharing - 1) / sharing - 1));
   out->misses = flags & PREDICT_NO_EXTRA_MISSES ? q1 : q1 + extra;
   double qp = out->misses;
-  /* The misses are shared by the markers the graph's width lets work at
-   * once, not by all P: a list's misses lie on its critical path (the
-   * thesis divides by P, §4.3.1, and so would predict a list's misses
-   * away). */
-  double width = in->tinf_ns > 0 ? in->t1_ns / in->tinf_ns : p;
-  double shared = p < width ? p : width > 1 ? width : 1;
   out->time_ns = flags & PREDICT_NO_CONTENTION
                      ? out->tp_ns + qp * m1 / shared
                      : predict_solve_contention(out->tp_ns, qp, shared, m1, so, nodes, share);
   out->miss_ns = qp > 0 ? (out->time_ns - out->tp_ns) * shared / qp : m1;
   out->term_ns[TERM_WORK] = work;
   out->term_ns[TERM_CRITICAL] = critical;
-  out->term_ns[TERM_JOIN] = late + serial;
+  out->term_ns[TERM_JOIN] = late + late_misses + serial;
   out->term_ns[TERM_STEALS] = steals_ns;
   out->term_ns[TERM_MISSES] = q1 * m1 / shared;
   out->term_ns[TERM_EXTRA_MISSES] = (qp - q1) * m1 / shared;
@@ -211,6 +217,7 @@ static const struct field {
     FIELD(read_stream_ns, F_DOUBLE),
     FIELD(object_ns, F_DOUBLE),
     FIELD(word_ns, F_DOUBLE),
+    FIELD(edge_ns, F_DOUBLE),
     FIELD(steal_ns, F_DOUBLE),
     FIELD(join_ns, F_DOUBLE),
     FIELD(marker_ns, F_DOUBLE),
@@ -218,6 +225,10 @@ static const struct field {
     FIELD(cache_ways, F_UNSIGNED),
     FIELD(line_bytes, F_UNSIGNED),
     FIELD(cache_cpus, F_UNSIGNED),
+    FIELD(tlb1_entries, F_UNSIGNED),
+    FIELD(tlb1_miss_ns, F_DOUBLE),
+    FIELD(tlb2_entries, F_UNSIGNED),
+    FIELD(tlb2_miss_ns, F_DOUBLE),
 #undef FIELD
 };
 

@@ -38,6 +38,7 @@ struct predict_profile {
   double read_stream_ns;
   double object_ns; /* per object (or piece) marked: look-up, mark, push, pop */
   double word_ns;   /* per word scanned, hits only */
+  double edge_ns;   /* per pointer finding an object already marked, beyond word_ns */
   double steal_ns;  /* one successful steal */
   double join_ns;   /* from a mark's start until a GC thread joins it */
   double marker_ns; /* serial cost of each marker past the first (wake, termination) */
@@ -45,6 +46,13 @@ struct predict_profile {
   uint64_t cache_bytes;
   unsigned cache_ways, line_bytes;
   unsigned cache_cpus; /* CPUs sharing it: a steal among them misses nothing more */
+  /* The data TLB's two levels the slow predictor simulates (4 KiB pages,
+   * as sgc's heap and headers have): each level's entries (0: not
+   * simulated) and what missing it adds to an access whose line is
+   * cached or streamed (a dependent miss's latency, measured far past
+   * both, holds its translation already). */
+  unsigned tlb1_entries, tlb2_entries;
+  double tlb1_miss_ns, tlb2_miss_ns;
   /* Where the heap's lines are: true: spread evenly over the nodes
    * (interleaved pages), false: the snapshot's nodes. */
   bool interleave;
@@ -78,7 +86,8 @@ enum {
 enum predict_term {
   TERM_WORK,         /* T_1 / P */
   TERM_CRITICAL,     /* T_inf beyond T_1 / P */
-  TERM_JOIN,         /* GC threads joining late, and each marker's serial cost */
+  TERM_JOIN,         /* GC threads joining late (the work and misses the
+                      * collector does alone meanwhile), each marker's serial cost */
   TERM_STEALS,       /* N_S steals */
   TERM_MISSES,       /* Q_1 M_1 / P */
   TERM_EXTRA_MISSES, /* (Q_P - Q_1) M_1 / P */
@@ -90,7 +99,8 @@ extern const char *const predict_term_names[TERM_COUNT];
 struct predict_point {
   unsigned p;
   double time_ns;   /* T_P^M */
-  double tp_ns;     /* T_P: without miss costs */
+  double tp_ns;     /* T_P: without the shared misses' costs (those the
+                     * collector takes alone before the helpers join are in it) */
   double steals;    /* N_S */
   double misses;    /* Q_P */
   double miss_ns;   /* M_P */

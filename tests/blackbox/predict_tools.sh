@@ -3,7 +3,8 @@
 #
 # The prediction end to end (docs/prediction.md), on a many-threaded
 # program: SGC_MARKERS=auto records a choice and a prediction for every
-# collection, never more markers than it chose nor than the CPUs;
+# collection, never more markers than it chose nor than the CPUs, and
+# one alone when GC threads would join after the mark is over;
 # SGC_SNAPSHOT writes as many snapshots as SGC_SNAPSHOT_LIMIT allows,
 # which sgc-predict reads under the shipped profiles and a quick
 # calibration of this host.  No timing is checked.
@@ -26,6 +27,23 @@ for r in recs:
     assert r["markers"] <= r["auto_markers"], r
     assert r["predicted_mark_ns"] > 0, r
     assert r["snapshot_ns"] == 0, r
+PY
+
+# GC threads that would join a mark only after it is over (join_ns 1 s)
+# gain it nothing, misses and all: auto marks alone from the first
+# collection (the model once let the misses be shared from the mark's
+# start, and took every CPU for such heaps).  Misses dominate this
+# profile, so it is the misses' share that decides.
+printf 'join_ns 1e9\nmarker_ns 1\nread_miss_ns 200\nread_overlap_ns 0\nmarker_miss_ns 0\nobject_ns 1\nword_ns 0.1\n' \
+  >"$TMP/late.profile"
+env SGC_MARKERS=auto SGC_PREDICT_PROFILE="$TMP/late.profile" GC_FREE_SPACE_DIVISOR=40 \
+  SGC_TRACE="$TMP/trace_late" "$PROG" -r 4 -t 3 >"$TMP/out" 2>&1 ||
+  fail "SGC_MARKERS=auto, late joins: $(tail -3 "$TMP/out")"
+python3 - "$TMP/trace_late" <<'PY' || fail "SGC_MARKERS=auto took GC threads that join after the mark"
+import json, sys
+recs = [json.loads(line) for line in open(sys.argv[1])]
+assert recs, "no collections"
+assert all(r["auto_markers"] == 1 for r in recs), [r["auto_markers"] for r in recs]
 PY
 
 mkdir "$TMP/snap"

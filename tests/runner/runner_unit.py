@@ -15,7 +15,7 @@ import unittest
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from runner import gcstats, mark_scaling, matrix, report, results, tables  # noqa: E402
+from runner import gcstats, mark_scaling, markers_auto, matrix, report, results, tables  # noqa: E402
 
 for sub in ("analysis", "dev"):
     sys.path.insert(0, os.path.join(REPO, "tools", sub))
@@ -270,6 +270,67 @@ class ThreadLists(unittest.TestCase):
         self.assertEqual(counts, matrix.pow2_upto(matrix.usable_cpus()))
         for v in ("cycle-opt", "cycle-simple", "cycle-chase-lev"):
             self.assertEqual(matrix.VARIANTS[v]["SGC_MARKERS_CYCLE"], matrix.CYCLE_POW2)
+
+
+class MarkersAuto(unittest.TestCase):
+    """Experiment markers-auto (Table 4.4): auto against fixed counts."""
+
+    def test_expansion(self):
+        cfgs = matrix.expand("markers-auto", matrix.EXPERIMENTS["markers-auto"],
+                             programs=["cky", "mark-list"])
+        self.assertEqual([c.label() for c in cfgs],
+                         ["cky sgc t=2 gct=- markers-auto", "cky sgc t=2 gct=- default",
+                          "cky sgc t=2 gct=1 fixed", "cky sgc t=2 gct=2 fixed",
+                          "mark-list sgc t=1 gct=- markers-auto", "mark-list sgc t=1 gct=- default",
+                          "mark-list sgc t=1 gct=1 fixed", "mark-list sgc t=1 gct=2 fixed"])
+        more = matrix.expand("markers-auto", matrix.EXPERIMENTS["markers-auto"],
+                             programs=["cky"], gc_threads=[1, 2, 4])
+        self.assertEqual([(c.gc_threads, c.variant) for c in more],
+                         [(None, "markers-auto"), (None, "default"), (1, "fixed"), (2, "fixed"),
+                          (4, "fixed")])
+        self.assertEqual(matrix.VARIANTS["fixed"], {"SGC_ADAPTIVE": "0"})
+        self.assertEqual(matrix.VARIANTS["markers-auto"], {"SGC_MARKERS": "auto"})
+
+    def test_ratio_to_the_best_fixed_count_paired(self):
+        # mark ms per collection (mark_s / collections x 1000):
+        #   round   fixed 1  fixed 2  auto  default
+        #     1       2.0      1.0     1.1    1.5
+        #     2       4.0      3.0     3.3    3.0   (a slow round)
+        #     3       2.0      1.2     1.2    1.2
+        # best fixed: 2 (median 1.2 against 2.0); auto's paired ratios
+        # 1.1, 1.1, 1.0 -> 1.1 (over 1.05: "NO"); of medians 1.2 / 1.2 =
+        # 1.0; default's median 1.5, paired 1.5, 1.0, 1.0 -> 1.0.
+        fig = {1: (2.0, 4.0, 2.0), 2: (1.0, 3.0, 1.2)}
+        rows = []
+        for r in (1, 2, 3):
+            for n, v in fig.items():
+                rows.append(row("cky", "sgc", 2, n, "fixed", r, mark_s=v[r - 1] * 10 / 1e3,
+                                collections=10, marked_bytes=50e6, markers_hist=f"{n}:10"))
+            rows.append(row("cky", "sgc", 2, None, "markers-auto", r,
+                            mark_s=(1.1, 3.3, 1.2)[r - 1] * 10 / 1e3, collections=10,
+                            marked_bytes=50e6, markers_hist="1:3;2:7"))
+            rows.append(row("cky", "sgc", 2, None, "default", r,
+                            mark_s=(1.5, 3.0, 1.2)[r - 1] * 10 / 1e3, collections=10,
+                            marked_bytes=50e6, markers_hist="2:10"))
+        d, = markers_auto.markers_auto_data(rows)
+        self.assertEqual(d["best"], 2)
+        self.assertAlmostEqual(d["fixed"][1], 2.0)
+        self.assertAlmostEqual(d["auto_paired"], 1.1)
+        self.assertAlmostEqual(d["auto_ratio"], 1.0)
+        self.assertAlmostEqual(d["default_paired"], 1.0)
+        self.assertEqual(d["auto_hist"], "1:9 2:21")
+        self.assertAlmostEqual(d["mb_auto"], 5.0)
+        table = markers_auto.markers_auto_table(rows)
+        self.assertIn("| cky | 2 | 3 | 2 | 1.20 | 1.50 | 1.20 | 2 | 1.000 | 1.100 | 1.000 | NO |", table)
+        # A round without every fixed count is left out of the pairing.
+        rows = [r for r in rows if not (r["run"] == 3 and r["gc_threads"] == 1)]
+        self.assertAlmostEqual(markers_auto.markers_auto_data(rows)[0]["auto_paired"], 1.1)
+
+    def test_trace_counts_collections_per_count(self):
+        recs = [{"gc_no": i, "markers": m, "mark_ns": 1000, "pause_ns": 2000}
+                for i, m in enumerate([1, 2, 2, 1, 2], 1)]
+        self.assertEqual(parse_trace(recs)["markers_hist"], "1:2;2:3")
+        self.assertEqual(gcstats.parse_markers_hist("1:2;2:3"), {1: 2, 2: 3})
 
 
 class Pooling(unittest.TestCase):

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "graph.h"
+#include "tlb.h"
 #include "snapshot_read.h"
 #include "unit.h"
 
@@ -89,6 +90,25 @@ static void test_wide_tree(void) {
   snapshot_free(&b.s);
 }
 
+/* Pointers that find an object already marked: A (32 bytes) points at
+ * L twice, at L2, and back at itself: 5 edges (the root's too) for 3
+ * objects found, so 2 repeats, each edge_ns in T_1 (sgc-predict). */
+static void test_repeat_edges(void) {
+  struct builder b;
+  uint32_t a = rooted(&b, 32, SNAP_SCANNED);
+  uint32_t leaf = object(&b, 0x200000, 16, SNAP_SCANNED), other = object(&b, 0x200020, 16, SNAP_SCANNED);
+  edge(&b, a, 0, leaf);
+  edge(&b, a, 1, leaf);
+  edge(&b, a, 2, other);
+  edge(&b, a, 3, a);
+  struct graph_work w;
+  CHECK(graph_work(&b.s, 10, 1, 256, &w), "work");
+  CHECK(w.repeat_edges == 2, "repeat edges %llu", (unsigned long long)w.repeat_edges);
+  /* 4 ranges x 10 + (1 + 4 + 2 + 2) words: the repeats add nothing here. */
+  CHECK(NEAR(w.t1_ns, 49), "T1 %f", w.t1_ns);
+  snapshot_free(&b.s);
+}
+
 static void test_big_array(void) {
   struct builder b;
   uint32_t array = rooted(&b, 4096, SNAP_SCANNED);
@@ -153,6 +173,28 @@ static void test_cache(void) {
   CHECK(NEAR(predict_extra_misses(&in, 40, 1), 40), "without lines: N_S L");
   graph_lines_free(&g);
   line_life_free(l);
+}
+
+/* sgc-calibrate's TLB fit: chases over 16 ... 16384 pages costing
+ * c1 (1 - e1/N)+ + c2 (1 - e2/N)+ more than their lines side by side
+ * give back e1, e2, c1, c2; one level alone; none. */
+static void test_tlb_fit(void) {
+  unsigned n[11];
+  double y[11];
+  for (unsigned k = 0; k < 11; k++) {
+    n[k] = 16u << k;
+    y[k] = 2 * (n[k] > 64 ? 1 - 64.0 / n[k] : 0) + 20 * (n[k] > 2048 ? 1 - 2048.0 / n[k] : 0);
+  }
+  struct tlb_fit f;
+  CHECK(tlb_fit(n, y, 11, &f), "fit");
+  CHECK(f.entries[0] == 64 && f.entries[1] == 2048 && NEAR(f.cost[0], 2) && NEAR(f.cost[1], 20),
+        "two levels: %u %u %f %f", f.entries[0], f.entries[1], f.cost[0], f.cost[1]);
+  for (unsigned k = 0; k < 11; k++) y[k] = 3 * (n[k] > 128 ? 1 - 128.0 / n[k] : 0);
+  CHECK(tlb_fit(n, y, 11, &f) && f.entries[0] == 128 && f.entries[1] == 0 && NEAR(f.cost[0], 3),
+        "one level: %u %u %f", f.entries[0], f.entries[1], f.cost[0]);
+  for (unsigned k = 0; k < 11; k++) y[k] = 0;
+  CHECK(tlb_fit(n, y, 11, &f) && f.entries[0] == 0 && f.entries[1] == 0, "none: %u %u", f.entries[0],
+        f.entries[1]);
 }
 
 static void test_serial_misses(void) {
@@ -241,6 +283,35 @@ static void test_window_misses(void) {
   m1 = graph_miss_ns(&m, &prof, 0, 0, true);
   CHECK(NEAR(m1, ((4 + 1.0 / 12) * 100 + 10 * 150) / 16), "RMW M1 %f", m1);
   graph_lines_free(&m.lines);
+  /* A first-level TLB of 2 entries (8 ns a miss): the pages go root,
+   * A's header, A, each leaf's header with A between, then the four
+   * leaves fetched, then scanned.  The misses' latencies hold their
+   * translations, and each mark line follows its header on that page;
+   * but the four fetches outrun the TLB, so each leaf's scan, its line
+   * cached, misses it again: 4 x 8 ns, M_1 32 / 16 ns more.  A second
+   * level of 8 entries holds them all (still 32); one of 2 (30 ns) misses
+   * them too, being asked on first-level misses only (4 x 38).  With 1
+   * entry and no second level, A's page is gone again at each of its 3
+   * cached words as well: 7 x 8. */
+  prof.tlb1_entries = 2;
+  prof.tlb1_miss_ns = 8;
+  CHECK(graph_misses(&b.s, &prof, false, &m), "misses with a TLB");
+  CHECK(NEAR(m.misses, 16) && NEAR(m.tlb_ns, 32), "TLB of 2: %f ns", m.tlb_ns);
+  m1 = graph_miss_ns(&m, &prof, 0, 0, false);
+  CHECK(NEAR(m1, (4 + 1.0 / 12 + 5) * 100 / 16 + 50.0 / 16 + 32.0 / 16), "TLB M1 %f", m1);
+  graph_lines_free(&m.lines);
+  prof.tlb2_entries = 8;
+  prof.tlb2_miss_ns = 30;
+  CHECK(graph_misses(&b.s, &prof, false, &m) && NEAR(m.tlb_ns, 32), "second level of 8: %f", m.tlb_ns);
+  graph_lines_free(&m.lines);
+  prof.tlb2_entries = 2;
+  CHECK(graph_misses(&b.s, &prof, false, &m) && NEAR(m.tlb_ns, 4 * 38), "second level of 2: %f",
+        m.tlb_ns);
+  graph_lines_free(&m.lines);
+  prof.tlb1_entries = 1;
+  prof.tlb2_entries = 0;
+  CHECK(graph_misses(&b.s, &prof, false, &m) && NEAR(m.tlb_ns, 7 * 8), "TLB of 1: %f", m.tlb_ns);
+  graph_lines_free(&m.lines);
   snapshot_free(&b.s);
 }
 
@@ -327,6 +398,8 @@ int main(void) {
   test_cache();
   test_serial_misses();
   test_overlap_formula();
+  test_tlb_fit();
+  test_repeat_edges();
   test_window_misses();
   test_numa_forecast();
   test_read_back();

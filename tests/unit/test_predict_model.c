@@ -84,6 +84,25 @@ static void test_terms(void) {
   in.live_lines = 0;
   predict_at(&p, &in, 2, 0, &pt);
   CHECK(CLOSE(pt.tp_ns, 550), "join %f", pt.tp_ns);
+  /* Joining after the serial mark (1000 + 10 x 20) is over: the
+   * collector marks all of it alone, its misses too: 500 + 500 + 100
+   * before the shared misses' 200 / 2, the serial 1200 (when only the
+   * work waited, 1100: a tiny heap took two markers), and with a marker's
+   * cost one marker is best. */
+  p.join_ns = 5000;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.tp_ns, 1100) && CLOSE(pt.time_ns, 1200), "late join %f %f", pt.tp_ns, pt.time_ns);
+  p.marker_ns = 1;
+  CHECK(predict_choose(&p, &in, 8, 0.05, NULL) == 1, "late join: one marker");
+  p.marker_ns = 0;
+  /* A narrow heap (width 2) at P = 4, joining 120 late: a tenth of the
+   * serial 1200 alone: work 250 + 0.75 x 100 = 325, the critical path
+   * 500, misses alone 0.5 x 200 x 0.1 = 10, shared 200 / 2. */
+  p.join_ns = 120;
+  in.tinf_ns = 500;
+  predict_at(&p, &in, 4, 0, &pt);
+  CHECK(CLOSE(pt.tp_ns, 510) && CLOSE(pt.time_ns, 610), "narrow join %f %f", pt.tp_ns, pt.time_ns);
+  CHECK(CLOSE(pt.term_ns[TERM_JOIN], 85), "join term %f", pt.term_ns[TERM_JOIN]);
   CHECK(CLOSE(predict_ln(1000), 6.907755278982137), "ln %f", predict_ln(1000));
   CHECK(CLOSE(predict_ln(0.125), -2.0794415416798357), "ln small");
 }
@@ -127,6 +146,51 @@ static void test_fast_input(void) {
   CHECK(CLOSE(in.misses, 52), "Q1 %f", in.misses);
   predict_fast_input(&p, 4096, 1024, 100, 800, 0, &in);
   CHECK(in.tinf_ns == 0, "unknown width: wide");
+}
+
+/* The fast predictor's miss cost (mark/predict.c), by hand: 64 KiB live,
+ * 16 KiB pointer-free, 100 objects, so 75 scanned objects' first lines,
+ * 768 - 75 further lines streamed, 64 mark-byte lines; latency 100, MLP
+ * 100/25 = 4, streams 10.  (75 + 64) x 100/4 + 693 x 10 = 10405 over 832
+ * misses. */
+static void test_fast_overlap(void) {
+  struct predict_profile p;
+  predict_profile_default(&p);
+  p.read_miss_ns = p.read_remote_miss_ns = 100;
+  p.read_overlap_ns = 25;
+  p.read_stream_ns = 10;
+  p.read_occupancy_ns = 0;
+  p.object_ns = 2;
+  p.word_ns = 0.5;
+  p.line_bytes = 64;
+  p.marker_ns = p.join_ns = 0;
+  struct predict_input in;
+  predict_fast_input(&p, 65536, 16384, 100, 800, 0, &in);
+  CHECK(CLOSE(in.misses, 832), "Q1 %f", in.misses);
+  CHECK(CLOSE(in.miss_ns, 10405.0 / 832), "wide: %f", in.miss_ns);
+  /* One marker: T_1 = 200 + (49152 + 800)/8 x 0.5 = 3322, plus 10405. */
+  struct predict_point pt;
+  predict_at(&p, &in, 1, 0, &pt);
+  CHECK(CLOSE(pt.time_ns, 3322 + 10405), "T at P = 1: %f", pt.time_ns);
+  predict_fast_input(&p, 65536, 16384, 100, 800, 8, &in);
+  CHECK(CLOSE(in.miss_ns, 10405.0 / 832), "width past the MLP: %f", in.miss_ns);
+  /* Width 2: 2 in flight, 139 x 50 + 6930. */
+  predict_fast_input(&p, 65536, 16384, 100, 800, 2, &in);
+  CHECK(CLOSE(in.miss_ns, 13880.0 / 832), "width 2: %f", in.miss_ns);
+  /* No streams measured: further lines cost the latency, 3475 + 69300. */
+  p.read_stream_ns = 0;
+  predict_fast_input(&p, 65536, 16384, 100, 800, 0, &in);
+  CHECK(CLOSE(in.miss_ns, 72775.0 / 832), "no streams: %f", in.miss_ns);
+  /* 2 nodes, remote 300: latency 200, streams 20: 139 x 50 + 693 x 20. */
+  p.read_stream_ns = 10;
+  p.nodes = 2;
+  p.read_remote_miss_ns = 300;
+  predict_fast_input(&p, 65536, 16384, 100, 800, 0, &in);
+  CHECK(CLOSE(in.miss_ns, 20810.0 / 832), "two nodes: %f", in.miss_ns);
+  /* No overlap measured (the thesis's profiles): the profile's M_1. */
+  p.read_overlap_ns = 0;
+  predict_fast_input(&p, 65536, 16384, 100, 800, 0, &in);
+  CHECK(in.miss_ns == 0, "no overlap: %f", in.miss_ns);
 }
 
 static void test_profiles(void) {
@@ -213,6 +277,25 @@ static void test_learning(void) {
   }
   predict_after_collection(&t, false);
   CHECK(next_choice() == wide, "retried after 8 alone");
+  /* Helpers that got no CPU: once teaches nothing, twice in a row makes
+   * the next marks go alone. */
+  t.markers = 4;
+  t.sum_busy_ns = 4 * t.max_busy_ns;
+  predict_after_collection(&t, false);
+  CHECK(next_choice() == wide, "one unhelped mark");
+  predict_after_collection(&t, false);
+  CHECK(next_choice() == 1, "two unhelped marks: alone");
+  /* A mark alone 100 times as long as predicted (its thread preempted)
+   * counts as twice: the next prediction 1.2-1.3 times the last. */
+  t.markers = 1;
+  predict_after_collection(&t, false);
+  t.max_busy_ns = 100 * predict_last_ns();
+  predict_after_collection(&t, false);
+  uint64_t before = predict_last_ns(); /* this mark's, before it moved the scale */
+  predict_after_collection(&t, false);
+  CHECK(predict_last_ns() > before * 6 / 5 && predict_last_ns() < before * 13 / 10,
+        "an outlier: %llu against %llu", (unsigned long long)predict_last_ns(),
+        (unsigned long long)before);
 }
 
 int main(void) {
@@ -221,6 +304,7 @@ int main(void) {
   test_terms();
   test_choose();
   test_fast_input();
+  test_fast_overlap();
   test_profiles();
   return unit_finish();
 }

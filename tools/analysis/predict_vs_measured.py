@@ -17,7 +17,9 @@ the predicted ones; with --also, the curves under other profiles; with
 analogue).  With --measured, the mark times (and the fast predictor's)
 are taken from an earlier report's table instead of a second run, so
 the slow predictor can be compared again, on a busy machine, against
-figures measured on a quiet one.  Run it on a quiet machine, with a
+figures measured on a quiet one (a program the report lacks is measured
+now).  The defaults include the list-shaped and tiny heaps (mark-list,
+mark-tiny: bench/markshape.c, one mutator thread whatever -t says).  Run it on a quiet machine, with a
 profile of that machine from sgc-calibrate:
 
   build/tools/predict/sgc-calibrate -o /tmp/host.profile
@@ -143,9 +145,11 @@ def main():
         cmd += [THREAD_FLAG, str(a.threads)]
         with tempfile.TemporaryDirectory() as tmp:
             run(cmd, {"SGC_SNAPSHOT": tmp, "SGC_SNAPSHOT_LIMIT": str(a.snapshots)})
-            if earlier is not None:
-                recs = earlier.get(name, {})
+            if earlier is not None and name in earlier:
+                recs = earlier[name]
             else:
+                if earlier is not None:  # e.g. mark-list, mark-tiny beside an older report
+                    print(f"<!-- {name}: not in {a.measured}, measured now -->")
                 trace = os.path.join(tmp, "trace.json")
                 run(cmd, {"SGC_MARKERS_CYCLE": a.counts, "SGC_TRACE": trace})
                 recs = records(trace)

@@ -1,6 +1,8 @@
 /* Work, critical path and misses of a snapshot's graph (graph.h). */
 #include "graph.h"
 
+#include "tlb.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +102,8 @@ bool graph_work(const struct snapshot *s, double object_ns, double word_ns, uint
     out->scanned_words += words;
   }
   out->t1_ns = (double)out->pieces * object_ns + (double)out->scanned_words * word_ns;
+  uint64_t found = n - s->header.roots; /* each object is found once */
+  out->repeat_edges = s->header.edges > found ? s->header.edges - found : 0;
 
   double *start = malloc((n ? n : 1) * sizeof *start);
   struct queue q = {0};
@@ -310,6 +314,9 @@ static uint64_t mark_address(uint64_t object, uint64_t page_bytes) {
 
 struct sim {
   struct cache_sim cache;
+  struct tlb_sim tlb;
+  double tlb_ns; /* what the last access's translation cost */
+  struct graph_misses *out;
   struct line_life *life;
   uint64_t range; /* the range fetched or scanned: a steal moves whole ranges */
   double node_accesses[PREDICT_MAX_NODES];
@@ -318,7 +325,10 @@ struct sim {
 static bool touch(struct sim *m, uint64_t address, unsigned node) {
   line_life_access_by(m->life, address >> m->cache.line_shift, m->range);
   if (node < PREDICT_MAX_NODES) m->node_accesses[node]++;
-  return cache_access(&m->cache, address);
+  m->tlb_ns = tlb_access(&m->tlb, address);
+  bool missed = cache_access(&m->cache, address);
+  if (!missed) m->out->tlb_ns += m->tlb_ns; /* a cached line: its translation shows */
+  return missed;
 }
 
 static int by_address(const void *a, const void *b) {
@@ -382,14 +392,17 @@ static bool streamed(struct streams *st, uint64_t line, unsigned line_shift) {
   return false;
 }
 
-/* A miss on ADDRESS with IN_FLIGHT misses outstanding (itself included). */
+/* A miss on ADDRESS with IN_FLIGHT misses outstanding (itself included);
+ * TLB_NS: what its translation cost (a streamed line pays it, a
+ * dependent miss's latency holds it). */
 static void charge(struct graph_misses *out, struct streams *st, unsigned line_shift,
-                   uint64_t address, double in_flight, double mlp, bool mark) {
+                   uint64_t address, double in_flight, double mlp, bool mark, double tlb_ns) {
   out->misses++;
   if (mark) out->mark_misses++;
   if (streamed(st, address >> line_shift, line_shift)) {
     out->streamed++;
     if (mark) out->mark_streamed++;
+    out->tlb_ns += tlb_ns;
     return;
   }
   double share = graph_overlap(in_flight, mlp);
@@ -403,6 +416,11 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
   struct sim m;
   memset(&m, 0, sizeof m);
   if (!cache_init(&m.cache, prof->cache_bytes, prof->cache_ways, prof->line_bytes)) return false;
+  m.out = out;
+  if (!tlb_init(&m.tlb, prof)) {
+    cache_free(&m.cache);
+    return false;
+  }
   if (warm && !warm_up(&m.cache, s)) {
     cache_free(&m.cache);
     return false;
@@ -420,6 +438,7 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
    * stack is scanned at once (a list: nothing to overlap with). */
   uint32_t window[PREDICT_PREFETCH_DEPTH];
   bool window_missed[PREDICT_PREFETCH_DEPTH];
+  double window_tlb_ns[PREDICT_PREFETCH_DEPTH];
   unsigned first = 0, count = 0, pending = 0; /* PENDING: window entries whose fetch missed */
   struct streams st = {{0}, 0};
   unsigned shift = m.cache.line_shift;
@@ -441,17 +460,19 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
       unsigned slot = (first + count++) % PREDICT_PREFETCH_DEPTH;
       window[slot] = index;
       window_missed[slot] = missed;
+      window_tlb_ns[slot] = m.tlb_ns;
       pending += missed;
     }
     if (!alone) {
       if (!count) break;
       index = window[first];
       fetched_missed = window_missed[first];
+      double fetch_tlb_ns = window_tlb_ns[first];
       first = (first + 1) % PREDICT_PREFETCH_DEPTH;
       count--;
       /* Its fetch overlapped the others still outstanding. */
       if (fetched_missed) {
-        charge(out, &st, shift, s->objects[index].address, pending, mlp, false);
+        charge(out, &st, shift, s->objects[index].address, pending, mlp, false, fetch_tlb_ns);
         pending--;
       }
     }
@@ -461,13 +482,13 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
     for (uint64_t w = 0; w < o->bytes / 8; w++) {
       uint64_t address = o->address + 8 * w;
       /* Read while the window's fetches are outstanding (alone: none). */
-      if (touch(&m, address, o->node)) charge(out, &st, shift, address, pending + 1, mlp, false);
+      if (touch(&m, address, o->node)) charge(out, &st, shift, address, pending + 1, mlp, false, m.tlb_ns);
       for (; e < end && e->word == w; e++) {
         const struct snapshot_object *t = &s->objects[e->target];
         /* The pointer test reads the target page's header, then its mark byte. */
         uint64_t header = header_address(t->address, page), mark = mark_address(t->address, page);
-        if (touch(&m, header, t->node)) charge(out, &st, shift, header, pending + 1, mlp, true);
-        if (touch(&m, mark, t->node)) charge(out, &st, shift, mark, pending + 1, mlp, true);
+        if (touch(&m, header, t->node)) charge(out, &st, shift, header, pending + 1, mlp, true, m.tlb_ns);
+        if (touch(&m, mark, t->node)) charge(out, &st, shift, mark, pending + 1, mlp, true, m.tlb_ns);
         if (marked[e->target]) continue;
         marked[e->target] = 1;
         if (scanned(t)) stack[top++] = e->target; /* each object once: N entries suffice */
@@ -484,6 +505,7 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
     out->node_share[j] = out->accesses ? m.node_accesses[j] / (double)out->accesses : 0;
   if (!out->accesses) out->node_share[0] = 1;
   cache_free(&m.cache);
+  tlb_free(&m.tlb);
   line_life_free(m.life);
   free(marked);
   free(stack);
@@ -506,6 +528,9 @@ double graph_miss_ns(const struct graph_misses *g, const struct predict_profile 
     total += g->mark_misses *
              ((1 - mark_remote) * prof->rmw_miss_ns + mark_remote * prof->rmw_remote_miss_ns);
   else total += g->mark_dependent * mark_ns + g->mark_streamed * mark_stream;
+  /* The translations of cached and streamed lines, within the misses'
+   * cost (Q_1 M_1 holds them). */
+  total += g->tlb_ns;
   return total / g->misses;
 }
 

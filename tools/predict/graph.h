@@ -17,6 +17,10 @@ struct graph_work {
   double t1_ns;   /* every object (and extra piece) once, every scanned word once */
   double tinf_ns; /* the longest chain: earliest discovery, split pieces in parallel */
   uint64_t scanned_words, pieces;
+  /* Pointers that find an object already marked (every edge but the one
+   * that first finds each object): the profile's edge_ns each, in T_1
+   * (sgc-predict adds them; T_inf leaves them out). */
+  uint64_t repeat_edges;
 };
 /* T_1 and T_inf with OBJECT_NS per range popped (object, piece, root)
  * and WORD_NS per word scanned; SPLIT as SGC_SPLIT_BYTES (0: never). */
@@ -71,6 +75,9 @@ struct graph_misses {
   /* Misses the hardware's stream prefetcher fetched ahead (a miss within
    * 2 lines of a recent one, same 4 KiB page): they cost read_stream_ns. */
   double streamed, mark_streamed;
+  /* What the translations of cached and streamed lines added (the
+   * simulated TLB's misses, tools/predict/tlb.h). */
+  double tlb_ns;
   double live_lines;  /* L */
   struct graph_lines lines; /* graph_lines_free */
   unsigned nodes;

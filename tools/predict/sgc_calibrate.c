@@ -11,6 +11,9 @@
  *    marker's prefetch window holds (time per miss; latency over it is
  *    the memory-level parallelism), and one thread streaming (time per
  *    line the hardware prefetcher fetches ahead);
+ *  - the data TLB: chases of cached lines one to a page against the
+ *    same lines side by side, over more and more pages, fitted to two
+ *    levels' entries and miss costs;
  *  - sgc's marker: per-object and per-word costs from collections of
  *    known heaps (one GC thread), and what one miss costs it (its prefetch
  *    window overlaps misses) from a heap of scattered objects;
@@ -33,6 +36,7 @@
 
 #include "mark/predict_model.h"
 #include "sgc.h"
+#include "tlb.h"
 
 static bool quick;
 /* Independent chases per thread: enough misses in flight to find the
@@ -126,16 +130,22 @@ static void read_cache(struct predict_profile *p) {
   p->nodes = nodes ? nodes : 1;
 }
 
-/* A random cycle through the lines of [BASE, BASE + LINES * 64), each
- * line's first word pointing to the next line of the cycle. */
-static void make_cycle(uintptr_t *base, size_t lines, size_t stride_words) {
-  size_t *order = map(lines * sizeof *order);
-  for (size_t i = 0; i < lines; i++) order[i] = i;
-  for (size_t i = lines - 1; i > 0; i--) {
+/* 0 .. N - 1 shuffled (munmap N * sizeof (size_t) bytes after). */
+static size_t *random_order(size_t n) {
+  size_t *order = map(n * sizeof *order);
+  for (size_t i = 0; i < n; i++) order[i] = i;
+  for (size_t i = n - 1; i > 0; i--) {
     size_t j = next_random() % (i + 1), t = order[i];
     order[i] = order[j];
     order[j] = t;
   }
+  return order;
+}
+
+/* A random cycle through the lines of [BASE, BASE + LINES * 64), each
+ * line's first word pointing to the next line of the cycle. */
+static void make_cycle(uintptr_t *base, size_t lines, size_t stride_words) {
+  size_t *order = random_order(lines);
   for (size_t i = 0; i < lines; i++)
     base[order[i] * stride_words] = (uintptr_t)&base[order[(i + 1) % lines] * stride_words];
   munmap(order, lines * sizeof *order);
@@ -245,6 +255,52 @@ static void stream_costs(uintptr_t *buf, size_t lines, unsigned cpus, double *on
   }
   for (unsigned t = 0; t < threads; t++) pthread_join(ids[t], NULL);
   *all = (now_ns() - t0) / (double)(lines / threads * threads);
+}
+
+/* ---- the data TLB ---- */
+
+/* One thread chasing a random cycle through N lines: one line on each
+ * of N pages when SPREAD (at offsets that differ, so the lines spread
+ * over the cache's sets), else N lines side by side.  Few enough lines
+ * to stay cached either way, so the difference is the pages' walks. */
+static double page_chase_ns(uintptr_t *buf, size_t n, bool spread) {
+  size_t *order = random_order(n);
+  size_t words_per_page = 4096 / sizeof *buf;
+#define LINE_AT(i) (spread ? (i) * words_per_page + ((i) * 37 % 64) * 8 : (i) * 8)
+  for (size_t i = 0; i < n; i++)
+    buf[LINE_AT(order[i])] = (uintptr_t)&buf[LINE_AT(order[(i + 1) % n])];
+  struct chase c = {.start = {&buf[LINE_AT(order[0])]}, .steps = quick ? 100000 : 1000000};
+#undef LINE_AT
+  munmap(order, n * sizeof *order);
+  chase_run(&c); /* caches the lines and the page tables */
+  double best = 0;
+  for (int r = 0; r < 3; r++) {
+    chase_run(&c);
+    double ns = c.ns / (double)c.steps;
+    if (r == 0 || ns < best) best = ns;
+  }
+  return best;
+}
+
+/* The TLB's two levels (tools/predict/tlb.h): chases over 16, 32, ...
+ * 16,384 pages (64 MiB, past any data TLB's reach) against their lines
+ * side by side, fitted. */
+static void tlb_costs(struct predict_profile *p) {
+  enum { COUNTS = 11, MOST = 16 << (COUNTS - 1) };
+  uintptr_t *buf = map((size_t)MOST * 4096);
+  unsigned n[COUNTS];
+  double extra[COUNTS];
+  for (unsigned k = 0; k < COUNTS; k++) {
+    n[k] = 16u << k;
+    extra[k] = page_chase_ns(buf, n[k], true) - page_chase_ns(buf, n[k], false);
+  }
+  munmap(buf, (size_t)MOST * 4096);
+  struct tlb_fit f;
+  if (!tlb_fit(n, extra, COUNTS, &f)) return;
+  p->tlb1_entries = f.entries[0];
+  p->tlb1_miss_ns = f.cost[0];
+  p->tlb2_entries = f.entries[1];
+  p->tlb2_miss_ns = f.cost[1];
 }
 
 /* ---- a steal and a join ---- */
@@ -369,6 +425,15 @@ static void marker_costs(struct predict_profile *p) {
   if (object < 0.5) object = 0.5;
   p->word_ns = word;
   p->object_ns = object;
+  /* The same objects each found twice (2N pointers): per pointer finding
+   * a mark set, beyond its word. */
+  build(n, 16, true, false);
+  void **twice = GC_MALLOC(2 * n * sizeof(void *));
+  memcpy(twice, (void *)keep, n * sizeof(void *));
+  memcpy(twice + n, (void *)keep, n * sizeof(void *));
+  keep = twice;
+  double edge = (mark_ns() - base - 2.0 * (double)n * word - (double)n * object) / (double)n;
+  p->edge_ns = edge > 0 ? edge : 0;
   /* Scattered 64-byte objects, 4x the cache: what a miss costs the marker. */
   size_t scattered = 4 * p->cache_bytes / 64;
   if (scattered < (1u << 19)) scattered = 1u << 19;
@@ -426,6 +491,7 @@ int main(int argc, char **argv) {
   p.read_remote_miss_ns = p.read_miss_ns;
   p.rmw_remote_miss_ns = p.rmw_miss_ns;
   munmap(buf, bytes);
+  tlb_costs(&p);
   p.steal_ns = p.cpus > 1 ? 4 * transfer_ns() : 0;
   p.join_ns = p.cpus > 1 ? join_ns() : 0;
   marker_costs(&p);
