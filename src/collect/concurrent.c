@@ -145,22 +145,15 @@ static uint64_t marked_so_far(void) {
  * allocation left.  The marking is what the last collection found live,
  * or more when the live data grows during the cycle: at least what is
  * marked so far plus what was allocated since the start (new objects are
- * white, and all may turn out live).  Once the cycle has marked more than
- * the last collection found live, the live data has grown since, and
- * the estimate is the thesis's M - F, every byte in use: the live data
- * then plus all allocated since (the cycle's estimate from the last live
- * size fell short in programs building their heap, and the finish
- * marked the rest in its pause).  The allocation left is the room to the
- * cycle's limit, where it would finish stopped; as it shrinks the rate
- * rises, and with none left a thread marks all it can find.
- * docs/concurrent.md, "Pacing". */
+ * white, and all may turn out live).  The allocation left is the room to
+ * the stop collector's trigger, where the cycle would finish stopped; as
+ * it shrinks the rate rises, and with none left a thread marks all it can
+ * find.  docs/concurrent.md, "Pacing". */
 static uint64_t assist_budget(size_t bytes) {
   size_t allocated = allocated_since_gc_bytes();
   uint64_t since = allocated > allocated_at_start ? allocated - allocated_at_start : 0;
   uint64_t marked = marked_so_far();
   uint64_t estimate = live_at_start > marked + since ? live_at_start : marked + since;
-  uint64_t in_use = live_at_start + allocated;
-  if (marked > live_at_start && in_use > estimate) estimate = in_use;
   uint64_t left = estimate - marked;
   size_t room = limit_at_start > allocated ? limit_at_start - allocated : 0;
   if (room <= bytes) return left;
