@@ -134,6 +134,9 @@ typedef struct SGC_gc_record {
    * the bytes their budgets asked for (mutator_marked_bytes is what
    * they did). */
   uint64_t assists, assists_idle, assist_asked_bytes;
+  /* Bytes of marked objects queued again from written pages, in rounds
+   * and at the finish (rescanned_pages' contents that were scanned). */
+  uint64_t rescanned_bytes;
 } SGC_gc_record_t;
 
 /* Totals since start. */

@@ -618,6 +618,7 @@ void concurrent_end(SGC_gc_record_t *out, bool fallback) {
   out->assists = atomic_load_explicit(&assist_calls, memory_order_relaxed);
   out->assists_idle = atomic_load_explicit(&assist_idle, memory_order_relaxed);
   out->assist_asked_bytes = atomic_load_explicit(&assist_asked, memory_order_relaxed);
+  out->rescanned_bytes = rescan_bytes;
   atomic_store_explicit(&running, false, memory_order_relaxed);
   atomic_store_explicit(&ready, false, memory_order_relaxed);
   atomic_fetch_add_explicit(&cycles_done, 1, memory_order_relaxed);
