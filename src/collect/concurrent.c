@@ -38,7 +38,7 @@ enum {
 static pthread_mutex_t driver_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t driver_cond = PTHREAD_COND_INITIALIZER;
 /* Under driver_lock: the driver thread exists; marking is ordered; the
- * driver is marking or releasing (off its wait).  The barrier's
+ * driver is marking (off its wait).  The barrier's
  * protections are left to lift after a finish (release_pending), which
  * the driver does beside the program once ordered (order_release). */
 static bool driver_exists, order_mark, driver_busy, order_release, release_pending;
@@ -450,6 +450,19 @@ static void mark_rounds(void) {
   }
 }
 
+/* Does the ordered release (driver_lock held, released meanwhile): the
+ * driver, or a thread about to arm that found it not taken up yet.  No
+ * cycle runs meanwhile (its arm waits), so the driver is not marked
+ * busy. */
+static void take_release(void) {
+  order_release = false;
+  pthread_mutex_unlock(&driver_lock);
+  barrier_release();
+  pthread_mutex_lock(&driver_lock);
+  release_pending = false;
+  pthread_cond_broadcast(&driver_cond);
+}
+
 static void *driver_main(void *arg) {
   (void)arg;
   sigset_t all;
@@ -459,13 +472,7 @@ static void *driver_main(void *arg) {
   for (;;) {
     while (!order_mark && !order_release) pthread_cond_wait(&driver_cond, &driver_lock);
     if (order_release) {
-      order_release = false;
-      driver_busy = true;
-      pthread_mutex_unlock(&driver_lock);
-      barrier_release();
-      pthread_mutex_lock(&driver_lock);
-      release_pending = driver_busy = false;
-      pthread_cond_broadcast(&driver_cond);
+      take_release();
       continue;
     }
     order_mark = false;
@@ -514,12 +521,17 @@ static void order_release_now(void) {
   pthread_mutex_unlock(&driver_lock);
 }
 
-/* Before the barrier is armed again (or a fork): the last release done. */
+/* Before the barrier is armed again (or a fork): the last release done,
+ * by this thread if the driver has not taken it up yet (on a busy
+ * machine it may not have run since the finish). */
 static void wait_released(void) {
   pthread_mutex_lock(&driver_lock);
+  if (release_pending && order_release) take_release();
   while (release_pending) pthread_cond_wait(&driver_cond, &driver_lock);
   pthread_mutex_unlock(&driver_lock);
 }
+
+void concurrent_before_start(void) { wait_released(); }
 
 /* ---- the cycle's steps ---- */
 

@@ -44,6 +44,9 @@ void concurrent_marking_stop(void);
  * marker 0, pushes the marked objects of every page written since the
  * last round, and disarms the barrier. */
 void concurrent_finish_mark(void);
+/* Before a cycle's start stops the world: the last finish's barrier
+ * release done (concurrent_arm would wait for it in the pause). */
+void concurrent_before_start(void);
 /* The program threads' marking this cycle (all of it once the finish
  * closed it): bytes, of them pointer-free, objects. */
 void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t *objects);
