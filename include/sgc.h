@@ -123,6 +123,20 @@ typedef struct SGC_gc_record {
    * cycle had not converged and the finish marked the rest stopped. */
   int concurrent, fallback;
   uint64_t start_pause_ns, cycle_ns, rescanned_pages, rounds, mutator_marked_bytes;
+  /* The cycle's parts: bytes allocated from its start to its finish; the
+   * finish's pause split into the written pages it rescanned (pages,
+   * bytes queued from them, time), the roots' push, the parallel drain
+   * (time, and the bytes it marked: what the concurrent phase left). */
+  uint64_t cycle_allocated_bytes, finish_rescan_pages, finish_rescan_bytes;
+  uint64_t finish_rescan_ns, finish_roots_ns, finish_drain_ns, finish_marked_bytes;
+  /* Allocation slow paths that were to mark during the cycle (assists),
+   * those that marked nothing (no work to take, or no free slot), and
+   * the bytes their budgets asked for (mutator_marked_bytes is what
+   * they did). */
+  uint64_t assists, assists_idle, assist_asked_bytes;
+  /* Bytes of marked objects queued again from written pages, in rounds
+   * and at the finish (rescanned_pages' contents that were scanned). */
+  uint64_t rescanned_bytes;
 } SGC_gc_record_t;
 
 /* Totals since start. */

@@ -33,6 +33,10 @@ struct barrier_ops {
    * reports every page in use, for the rest of the cycle). */
   size_t (*collect)(barrier_visit_fn *visit, void *arg);
   void (*disarm)(void);
+  /* disarm may run with the world running, after recording stopped
+   * (barrier_stop_recording): it only lifts protections, and no arm,
+   * collect or cover runs meanwhile. */
+  bool disarm_beside_program;
 };
 /* A probe's reason for saying no, for the fallback's warning (static). */
 void barrier_probe_refused(enum barrier_kind kind, const char *why);

@@ -213,6 +213,23 @@ void barrier_disarm(void) {
   atomic_store_explicit(&armed, false, memory_order_release);
 }
 
+bool barrier_stop_recording(void) {
+  const struct barrier_ops *o = ops();
+  if (!o || !o->disarm_beside_program || !barrier_armed()) {
+    barrier_disarm();
+    return false;
+  }
+  /* Release: as barrier_disarm's.  A write from now on may still fault
+   * (the kernel resolves it); nothing reads the record any more. */
+  atomic_store_explicit(&armed, false, memory_order_release);
+  return true;
+}
+
+void barrier_release(void) {
+  const struct barrier_ops *o = ops();
+  if (o) o->disarm();
+}
+
 bool barrier_armed(void) { return atomic_load_explicit(&armed, memory_order_acquire); }
 
 struct barrier_counts barrier_counts(void) {

@@ -63,6 +63,14 @@ size_t barrier_collect_dirty(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg
 void barrier_pages_formatted(uintptr_t lo, uintptr_t hi);
 /* World stopped: stops recording; pages are left writable. */
 void barrier_disarm(void);
+/* World stopped: stops recording, as barrier_disarm, but where the
+ * backend's lifting of protections may run beside the program (uffd's
+ * walks every page table entry of the heap: milliseconds) leaves it to
+ * barrier_release and returns true.  Until barrier_release returns,
+ * no barrier_arm (its protections could be lifted after it). */
+bool barrier_stop_recording(void);
+/* Lifts what barrier_stop_recording left, the world running; no lock. */
+void barrier_release(void);
 bool barrier_armed(void);
 /* The manual barrier's record of a store into P (GC_end_stubborn_change,
  * GC_ptr_store_and_dirty); a no-op for the other backends. */

@@ -230,7 +230,11 @@ static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
   return runs.pages;
 }
 
-/* Lifts the protection, so that writes between cycles take no fault. */
+/* Lifts the protection, so that writes between cycles take no fault.
+ * Beside the program too (barrier_stop_recording): the ranges are only
+ * appended to, `registered` changes only in arm, collect and cover,
+ * none of which runs until this returns, and the kernel orders each
+ * entry's change against the program's writes. */
 static void uffd_disarm(void) {
   if (!ready()) return;
   size_t n = barrier_range_count();
@@ -243,4 +247,4 @@ static void uffd_disarm(void) {
 
 const struct barrier_ops barrier_uffd_ops = {
     .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover,
-    .collect = uffd_collect, .disarm = uffd_disarm};
+    .collect = uffd_collect, .disarm = uffd_disarm, .disarm_beside_program = true};

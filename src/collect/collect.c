@@ -300,6 +300,9 @@ struct collection {
   SGC_gc_record_t rec;
   uint64_t t0, t1, t2;
   struct mark_totals totals, after_finalize;
+  /* A cycle's finish: the pause's parts (the written pages' rescan, the
+   * roots' push, the drain) and what its markers had marked before it. */
+  uint64_t rescan_ns, rescanned_at, roots_at, drained_at, marked_before;
 };
 
 /* A cycle's start pushes its own stack and then scans every root queued
@@ -366,13 +369,21 @@ static void stop_and_mark(void *arg) {
   mark_thread_free_lists();
   /* A cycle's finish: the GC threads' leftover work and the objects on
    * pages written since the last round join the roots. */
-  if (c->kind == COLLECT_CYCLE_FINISH) concurrent_finish_mark();
+  if (c->kind == COLLECT_CYCLE_FINISH) {
+    c->marked_before = mark_collect_totals().bytes;
+    uint64_t began = os_now_ns();
+    concurrent_finish_mark();
+    c->rescanned_at = os_now_ns();
+    c->rescan_ns = c->rescanned_at - began;
+  }
   heap_accounting.root_bytes = roots_push_all();
   collection_push_other_roots();
   finalize_push_roots();
   toggleref_before_mark();
   push_thread_roots(c->self);
+  c->roots_at = os_now_ns();
   push_own_stack_and_mark(c->self);
+  c->drained_at = os_now_ns();
   c->totals = mark_collect_totals();
   parallel_after_collection(&c->totals);
   finalize_after_mark();
@@ -459,6 +470,7 @@ void collect_start_cycle(enum SGC_gc_reason reason) {
       heap_accounting.disable_count || concurrent_cycle_running() || !cycles_wanted())
     return;
   concurrent_prepare();
+  concurrent_before_start();
   collect_run(self, reason, COLLECT_CYCLE_START);
 }
 
@@ -650,15 +662,11 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
                                        m->cpu_ns, m->join_ns, m->prewoken};
   }
   if (kind == COLLECT_CYCLE_FINISH) {
-    struct concurrent_record cycle;
-    concurrent_end(&cycle, fallback);
-    c.rec.concurrent = 1;
-    c.rec.fallback = cycle.fallback;
-    c.rec.start_pause_ns = cycle.start_pause_ns;
-    c.rec.cycle_ns = cycle.cycle_ns;
-    c.rec.rescanned_pages = cycle.rescanned_pages;
-    c.rec.rounds = cycle.rounds;
-    c.rec.mutator_marked_bytes = cycle.mutator_marked_bytes;
+    concurrent_end(&c.rec, fallback);
+    c.rec.finish_rescan_ns = c.rescan_ns;
+    c.rec.finish_roots_ns = c.roots_at - c.rescanned_at;
+    c.rec.finish_drain_ns = c.drained_at - c.roots_at;
+    c.rec.finish_marked_bytes = c.totals.bytes - c.marked_before;
   }
   stats_record_collection(&c.rec, shares, share_count);
   collection_event(EVENT_END);

@@ -38,8 +38,10 @@ enum {
 static pthread_mutex_t driver_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t driver_cond = PTHREAD_COND_INITIALIZER;
 /* Under driver_lock: the driver thread exists; marking is ordered; the
- * driver is marking (off its wait). */
-static bool driver_exists, order_mark, driver_busy;
+ * driver is marking (off its wait).  The barrier's
+ * protections are left to lift after a finish (release_pending), which
+ * the driver does beside the program once ordered (order_release). */
+static bool driver_exists, order_mark, driver_busy, order_release, release_pending;
 
 /* Written under heap_lock (running) or by the driver (ready); read
  * without it by the slow paths as a hint (relaxed). */
@@ -48,10 +50,18 @@ static _Atomic bool running, ready;
 /* The cycle's figures (heap_lock held, or the driver between its
  * start and its stop, which concurrent_marking_stop orders). */
 static uint64_t cycle_began_ns, start_pause_ns, rescanned_pages, rounds;
+/* Bytes of the ranges the rescans queued (a round's, or the finish's). */
+static uint64_t rescan_bytes;
+static uint64_t finish_rescan_pages, finish_rescan_bytes;
 static size_t allocated_at_start;
 /* Across cycles: what the last cycle let the program allocate. */
 static size_t last_cycle_allocated;
 static _Atomic uint64_t cycles_done, fallbacks_done;
+/* This cycle's assists (slow paths that marked or meant to): how many,
+ * how many found no work or no slot, the bytes their budgets asked for.
+ * Relaxed: statistics, read at the finish after every slot was given
+ * back. */
+static _Atomic uint64_t assist_calls, assist_idle, assist_asked;
 
 /* ---- marking by the program's threads (thesis §5.2) ----
  * A thread at an allocation slow path marks in proportion to what it
@@ -70,10 +80,11 @@ static struct assist_slot {
  * takes after clearing it. */
 static _Atomic bool assist_open;
 /* Set at the start pause: what the last collection found live, and the
- * stop collector's trigger (the allocation since the last collection at
- * which the cycle would finish stopped). */
+ * cycle's limit (cycle_limit: the allocation since the last collection
+ * at which the stop collector would collect, where the cycle must be
+ * done). */
 static uint64_t live_at_start;
-static size_t threshold_at_start;
+static size_t limit_at_start;
 
 bool concurrent_cycle_running(void) { return atomic_load_explicit(&running, memory_order_relaxed); }
 bool concurrent_cycle_ready(void) { return atomic_load_explicit(&ready, memory_order_relaxed); }
@@ -144,7 +155,7 @@ static uint64_t assist_budget(size_t bytes) {
   uint64_t marked = marked_so_far();
   uint64_t estimate = live_at_start > marked + since ? live_at_start : marked + since;
   uint64_t left = estimate - marked;
-  size_t room = threshold_at_start > allocated ? threshold_at_start - allocated : 0;
+  size_t room = limit_at_start > allocated ? limit_at_start - allocated : 0;
   if (room <= bytes) return left;
   return (uint64_t)((double)bytes * (double)left / (double)room) + 1;
 }
@@ -157,7 +168,7 @@ static bool yield_requested(void) {
  * slot's leftovers first, then work stolen from the GC threads' stacks,
  * again while the budget lasts (a steal takes at most 128 entries) and
  * the finish is not asking the markers to stop. */
-static void assist_mark(struct assist_slot *slot, uint64_t budget) {
+static bool assist_mark(struct assist_slot *slot, uint64_t budget) {
   struct marker *m = &slot->marker;
   unsigned n = parallel_markers_created();
   uint64_t first = m->marked_bytes;
@@ -169,7 +180,9 @@ static void assist_mark(struct assist_slot *slot, uint64_t budget) {
     mark_drain_own(m); /* publishes its progress */
   }
   m->drain_budget = 0;
+  bool marked = m->marked_bytes != first;
   pthread_mutex_unlock(&slot->lock);
+  return marked;
 }
 
 void concurrent_assist(size_t bytes) {
@@ -180,6 +193,8 @@ void concurrent_assist(size_t bytes) {
   if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist()) return;
   uint64_t budget = assist_budget(bytes);
   if (!budget) return;
+  atomic_fetch_add_explicit(&assist_calls, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&assist_asked, budget, memory_order_relaxed);
   /* Set before a slot is taken, cleared after it is given back: a
    * GC_suspend_thread meanwhile parks this thread only then (a finish
    * waits for every slot).  The handler runs on this thread: a signal
@@ -188,7 +203,7 @@ void concurrent_assist(size_t bytes) {
   atomic_store_explicit(&self->assisting, true, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   struct assist_slot *slot = assist_slot_take();
-  if (slot) assist_mark(slot, budget);
+  if (!slot || !assist_mark(slot, budget)) atomic_fetch_add_explicit(&assist_idle, 1, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   atomic_store_explicit(&self->assisting, false, memory_order_seq_cst);
   thread_park_if_asked(self);
@@ -227,21 +242,37 @@ void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t 
   }
 }
 
+/* Where the stop collector would collect, in bytes allocated since the
+ * last collection: once the heap is used up (what the last collection
+ * left free of it) and the threshold reached, whichever comes later; the
+ * heap grows rather than collect before the threshold.  A cycle paced to
+ * end there collects as often as the stop collector; against the
+ * threshold alone, on a heap grown past live + threshold, cycles came
+ * far more often, each marking the whole live data. */
+static size_t cycle_limit(size_t threshold) {
+  size_t heap = heap_size_bytes(), live = heap_accounting.live_after_gc;
+  size_t free_room = heap > live ? heap - live : 0;
+  return free_room > threshold ? free_room : threshold;
+}
+
 /* Thesis §5.2: a cycle starts when free pages fall under 15%; here the
- * room left before the stop collector's trigger (THRESHOLD bytes of
- * allocation) falls under 15% of it, or under what the last cycle let
- * the program allocate (a quarter more), whichever is larger, so that a
- * cycle usually ends before the heap would have to grow.  At most three
- * quarters of the threshold: a cycle never starts right after the last. */
+ * room left before the cycle's limit falls under 15% of it, or under
+ * what the last cycle let the program allocate (a quarter more),
+ * whichever is larger, so that a cycle usually ends before the heap is
+ * used up.  At most three quarters of the limit: a cycle never starts
+ * right after the last.  A cycle that converges early ends early (the
+ * next comes sooner); one that uses its room ends where a stop
+ * collection would have come. */
 bool concurrent_should_start(size_t allocated, size_t threshold) {
   if (concurrent_cycle_running()) return false;
   if (sgc_settings.concurrent_trigger)
     return allocated >= threshold / 100 * sgc_settings.concurrent_trigger;
-  size_t reserve = threshold / 100 * 15;
+  size_t limit = cycle_limit(threshold);
+  size_t reserve = limit / 100 * 15;
   size_t needed = last_cycle_allocated + last_cycle_allocated / 4;
   if (reserve < needed) reserve = needed;
-  if (reserve > threshold / 4 * 3) reserve = threshold / 4 * 3;
-  return allocated + reserve >= threshold;
+  if (reserve > limit / 4 * 3) reserve = limit / 4 * 3;
+  return allocated + reserve >= limit;
 }
 
 /* Asked when no free page is at hand: a cycle that has not converged
@@ -280,7 +311,10 @@ static void push_marked_on_page(uintptr_t a) {
     if (kind_is_custom(p->kind)) {
       for (unsigned j = 0; j < p->capacity; j++) {
         uintptr_t obj = p->start + j * size;
-        if (mark_bit_test(p, obj)) mark_push_contents(p, obj);
+        if (mark_bit_test(p, obj)) {
+          mark_push_contents(p, obj);
+          rescan_bytes += size;
+        }
       }
       return;
     }
@@ -293,10 +327,14 @@ static void push_marked_on_page(uintptr_t a) {
       if (marked && !run) run = obj;
       if (!marked && run) {
         mark_push_range(run, obj);
+        rescan_bytes += obj - run;
         run = 0;
       }
     }
-    if (run) mark_push_range(run, obj);
+    if (run) {
+      mark_push_range(run, obj);
+      rescan_bytes += obj - run;
+    }
     return;
   }
   struct page_header *head = NULL;
@@ -308,12 +346,16 @@ static void push_marked_on_page(uintptr_t a) {
     if (base != custom_pushed_base) {
       custom_pushed_base = base;
       mark_push_contents(head, base);
+      rescan_bytes += head->object_bytes;
     }
     return;
   }
   uintptr_t lo = base > a ? base : a, end = base + head->object_bytes;
   uintptr_t hi = end < a + PAGE_BYTES ? end : a + PAGE_BYTES;
-  if (hi > lo) mark_push_range(lo, hi);
+  if (hi > lo) {
+    mark_push_range(lo, hi);
+    rescan_bytes += hi - lo;
+  }
 }
 
 void concurrent_object_blackened(struct page_header *page, uintptr_t base) {
@@ -408,6 +450,19 @@ static void mark_rounds(void) {
   }
 }
 
+/* Does the ordered release (driver_lock held, released meanwhile): the
+ * driver, or a thread about to arm that found it not taken up yet.  No
+ * cycle runs meanwhile (its arm waits), so the driver is not marked
+ * busy. */
+static void take_release(void) {
+  order_release = false;
+  pthread_mutex_unlock(&driver_lock);
+  barrier_release();
+  pthread_mutex_lock(&driver_lock);
+  release_pending = false;
+  pthread_cond_broadcast(&driver_cond);
+}
+
 static void *driver_main(void *arg) {
   (void)arg;
   sigset_t all;
@@ -415,7 +470,11 @@ static void *driver_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   pthread_mutex_lock(&driver_lock);
   for (;;) {
-    while (!order_mark) pthread_cond_wait(&driver_cond, &driver_lock);
+    while (!order_mark && !order_release) pthread_cond_wait(&driver_cond, &driver_lock);
+    if (order_release) {
+      take_release();
+      continue;
+    }
     order_mark = false;
     driver_busy = true;
     pthread_mutex_unlock(&driver_lock);
@@ -448,6 +507,32 @@ static bool order_marking(void) {
   return driver_exists;
 }
 
+/* The finish left the barrier's protections to lift (world running):
+ * the driver does it, or this thread when there is none. */
+static void order_release_now(void) {
+  pthread_mutex_lock(&driver_lock);
+  if (release_pending && driver_exists) {
+    order_release = true;
+    pthread_cond_broadcast(&driver_cond);
+  } else if (release_pending) {
+    barrier_release();
+    release_pending = false;
+  }
+  pthread_mutex_unlock(&driver_lock);
+}
+
+/* Before the barrier is armed again (or a fork): the last release done,
+ * by this thread if the driver has not taken it up yet (on a busy
+ * machine it may not have run since the finish). */
+static void wait_released(void) {
+  pthread_mutex_lock(&driver_lock);
+  if (release_pending && order_release) take_release();
+  while (release_pending) pthread_cond_wait(&driver_cond, &driver_lock);
+  pthread_mutex_unlock(&driver_lock);
+}
+
+void concurrent_before_start(void) { wait_released(); }
+
 /* ---- the cycle's steps ---- */
 
 void concurrent_arm(size_t allocated, size_t threshold) {
@@ -457,12 +542,17 @@ void concurrent_arm(size_t allocated, size_t threshold) {
   }
   for (unsigned i = 0; i < ASSIST_SLOTS; i++)
     atomic_store_explicit(&assist_slots[i].marker.progress, 0, memory_order_relaxed);
+  atomic_store_explicit(&assist_calls, 0, memory_order_relaxed);
+  atomic_store_explicit(&assist_idle, 0, memory_order_relaxed);
+  atomic_store_explicit(&assist_asked, 0, memory_order_relaxed);
   live_at_start = heap_accounting.live_after_gc;
-  threshold_at_start = threshold;
+  limit_at_start = cycle_limit(threshold);
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
+  wait_released();
   barrier_arm();
   cycle_began_ns = os_now_ns();
-  rescanned_pages = rounds = 0;
+  rescanned_pages = rounds = rescan_bytes = 0;
+  finish_rescan_pages = finish_rescan_bytes = 0;
   allocated_at_start = allocated;
   atomic_store_explicit(&ready, false, memory_order_relaxed);
   atomic_store_explicit(&running, true, memory_order_relaxed);
@@ -502,34 +592,56 @@ void concurrent_marking_stop(void) {
 }
 
 void concurrent_finish_mark(void) {
+  /* What the cycle let the program allocate, for the next trigger: read
+   * here, the unlocked refills folded in, before the collection resets
+   * the count (concurrent_end comes after). */
+  size_t allocated = heap_accounting.allocated_since_gc;
+  last_cycle_allocated = allocated > allocated_at_start ? allocated - allocated_at_start : 0;
   atomic_store_explicit(&mark_concurrently, false, memory_order_relaxed);
   parallel_gather_work();
   assist_gather();
   custom_pushed_base = 0;
-  rescanned_pages += barrier_collect_dirty(push_written, NULL);
-  barrier_disarm();
+  uint64_t bytes_before = rescan_bytes;
+  finish_rescan_pages = barrier_collect_dirty(push_written, NULL);
+  finish_rescan_bytes = rescan_bytes - bytes_before;
+  rescanned_pages += finish_rescan_pages;
+  /* The protections are lifted after the restart (concurrent_end), out
+   * of the pause: nothing reads the barrier until the next arm, which
+   * waits for that. */
+  bool later = barrier_stop_recording();
+  pthread_mutex_lock(&driver_lock);
+  release_pending = later;
+  pthread_mutex_unlock(&driver_lock);
 }
 
-void concurrent_end(struct concurrent_record *out, bool fallback) {
+void concurrent_end(SGC_gc_record_t *out, bool fallback) {
   struct barrier_counts counts = barrier_counts();
   out->start_pause_ns = start_pause_ns;
   out->cycle_ns = os_now_ns() - cycle_began_ns;
   out->rescanned_pages = counts.dirty_pages > rescanned_pages ? counts.dirty_pages : rescanned_pages;
   out->rounds = rounds;
+  out->concurrent = 1;
   out->fallback = fallback;
   uint64_t atomic_bytes, objects;
   concurrent_assist_totals(&out->mutator_marked_bytes, &atomic_bytes, &objects);
-  size_t allocated = heap_accounting.allocated_since_gc;
-  last_cycle_allocated = allocated > allocated_at_start ? allocated - allocated_at_start : 0;
+  out->cycle_allocated_bytes = last_cycle_allocated;
+  out->finish_rescan_pages = finish_rescan_pages;
+  out->finish_rescan_bytes = finish_rescan_bytes;
+  out->assists = atomic_load_explicit(&assist_calls, memory_order_relaxed);
+  out->assists_idle = atomic_load_explicit(&assist_idle, memory_order_relaxed);
+  out->assist_asked_bytes = atomic_load_explicit(&assist_asked, memory_order_relaxed);
+  out->rescanned_bytes = rescan_bytes;
   atomic_store_explicit(&running, false, memory_order_relaxed);
   atomic_store_explicit(&ready, false, memory_order_relaxed);
   atomic_fetch_add_explicit(&cycles_done, 1, memory_order_relaxed);
   if (fallback) atomic_fetch_add_explicit(&fallbacks_done, 1, memory_order_relaxed);
+  order_release_now();
 }
 
 /* ---- fork ---- */
 
 void concurrent_before_fork(void) {
+  wait_released(); /* the child has no driver to finish it */
   if (concurrent_cycle_running()) concurrent_marking_stop();
 }
 
@@ -559,7 +671,7 @@ void concurrent_after_fork_child(void) {
   forget_work(mark_collector);
   pthread_mutex_init(&driver_lock, NULL);
   pthread_cond_init(&driver_cond, NULL);
-  driver_exists = order_mark = driver_busy = false;
+  driver_exists = order_mark = driver_busy = order_release = release_pending = false;
   if (!concurrent_cycle_running()) return;
   atomic_store_explicit(&mark_concurrently, false, memory_order_relaxed);
   barrier_disarm();

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sgc.h"
+
 /* heap_lock held: switches the mode of the next collections (a running
  * cycle is finished by the next collection, whatever the mode). */
 void concurrent_set_mode(bool on);
@@ -42,15 +44,16 @@ void concurrent_marking_stop(void);
  * marker 0, pushes the marked objects of every page written since the
  * last round, and disarms the barrier. */
 void concurrent_finish_mark(void);
-/* The finish's statistics, and the cycle recorded as over. */
-struct concurrent_record {
-  uint64_t start_pause_ns, cycle_ns, rescanned_pages, rounds, mutator_marked_bytes;
-  bool fallback;
-};
+/* Before a cycle's start stops the world: the last finish's barrier
+ * release done (concurrent_arm would wait for it in the pause). */
+void concurrent_before_start(void);
 /* The program threads' marking this cycle (all of it once the finish
  * closed it): bytes, of them pointer-free, objects. */
 void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t *objects);
-void concurrent_end(struct concurrent_record *out, bool fallback);
+/* The cycle recorded as over: its figures go into the finish's record
+ * (the concurrent fields of SGC_gc_record_t but the finish's own
+ * parts). */
+void concurrent_end(SGC_gc_record_t *out, bool fallback);
 /* The start pause's length, for the finish's record. */
 void concurrent_note_start_pause(uint64_t ns);
 

@@ -349,7 +349,12 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    ",\"snapshot_ns\":%" PRIu64 ",\"blacklisted_pages\":%" PRIu64
                    ",\"concurrent\":%d,\"fallback\":%d,\"start_pause_ns\":%" PRIu64
                    ",\"cycle_ns\":%" PRIu64 ",\"rescanned_pages\":%" PRIu64 ",\"rounds\":%" PRIu64
-                   ",\"mutator_marked_bytes\":%" PRIu64,
+                   ",\"mutator_marked_bytes\":%" PRIu64 ",\"cycle_allocated_bytes\":%" PRIu64
+                   ",\"finish_rescan_pages\":%" PRIu64 ",\"finish_rescan_bytes\":%" PRIu64
+                   ",\"finish_rescan_ns\":%" PRIu64 ",\"finish_roots_ns\":%" PRIu64
+                   ",\"finish_drain_ns\":%" PRIu64 ",\"finish_marked_bytes\":%" PRIu64
+                   ",\"assists\":%" PRIu64 ",\"assists_idle\":%" PRIu64
+                   ",\"assist_asked_bytes\":%" PRIu64 ",\"rescanned_bytes\":%" PRIu64,
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
@@ -359,7 +364,10 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    r->store_free_bytes, r->pool_free_bytes, r->predicted_mark_ns,
                    r->auto_markers, r->snapshot_ns, r->blacklisted_pages, r->concurrent,
                    r->fallback, r->start_pause_ns, r->cycle_ns, r->rescanned_pages, r->rounds,
-                   r->mutator_marked_bytes);
+                   r->mutator_marked_bytes, r->cycle_allocated_bytes, r->finish_rescan_pages,
+                   r->finish_rescan_bytes, r->finish_rescan_ns, r->finish_roots_ns,
+                   r->finish_drain_ns, r->finish_marked_bytes, r->assists, r->assists_idle,
+                   r->assist_asked_bytes, r->rescanned_bytes);
   if (nm && r->numa_nodes > 1 && n > 0 && (size_t)n < sizeof line)
     n += numa_json(line + n, sizeof line - (size_t)n, r);
   if (n > 0 && (size_t)n < sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, ",\"mark_threads\":[");

@@ -244,6 +244,24 @@ int main(void) {
     for (unsigned p = 0; p < OBJECT_PAGES; p++)
       CHECK(seen[p], "GC_end_stubborn_change: page %u not reported", p);
   }
+
+  /* A cycle's finish: recording stops in the pause, the protections may
+   * be lifted after it (uffd), writes meanwhile work, and the next arm
+   * (after the release) forgets them and records afresh. */
+  bool later = barrier_stop_recording();
+  CHECK(!barrier_armed(), "recording stopped");
+  CHECK(later == (kind == BARRIER_UFFD), "release left for later: %d", later);
+  write_page(3, 6);
+  write_page(40, 6);
+  if (later) barrier_release();
+  write_page(41, 6);
+  barrier_arm();
+  collect();
+  check_exact("armed after a release", NULL, 0);
+  write_page(12, 7);
+  collect();
+  static const unsigned after_release[] = {12};
+  check_exact("armed after a release, one write", after_release, 1);
   barrier_disarm();
   return unit_finish();
 }
