@@ -192,7 +192,7 @@ bool heap_grow(size_t bytes) {
   if (limit && heap + size > limit) {
     /* Use what is left under the limit, when that holds what was asked. */
     size_t left = limit > heap ? (limit - heap) & ~(size_t)(PAGE_BYTES - 1) : 0;
-    if (left < round_to_os_page(bytes)) return grow_refused(HEAP_REFUSED_LIMIT);
+    if (left < round_to_os_page(bytes ? bytes : 1)) return grow_refused(HEAP_REFUSED_LIMIT);
     size = left;
   }
   if (chunk_grow_in_place(size)) return true;

@@ -8,7 +8,8 @@
  *  - under_limit: with a maximum 1.5 MiB above the heap, GC_expand_hp of
  *    1 MiB succeeds, a second 1 MiB fails, 256 KiB then succeeds, and the
  *    heap ends at most at the maximum (before, the first failed: growth
- *    came in whole chunks).
+ *    came in whole chunks); GC_expand_hp(0) there fails, and allocation
+ *    still works.
  *  - tail_pointers: pointers to every page around the end of an object
  *    of 1 GiB + 1.5 MiB, which reach past its chunk's end into the rest
  *    of the page map's 4 MiB slot (reserved, not usable): GC_base and a
@@ -65,6 +66,8 @@ static int under_limit(void) {
     CHECK(GC_expand_hp(MIB) == 1, "GC_expand_hp(1 MiB) failed 1.5 MiB under the limit");
     CHECK(GC_expand_hp(MIB) == 0, "GC_expand_hp(1 MiB) passed the limit");
     CHECK(GC_expand_hp(MIB / 4) == 1, "GC_expand_hp(256 KiB) failed 512 KiB under the limit");
+    CHECK(GC_expand_hp(0) == 0, "GC_expand_hp(0) passed at the limit");
+    CHECK(GC_malloc(64) != NULL, "allocation at the limit");
     CHECK(GC_get_heap_size() <= limit, "heap %zu above the limit %zu", (size_t)GC_get_heap_size(),
           limit);
     return 0;
