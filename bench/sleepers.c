@@ -14,6 +14,10 @@
  * sampled every 5 ms by the main thread) and peak_rss_mb; collections;
  * worst_burst_ms and p99_burst_ms: the longest time a burst took, as a
  * thread sees it, which holds any collection pause it met.
+ * ceiling_bursts_per_s: the rate if bursts cost nothing, from this run's own
+ * schedule (sum over threads of bursts / seconds of sleep it asked for);
+ * the allocator cannot beat it.  sleep_overrun: seconds actually asleep over
+ * seconds asked for (timer slack and a busy scheduler make it above 1).
  * Check: every kept object carries its thread, burst and index, verified
  * when its burst is dropped and at the end.
  */
@@ -32,6 +36,7 @@ typedef struct Sleeper {
   long bursts;
   size_t kept_bytes; /* what its ring holds at the end, counted */
   double worst_ms;
+  double sleep_asked_s, sleep_spent_s; /* the schedule, and what nanosleep took */
   uint32_t latency[LATENCY_BUCKETS];
 } Sleeper;
 
@@ -70,8 +75,11 @@ static void *sleeper(void *arg) {
   while (!stop) {
     long us = sleep_min_us + (long)bench_rng_below(&rng, (uint32_t)(sleep_max_us - sleep_min_us + 1));
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    double asleep = bench_now();
     nanosleep(&ts, NULL);
     double t0 = bench_now();
+    s->sleep_asked_s += (double)us * 1e-6;
+    s->sleep_spent_s += t0 - asleep;
     int slot = (int)(b % (uint32_t)kept_bursts);
     if (ring[slot]) check_burst(ring[slot], (uint32_t)s->id, b - (uint32_t)kept_bursts);
     Obj *head = NULL, **tail = &head;
@@ -148,12 +156,15 @@ int main(int argc, char **argv) {
 
   long bursts = 0;
   size_t kept = 0;
-  double worst = 0;
+  double worst = 0, ceiling = 0, asked = 0, spent = 0;
   static uint64_t hist[LATENCY_BUCKETS];
   for (int i = 0; i < nthreads; i++) {
     bursts += sl[i].bursts;
     kept += sl[i].kept_bytes;
     if (sl[i].worst_ms > worst) worst = sl[i].worst_ms;
+    if (sl[i].sleep_asked_s > 0) ceiling += (double)sl[i].bursts / sl[i].sleep_asked_s;
+    asked += sl[i].sleep_asked_s;
+    spent += sl[i].sleep_spent_s;
     for (int k = 0; k < LATENCY_BUCKETS; k++) hist[k] += sl[i].latency[k];
   }
   uint64_t seen = 0;
@@ -168,6 +179,8 @@ int main(int argc, char **argv) {
   bench_result_begin("sleepers", nthreads, wall);
   bench_kv("bursts", "%ld", bursts);
   bench_kv("bursts_per_s", "%.0f", (double)bursts / wall);
+  bench_kv("ceiling_bursts_per_s", "%.0f", ceiling);
+  bench_kv("sleep_overrun", "%.3f", asked > 0 ? spent / asked : 0.0);
   bench_kv("peak_heap_mb", "%.1f", (double)peak_heap / 1048576.0);
   bench_kv("peak_rss_mb", "%.1f", (double)bench_peak_rss_kb() / 1024.0);
   bench_kv("kept_mb", "%.1f", (double)kept / 1048576.0);

@@ -318,7 +318,7 @@ GC_API void *GC_base(void *p) {
   return (void *)object_start_rule((uintptr_t)p, &page, true);
 }
 
-GC_API int GC_is_heap_ptr(const void *p) { return page_of_address((uintptr_t)p) != NULL; }
+GC_API int GC_is_heap_ptr(const void *p) { return heap_holds((uintptr_t)p); }
 
 GC_API size_t GC_size(const void *p) {
   struct page_header *page;

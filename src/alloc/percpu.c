@@ -37,23 +37,33 @@ static inline struct rseq *thread_rseq(void) {
   return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
 }
 
-static void percpu_start(const char *lab);
+static void percpu_start(const char *lab, bool asked);
 
-void percpu_init(void) { percpu_start(getenv("SGC_LAB")); }
+/* Flip by default: it keeps per-thread caches while the threads' caches
+ * hold little (programs with about as many threads as CPUs never
+ * switch) and switches where many threads each hold a cache, which
+ * per-thread caches make grow with the threads (issue 53). */
+void percpu_init(void) {
+  const char *lab = getenv("SGC_LAB");
+  percpu_start(lab && *lab ? lab : "flip", lab && *lab);
+}
 
 void percpu_set_mode(int lab) {
   percpu_enabled = percpu_flip = false;
-  percpu_start(lab == 2 ? "cpu" : lab == 3 ? "flip" : "thread");
+  percpu_start(lab == 2 ? "cpu" : lab == 3 ? "flip" : "thread", true);
 }
 
-static void percpu_start(const char *lab) {
-  if (!lab || !*lab || !strcmp(lab, "thread")) return;
-  bool flip = !strcmp(lab, "flip");
-  if (strcmp(lab, "cpu") && !flip) {
-    sgc_warn("SGC_LAB=%s: use thread, cpu or flip; using thread", lab);
-    return;
+/* ASKED: the program chose LAB; the default falls back to per-thread
+ * caches without a word where per-CPU ones cannot run. */
+static void percpu_start(const char *lab, bool asked) {
+  if (!strcmp(lab, "thread")) return;
+  if (strcmp(lab, "cpu") && strcmp(lab, "flip")) {
+    sgc_warn("SGC_LAB=%s: use thread, cpu or flip; using flip", lab);
+    lab = "flip";
   }
+  bool flip = !strcmp(lab, "flip");
   if (__rseq_size < 20 || (int32_t)thread_rseq()->cpu_id < 0) {
+    if (!asked) return;
     percpu_fell_back = true;
     sgc_warn("SGC_LAB=%s: rseq is not registered by glibc here; using per-thread caches", lab);
     return;
@@ -61,8 +71,9 @@ static void percpu_start(const char *lab) {
   long cpus = sysconf(_SC_NPROCESSORS_CONF);
   if (cpus < 1) cpus = 1;
   if (cpus > PERCPU_MAX_CPUS) {
-    sgc_warn("SGC_LAB=cpu: %ld CPUs, more than %d; using per-thread caches", cpus,
-             PERCPU_MAX_CPUS);
+    if (asked)
+      sgc_warn("SGC_LAB=%s: %ld CPUs, more than %d; using per-thread caches", lab, cpus,
+               PERCPU_MAX_CPUS);
     return;
   }
   cpu_cache_count = (unsigned)cpus;

@@ -38,7 +38,8 @@ extern struct cpu_cache cpu_caches[PERCPU_MAX_CPUS];
 extern unsigned cpu_cache_count;
 extern struct percpu_stats percpu_stats;
 
-/* Reads SGC_LAB; says why per-CPU caches are off if they are. */
+/* Reads SGC_LAB (default flip); says why per-CPU caches are off if the
+ * program asked for them and they are. */
 void percpu_init(void);
 /* SGC_init's SGC_attr_t.lab (1 thread, 2 cpu, 3 flip). */
 void percpu_set_mode(int lab);

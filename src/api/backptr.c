@@ -19,7 +19,7 @@ GC_API void *GC_generate_random_heap_address(void) {
   for (int tries = 0; tries < 100000; tries++) {
     unsigned s = atomic_fetch_add_explicit(&seed, 0x9e3779b9u, memory_order_relaxed);
     uintptr_t r = ((uintptr_t)rand_r(&s) << 31 | (uintptr_t)rand_r(&s)) % (hi - lo);
-    if (page_of_address(lo + r)) return (void *)(lo + r);
+    if (heap_holds(lo + r)) return (void *)(lo + r);
   }
   return NULL;
 }

@@ -56,7 +56,7 @@ GC_API void *GC_post_incr(void **p, ptrdiff_t by) {
  * rule in force (interior pointers, or registered displacements). */
 GC_API void *GC_is_valid_displacement(void *p) {
   struct page_header *page;
-  if (page_of_address((uintptr_t)p) && !object_start((uintptr_t)p, &page))
+  if (heap_holds((uintptr_t)p) && !object_start((uintptr_t)p, &page))
     GC_is_valid_displacement_print_proc(p);
   return p;
 }
@@ -68,7 +68,7 @@ GC_API void *GC_is_visible(void *p) {
   struct sgc_thread *self = sgc_self;
   if (self && a >= (uintptr_t)__builtin_frame_address(0) && a < thread_stack_end(self)) return p;
   struct page_header *page;
-  if (page_of_address(a)) {
+  if (heap_holds(a)) {
     uintptr_t base = object_start_rule(a, &page, true);
     if (base && page->kind != KIND_ATOMIC && page->kind != KIND_ATOMIC_UNCOLLECTABLE) return p;
   } else {

@@ -39,9 +39,11 @@ size_t heap_size_bytes(void) {
 struct chunk *heap_first_chunk(void) { return chunk_list; }
 
 /* C's base is CHUNK_BYTES-aligned (os_reserve_room), which the
- * entries' FIRST relies on; so are its growths.  Publishes [FROM, TO). */
+ * entries' FIRST relies on.  Publishes every slot [FROM, TO) touches
+ * (a slot a growth in place shares with the pages before it is stored
+ * again, with the same values). */
 static bool pagemap_insert(struct chunk *c, uintptr_t from, uintptr_t to) {
-  for (uintptr_t a = from; a < to; a += CHUNK_BYTES) {
+  for (uintptr_t a = from & ~(uintptr_t)(CHUNK_BYTES - 1); a < to; a += CHUNK_BYTES) {
     size_t i1 = a >> (CHUNK_SHIFT + PAGEMAP_L2_BITS);
     struct pagemap_entry *l2 = atomic_load_explicit(&pagemap_l1[i1], memory_order_acquire);
     if (!l2) {
@@ -97,6 +99,25 @@ static size_t descriptor_bytes_for(size_t pages) {
   return round_to_os_page(sizeof(struct chunk) + pages * sizeof(struct page_header));
 }
 
+/* The heap grows by multiples of this, less than a chunk, so the
+ * collect-or-grow decision (collect/collect.c) gets about the heap it
+ * asks for, not the next multiple of 4 MiB, and the heap's size counts
+ * only pages the program can use (history.md, "Heap growth in 1 MiB
+ * steps").  A chunk's pages past PAGE_COUNT stay reserved only
+ * (PROT_NONE, no memory). */
+enum { HEAP_GROW_STEP = 1 << 20 };
+
+static size_t round_up(size_t bytes, size_t step) { return (bytes + step - 1) & ~(step - 1); }
+
+/* Descriptor bytes committed for a chunk of PAGES usable pages: the
+ * headers of every page-map slot they touch, whole.  The page map names
+ * a header for each page of a slot (page_of_address), so a false pointer
+ * into the slot's unusable pages reads one: committed, never written, it
+ * reads as zero (a free page, heap.h) and costs no memory. */
+static size_t descriptor_bytes_committed(size_t pages) {
+  return descriptor_bytes_for(round_up(pages, PAGES_PER_CHUNK));
+}
+
 /* Pages C's free span at its end holds (0 when its last page is used). */
 static size_t free_tail_pages(struct chunk *c) {
   struct page_header *last = &c->pages[c->page_count - 1];
@@ -130,7 +151,7 @@ static bool chunk_grow_in_place(size_t size) {
   struct chunk *c = best;
   size_t from = c->page_count;
   uintptr_t lo = c->base + (from << PAGE_SHIFT), hi = lo + size;
-  size_t desc_bytes = descriptor_bytes_for(from + pages);
+  size_t desc_bytes = descriptor_bytes_committed(from + pages);
   if (!os_commit((void *)lo, size)) return false;
   heap_place_pages(lo, hi);
   if (desc_bytes > c->descriptor_bytes &&
@@ -141,7 +162,7 @@ static bool chunk_grow_in_place(size_t size) {
   /* The headers are there (zero: free and clean) before the page map
    * names them. */
   if (!pagemap_insert(c, lo, hi)) sgc_fatal("cannot map page table for %zu bytes", size);
-  c->page_count = from + pages;
+  __atomic_store_n(&c->page_count, from + pages, __ATOMIC_RELAXED); /* heap_holds */
   heap_added(lo, hi, size);
   heap_committed(lo, hi);
   page_pool_add_grown(c, from);
@@ -150,13 +171,13 @@ static bool chunk_grow_in_place(size_t size) {
 }
 
 /* Reserves a new chunk's ROOM bytes of pages (CHUNK_BYTES-aligned) in
- * *BASE and their headers in *C, nothing committed; false, with errno
- * and nothing kept, when either is refused. */
+ * *BASE and the headers of every slot they touch in *C, nothing
+ * committed; false, with errno and nothing kept, when either is refused. */
 static bool chunk_reserve(size_t room, void **base, struct chunk **c) {
   *base = os_reserve_room(room, CHUNK_BYTES, false);
   if (!*base) return false;
   SGC_ASSERT(((uintptr_t)*base & (CHUNK_BYTES - 1)) == 0);
-  *c = os_reserve_room(descriptor_bytes_for(room >> PAGE_SHIFT), 0, true);
+  *c = os_reserve_room(descriptor_bytes_committed(room >> PAGE_SHIFT), 0, true);
   if (*c) return true;
   int why = errno;
   os_free(*base, room);
@@ -166,28 +187,32 @@ static bool chunk_reserve(size_t room, void **base, struct chunk **c) {
 
 bool heap_grow(size_t bytes) {
   if (bytes > HEAP_BYTES_MAX) return grow_refused(ENOMEM); /* GC_expand_hp(SIZE_MAX) */
-  size_t size = (bytes + CHUNK_BYTES - 1) & ~(size_t)(CHUNK_BYTES - 1);
-  if (size == 0) size = CHUNK_BYTES;
-  size_t limit = sgc_settings.max_heap_bytes;
-  if (limit && heap_size_bytes() + size > limit) {
-    /* Use what is left under the limit, in whole chunks. */
-    if (heap_size_bytes() + CHUNK_BYTES > limit || size > CHUNK_BYTES)
-      return grow_refused(HEAP_REFUSED_LIMIT);
+  size_t size = round_up(bytes ? bytes : 1, HEAP_GROW_STEP);
+  size_t limit = sgc_settings.max_heap_bytes, heap = heap_size_bytes();
+  if (limit && heap + size > limit) {
+    /* Use what is left under the limit, when that holds what was asked. */
+    size_t left = limit > heap ? (limit - heap) & ~(size_t)(PAGE_BYTES - 1) : 0;
+    if (left < round_to_os_page(bytes ? bytes : 1)) return grow_refused(HEAP_REFUSED_LIMIT);
+    size = left;
   }
   if (chunk_grow_in_place(size)) return true;
-  size_t room = size > CHUNK_ROOM_BYTES ? size : CHUNK_ROOM_BYTES;
+  /* Whole slots of the page map, so no other mapping lies in the slot
+   * of the chunk's last page. */
+  size_t room = size > CHUNK_ROOM_BYTES ? round_up(size, CHUNK_BYTES) : CHUNK_ROOM_BYTES;
   void *base;
   struct chunk *c;
   if (!chunk_reserve(room, &base, &c)) {
-    /* The address space is limited (RLIMIT_AS): the chunk alone. */
+    /* The address space is limited (RLIMIT_AS): the chunk alone.  The
+     * rest of its last slot may then hold other mappings, which its
+     * headers (zero) and heap_holds take for no object, no heap. */
     room = size;
     if (!chunk_reserve(room, &base, &c)) return grow_refused(errno);
   }
-  size_t pages = size >> PAGE_SHIFT, desc_bytes = descriptor_bytes_for(pages);
+  size_t pages = size >> PAGE_SHIFT, desc_bytes = descriptor_bytes_committed(pages);
   if (!os_commit(base, size) || !os_commit(c, desc_bytes)) {
     int why = errno;
     os_free(base, room);
-    os_free(c, descriptor_bytes_for(room >> PAGE_SHIFT));
+    os_free(c, descriptor_bytes_committed(room >> PAGE_SHIFT));
     return grow_refused(why);
   }
   /* Before the first write to either, which would place its page. */

@@ -97,7 +97,10 @@ struct page_header {
 
 /* A chunk keeps address space after its pages, and for their headers,
  * to grow in place (heap_grow): up to RESERVED_PAGES pages, of which
- * PAGE_COUNT are in use.  Pages and headers beyond are reserved only. */
+ * PAGE_COUNT are in use.  Pages beyond are reserved only; the headers of
+ * the page-map slot that holds the last page in use are committed whole
+ * (heap.c), the rest reserved only.  PAGE_COUNT only grows, under
+ * heap_lock (atomic stores; heap_holds reads it without the lock). */
 struct chunk {
   uintptr_t base;
   size_t page_count;
@@ -152,10 +155,21 @@ static inline struct page_header *page_of_low_address(uintptr_t a) {
   return first + ((a >> PAGE_SHIFT) & (PAGES_PER_CHUNK - 1));
 }
 
-/* Page header for any word value, or NULL when it points outside the heap. */
+/* Page header for any word value, or NULL when it points outside the
+ * heap's page-map slots.  A slot's pages past its chunk's end (heap.c
+ * grows by less than a slot) have headers too, which read as free. */
 static inline struct page_header *page_of_address(uintptr_t a) {
   if (a >> ADDRESS_BITS) return NULL;
   return page_of_low_address(a);
+}
+
+/* Whether A lies in a page of the heap in use, not in the rest of its
+ * chunk's last slot: the API's "is this the heap" (GC_is_heap_ptr).
+ * Relaxed: a page count read while the heap grows is an older one, and
+ * A then in a page that was not the heap's when the call began. */
+static inline bool heap_holds(uintptr_t a) {
+  struct chunk *c = chunk_of_address(a);
+  return c && a - c->base < __atomic_load_n(&c->page_count, __ATOMIC_RELAXED) << PAGE_SHIFT;
 }
 
 /* Sets up page_is_object_start for objects of OBJECT_BYTES. */

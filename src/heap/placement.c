@@ -13,10 +13,14 @@ void heap_place_pages(uintptr_t lo, uintptr_t hi) {
   if (numa_placement == NUMA_INTERLEAVE) {
     numa_bind_interleave((void *)lo, hi - lo);
   } else if (numa_placement == NUMA_LOCAL) {
-    /* Chunks and their growths are whole stripes (placement.h). */
-    for (uintptr_t a = lo; a < hi; a += (uintptr_t)1 << LOCAL_STRIPE_SHIFT)
-      numa_bind_node((void *)a, (size_t)1 << LOCAL_STRIPE_SHIFT, heap_stripe_node(a),
-                     numa_decisions.bound_bytes);
+    /* A growth may start or end inside a stripe (heap.c grows by less
+     * than a chunk): each piece goes to its own stripe's node. */
+    const uintptr_t stripe = (uintptr_t)1 << LOCAL_STRIPE_SHIFT;
+    for (uintptr_t a = lo, end; a < hi; a = end) {
+      end = (a | (stripe - 1)) + 1;
+      if (end > hi) end = hi;
+      numa_bind_node((void *)a, end - a, heap_stripe_node(a), numa_decisions.bound_bytes);
+    }
   }
 }
 

@@ -15,7 +15,7 @@
 
 enum {
   /* A local stripe is a chunk's worth: chunks are aligned to it, so a
-   * chunk's pages and its growths are whole stripes. */
+   * chunk's first page starts a stripe (its growths may end inside one). */
   LOCAL_STRIPE_SHIFT = CHUNK_SHIFT,
   /* BMB: 256 pages' headers go to one node, the next 256 pages' to the
    * next: 23 whole descriptor pages while a header is 368 bytes, so the

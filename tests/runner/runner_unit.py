@@ -383,6 +383,17 @@ class Ceiling(unittest.TestCase):
         self.assertEqual(report.section_ceiling([]), [])
 
 
+class Sleepers(unittest.TestCase):
+    def test_table_shows_the_runs_own_ceiling(self):
+        rows = [row("sleepers", "sgc", 50, None, "default", run, metric=m, collections=10,
+                    extra=f"ceiling_bursts_per_s={c} sleep_overrun=1.1 peak_heap_mb=6")
+                for run, m, c in ((1, 30000.0, 41000), (2, 31000.0, 41600), (3, 29000.0, 41500))]
+        text = "\n".join(report.section_sleepers(rows))
+        self.assertIn("ceiling bursts/s", text)
+        self.assertIn("| sgc | default | 50 | 30,000 | 41,500 | 1.10 | 10 | 6 |", text)
+        self.assertEqual(report.section_sleepers([]), [])
+
+
 class ThreadTime(unittest.TestCase):
     def test_time_with_two_threads_paired_and_of_medians(self):
         # Round 2 is slow for both thread counts.  The rounds' own ratios
