@@ -394,16 +394,16 @@ def section_bursty(rows):
 def section_sleepers(rows):
     body = []
     for (prog, impl, t, gct, var), rs in group(rows).items():
-        if prog != "sleepers":
+        if not prog.startswith("sleepers"):
             continue
-        body.append([impl, var, t, fmt_num(agg(rs, "metric")), fmt_num(agg(rs, "collections")),
+        body.append([prog, impl, var, t, fmt_num(agg(rs, "metric")), fmt_num(agg(rs, "collections")),
                      fmt_num(agg_extra(rs, "peak_heap_mb")), fmt_num(agg_extra(rs, "kept_mb") or agg_extra(rs, "kept_mb_approx")),
                      fmt_num(agg_extra(rs, "worst_burst_ms")), fmt_num(agg_extra(rs, "p99_burst_ms")),
                      status_of(rs)])
     if not body:
         return []
     return ["## Sleeping threads with their own live sets (issue 53)\n",
-            md_table(["impl", "variant", "threads", "bursts/s", "collections", "peak heap MB",
+            md_table(["program", "impl", "variant", "threads", "bursts/s", "collections", "peak heap MB",
                       "kept MB", "worst burst ms", "p99 burst ms", "status"], body), ""]
 
 

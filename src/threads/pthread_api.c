@@ -284,11 +284,11 @@ void registry_lock_take(void) {
 
 /* Whether thread T may run a blocking section: not while it holds one
  * of the locks a collection takes (GC_stop_world_external, a callback
- * under heap_lock or meta_lock), is inside the page path
- * (alloc/page_path.h) or marks for a concurrent cycle, all of which a
- * collection waits for before it stops the world, and the section's
- * exit waits for a stop to end.  Such a thread, or one already in a
- * section, runs FN as it is. */
+ * under heap_lock or meta_lock: the stop the exit would wait for may be
+ * its own), is inside the page path (alloc/page_path.h) or marks for a
+ * concurrent cycle, all of which a collection waits for before it
+ * stops the world.  Such a thread, or one already in a section, runs FN
+ * as it is. */
 static bool may_block(struct sgc_thread *t) {
   return !atomic_load_explicit(&t->blocked, memory_order_relaxed) &&
          !lock_held_by(&heap_lock, t->tid) && !lock_held_by(&registry_lock, t->tid) &&

@@ -91,7 +91,11 @@ static void stop_for_epoch(struct sgc_thread *self, uint32_t epoch) {
  * stop_world and start_world (collections, GC_stop_world_external, the
  * back-pointer search), so no one else needs the old rule that a blocked
  * thread cannot leave while registry_lock is held.  Async-signal-safe
- * (atomics and the futex), as a section may run in a signal handler. */
+ * (atomics and the futex), as a section may run in a signal handler.  A
+ * handler that runs between the store and the read and enters a section
+ * of its own moves blocked_sp down (or onto its alternate stack) while a
+ * stop that counted the thread may read it: the scan then covers more of
+ * the stack, never less, and that section's exit waits for the stop. */
 void stop_world_leave_blocking(struct sgc_thread *t) {
   for (;;) {
     atomic_store_explicit(&t->blocked, 0, memory_order_seq_cst);
