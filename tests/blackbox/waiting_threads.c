@@ -11,7 +11,10 @@
  * record must count one stopped thread, the collector (before: ten);
  * each list must be intact when its thread wakes.  The calls' results
  * and errno are glibc's: timeouts, invalid arguments, and EINTR when a
- * program's signal (no SA_RESTART) interrupts a poll or an epoll_wait.
+ * program's signal (no SA_RESTART) interrupts a poll or an epoll_wait;
+ * a thread cancelled in pthread_cond_wait cleans up with the mutex held.
+ * Waiters woken while GC_stop_world_external holds the world stopped
+ * run on only once it restarts.
  */
 #define _GNU_SOURCE
 #define GC_THREADS
@@ -152,6 +155,83 @@ static void check_eintr(int kind) {
   CHECK(pthread_join(t, NULL) == 0);
 }
 
+/* A thread cancelled in pthread_cond_wait runs its cleanup handler with
+ * the mutex held, as glibc's wait reacquires it, and leaves its section
+ * on the way: a collection after the join must not wait for it. */
+static atomic_int cleanup_held_mutex;
+static void unlock_on_cancel(void *arg) {
+  atomic_store(&cleanup_held_mutex, pthread_mutex_trylock(arg) == EBUSY);
+  pthread_mutex_unlock(arg);
+}
+static void *cancelled(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&lock);
+  atomic_store(&waiting, 1);
+  pthread_cleanup_push(unlock_on_cancel, &lock);
+  for (;;) pthread_cond_wait(&cond, &lock);
+  pthread_cleanup_pop(1);
+  return NULL;
+}
+static void check_cancel(void) {
+  atomic_store(&waiting, 0);
+  pthread_t t;
+  CHECK(GC_pthread_create(&t, NULL, cancelled, NULL) == 0);
+  while (!atomic_load(&waiting)) sched_yield();
+  struct timespec settle = {0, 20000000};
+  nanosleep(&settle, NULL);
+  CHECK(pthread_cancel(t) == 0);
+  void *result;
+  CHECK(pthread_join(t, &result) == 0 && result == PTHREAD_CANCELED, "cancelled wait");
+  CHECK(atomic_load(&cleanup_held_mutex), "the cleanup handler ran without the mutex");
+  CHECK(pthread_mutex_trylock(&lock) == 0, "the mutex stayed locked after the cancel");
+  pthread_mutex_unlock(&lock);
+  GC_gcollect();
+}
+
+/* A waiter woken while the world is stopped (GC_stop_world_external)
+ * leaves its section only once the world restarts: the collector counted
+ * it as stopped and may be scanning its stack.  One waits on the
+ * condition variable, one in poll. */
+static atomic_int ran_on;
+static void *woken_in_stop(void *arg) {
+  long kind = (long)arg;
+  if (kind == COND_WAIT) {
+    pthread_mutex_lock(&lock);
+    atomic_fetch_add(&waiting, 1);
+    while (!atomic_load(&wake)) pthread_cond_wait(&cond, &lock);
+    pthread_mutex_unlock(&lock);
+  } else {
+    atomic_fetch_add(&waiting, 1);
+    fd_wait_in(POLL);
+  }
+  atomic_fetch_add(&ran_on, 1);
+  return NULL;
+}
+static void check_stopped_world_holds(void) {
+  char byte;
+  CHECK(read(pipe_fds[0], &byte, 1) == 1); /* the pipe empty again */
+  atomic_store(&wake, 0);
+  atomic_store(&waiting, 0);
+  pthread_t t[2];
+  CHECK(GC_pthread_create(&t[0], NULL, woken_in_stop, (void *)(long)COND_WAIT) == 0);
+  CHECK(GC_pthread_create(&t[1], NULL, woken_in_stop, (void *)(long)POLL) == 0);
+  while (atomic_load(&waiting) < 2) sched_yield();
+  struct timespec settle = {0, 50000000};
+  nanosleep(&settle, NULL);
+  GC_stop_world_external();
+  pthread_mutex_lock(&lock);
+  atomic_store(&wake, 1);
+  pthread_cond_broadcast(&cond);
+  pthread_mutex_unlock(&lock);
+  CHECK(write(pipe_fds[1], "x", 1) == 1);
+  nanosleep(&settle, NULL); /* sgc's locks held: a plain sleep */
+  int early = atomic_load(&ran_on);
+  GC_start_world_external();
+  CHECK(early == 0, "%d waiters ran on while the world was stopped", early);
+  for (int i = 0; i < 2; i++) CHECK(pthread_join(t[i], NULL) == 0);
+  CHECK(atomic_load(&ran_on) == 2);
+}
+
 static void check_results(void) {
   /* Condition waits: timeouts and invalid arguments. */
   pthread_mutex_lock(&lock);
@@ -204,6 +284,7 @@ static void check_results(void) {
   CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
   check_eintr(0);
   check_eintr(1);
+  check_cancel();
 }
 
 int main(void) {
@@ -245,6 +326,7 @@ int main(void) {
   CHECK(write(pipe_fds[1], "x", 1) == 1);
   for (int i = 0; i < WAITERS; i++) CHECK(pthread_join(t[i], NULL) == 0, "join");
 
+  check_stopped_world_holds();
   check_results();
   printf("waiting_threads: ok (%d waiters, %d collections, at most %d thread stopped)\n",
          WAITERS, COLLECTIONS, stopped_most);
