@@ -13,8 +13,11 @@
  *
  * glibc has two ABIs of pthread_cond_wait and pthread_cond_timedwait on
  * x86-64: GLIBC_2.3.2, the default every program built since 2003 calls,
- * and GLIBC_2.2.5's old condition variable.  sgc's definition is called
- * for the default one and calls glibc's GLIBC_2.3.2 symbol (dlvsym). */
+ * and GLIBC_2.2.5's old condition variable.  A program's versioned call
+ * binds to sgc's unversioned definition, which calls glibc's GLIBC_2.3.2
+ * symbol (dlvsym: a plain dlsym has not always given the default).  A
+ * binary built against glibc before 2.3.2 would reach the new ABI with
+ * an old condition variable: not supported. */
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
