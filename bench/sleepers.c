@@ -8,6 +8,10 @@
  * kept in the burst's list; the thread keeps its last -k (8) bursts, so
  * its live set is constant (about 21 KB at the defaults: some 10 MB over
  * 500 threads) and everything else it allocates is garbage at once.
+ * -w says how a thread sleeps: "sleep" (nanosleep, the default), "cond"
+ * (pthread_cond_timedwait on a condition variable of its own, never
+ * signalled, as an idle server worker waits for work) or "poll" (ppoll
+ * with no descriptors, as an event loop waits).
  *
  * Metrics: bursts_per_s over all threads; kept_mb, the bytes the threads'
  * rings hold at the end (object sizes summed); peak_heap_mb (GC_get_heap_size
@@ -16,12 +20,14 @@
  * thread sees it, which holds any collection pause it met.
  * ceiling_bursts_per_s: the rate if bursts cost nothing, from this run's own
  * schedule (sum over threads of bursts / seconds of sleep it asked for);
- * the allocator cannot beat it.  sleep_overrun: seconds actually asleep over
+ * the allocator cannot beat it.  sleep_overrun: seconds actually waited over
  * seconds asked for (timer slack and a busy scheduler make it above 1).
  * Check: every kept object carries its thread, burst and index, verified
  * when its burst is dropped and at the end.
  */
 #include "bench_common.h"
+
+#include <poll.h>
 
 typedef struct Obj {
   struct Obj *next;
@@ -44,6 +50,42 @@ static int nthreads = 500, burst = 200, kept_bursts = 8, keep_every = 8;
 static long sleep_min_us = 200, sleep_max_us = 2200;
 static double duration_s = 3.0;
 static volatile int stop;
+static enum { WAIT_SLEEP, WAIT_COND, WAIT_POLL } wait_mode = WAIT_SLEEP;
+
+/* A thread's condition variable and mutex, for -w cond. */
+typedef struct Waiter {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+} Waiter;
+
+static void waiter_init(Waiter *w) {
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_cond_init(&w->cond, &attr);
+  pthread_condattr_destroy(&attr);
+}
+
+/* Waits US microseconds the way -w says. */
+static void wait_for(Waiter *w, long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  if (wait_mode == WAIT_SLEEP) {
+    nanosleep(&ts, NULL);
+  } else if (wait_mode == WAIT_POLL) {
+    ppoll(NULL, 0, &ts, NULL);
+  } else {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += ts.tv_sec;
+    deadline.tv_nsec += ts.tv_nsec;
+    if (deadline.tv_nsec >= 1000000000) deadline.tv_sec++, deadline.tv_nsec -= 1000000000;
+    pthread_mutex_lock(&w->lock);
+    while (pthread_cond_timedwait(&w->cond, &w->lock, &deadline) == 0) {
+    } /* no one signals it: until the deadline */
+    pthread_mutex_unlock(&w->lock);
+  }
+}
 
 static Obj *make(uint32_t thread, uint32_t b, uint32_t index, uint32_t size) {
   Obj *o = (Obj *)bench_xmalloc(size);
@@ -72,11 +114,12 @@ static void *sleeper(void *arg) {
   memset(ring, 0, sizeof(Obj *) * (size_t)kept_bursts);
   bench_rng rng = {0x9e3779b97f4a7c15ull * (uint64_t)(s->id + 1)};
   uint32_t b = 0;
+  Waiter w;
+  waiter_init(&w);
   while (!stop) {
     long us = sleep_min_us + (long)bench_rng_below(&rng, (uint32_t)(sleep_max_us - sleep_min_us + 1));
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     double asleep = bench_now();
-    nanosleep(&ts, NULL);
+    wait_for(&w, us);
     double t0 = bench_now();
     s->sleep_asked_s += (double)us * 1e-6;
     s->sleep_spent_s += t0 - asleep;
@@ -109,7 +152,7 @@ static void *sleeper(void *arg) {
 
 int main(int argc, char **argv) {
   int c;
-  while ((c = getopt(argc, argv, "t:d:b:k:e:s:S:")) != -1) {
+  while ((c = getopt(argc, argv, "t:d:b:k:e:s:S:w:")) != -1) {
     switch (c) {
       case 't': nthreads = (int)bench_arg_long("-t", optarg, 1, 100000); break;
       case 'd': duration_s = bench_arg_double("-d", optarg, 0.01, 3600); break;
@@ -118,9 +161,16 @@ int main(int argc, char **argv) {
       case 'e': keep_every = (int)bench_arg_long("-e", optarg, 1, 1 << 20); break;
       case 's': sleep_min_us = bench_arg_long("-s", optarg, 0, 10000000); break;
       case 'S': sleep_max_us = bench_arg_long("-S", optarg, 0, 10000000); break;
+      case 'w':
+        if (strcmp(optarg, "sleep") == 0) wait_mode = WAIT_SLEEP;
+        else if (strcmp(optarg, "cond") == 0) wait_mode = WAIT_COND;
+        else if (strcmp(optarg, "poll") == 0) wait_mode = WAIT_POLL;
+        else BENCH_USAGE_EXIT("sleepers: -w takes sleep, cond or poll\n");
+        break;
       default:
         BENCH_USAGE_EXIT("usage: sleepers [-t threads] [-d seconds] [-b burst] [-k kept_bursts] "
-                         "[-e keep_every] [-s sleep_min_us] [-S sleep_max_us]\n");
+                         "[-e keep_every] [-s sleep_min_us] [-S sleep_max_us] "
+                         "[-w sleep|cond|poll]\n");
     }
   }
   if (sleep_max_us < sleep_min_us) sleep_max_us = sleep_min_us;

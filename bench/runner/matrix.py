@@ -198,6 +198,12 @@ PROGRAMS = {
         "bin": "sleepers", "metric": "bursts_per_s", "malloc": False, "hash": False,
         "args": sizes(["-d", "0.5"], ["-d", "3"], full=[]),
     },
+    # ... waiting on condition variables of their own with timeouts instead
+    # (an idle server worker; threads/cond_waits.c)
+    "sleepers-cond": {
+        "bin": "sleepers", "metric": "bursts_per_s", "malloc": False, "hash": False,
+        "args": sizes(["-d", "0.5", "-w", "cond"], ["-d", "3", "-w", "cond"], full=[]),
+    },
     # a server holding a large live heap, every request's latency (issue 54;
     # bench/latency.c): 256 MiB and 1 GiB live
     **{f"latency-{name}": {"bin": "latency", "metric": "requests_per_s", "malloc": False,
@@ -361,7 +367,7 @@ EXPERIMENTS = {
     "bursty": {"programs": ["bursty"], "impls": ["sgc", "bdwgc"], "threads": [200, 500, 1000],
                "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
     # heap against thread count when most threads sleep (issue 53)
-    "sleepers": {"programs": ["sleepers"], "impls": ["sgc", "bdwgc"], "threads": [50, 500, 2000],
+    "sleepers": {"programs": ["sleepers", "sleepers-cond"], "impls": ["sgc", "bdwgc"], "threads": [50, 500, 2000],
                  "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
     # flip mode must also pick per-thread caches where they are better
     "lab-gcbench": {"programs": ["gcbench"], "impls": ["sgc"], "threads": [1, 2],

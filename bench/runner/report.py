@@ -394,10 +394,10 @@ def section_bursty(rows):
 def section_sleepers(rows):
     body = []
     for (prog, impl, t, gct, var), rs in group(rows).items():
-        if prog != "sleepers":
+        if not prog.startswith("sleepers"):
             continue
         ceiling = agg_extra(rs, "ceiling_bursts_per_s")
-        body.append([impl, var, t, fmt_num(agg(rs, "metric")), fmt_num(ceiling),
+        body.append([prog, impl, var, t, fmt_num(agg(rs, "metric")), fmt_num(ceiling),
                      fmt_num(agg_extra(rs, "sleep_overrun")), fmt_num(agg(rs, "collections")),
                      fmt_num(agg_extra(rs, "peak_heap_mb")), fmt_num(agg_extra(rs, "kept_mb") or agg_extra(rs, "kept_mb_approx")),
                      fmt_num(agg_extra(rs, "worst_burst_ms")), fmt_num(agg_extra(rs, "p99_burst_ms")),
@@ -408,8 +408,8 @@ def section_sleepers(rows):
             "`ceiling bursts/s`: the rate if bursts cost nothing, from each run's own sleep "
             "schedule (sum over threads of bursts / seconds of sleep asked for); no allocator "
             "can pass it.  `oversleep`: seconds asleep over seconds asked for.\n",
-            md_table(["impl", "variant", "threads", "bursts/s", "ceiling bursts/s", "oversleep",
-                      "collections", "peak heap MB",
+            md_table(["program", "impl", "variant", "threads", "bursts/s", "ceiling bursts/s",
+                      "oversleep", "collections", "peak heap MB",
                       "kept MB", "worst burst ms", "p99 burst ms", "status"], body), ""]
 
 

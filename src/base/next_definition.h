@@ -11,11 +11,22 @@ void *next_definition(void *_Atomic *cache, const char *name);
  * come where dlsym may not run (a signal handler, a GC thread). */
 void next_definition_prime(void *_Atomic *cache, const char *name);
 
+/* next_definition, preferring NAME's symbol of VERSION when the next
+ * object has one. */
+void *next_definition_version(void *_Atomic *cache, const char *name, const char *version);
+
 /* Defines next_NAME(), returning NAME's next definition as TYPE. */
 #define NEXT(type, name)                                          \
   static void *_Atomic next_cache_##name;                         \
   static type next_##name(void) {                                 \
     return (type)next_definition(&next_cache_##name, #name);      \
+  }
+
+/* next_NAME(), as NEXT, preferring NAME's symbol of VERSION. */
+#define NEXT_VERSION(type, name, version)                                      \
+  static void *_Atomic next_cache_##name;                                      \
+  static type next_##name(void) {                                              \
+    return (type)next_definition_version(&next_cache_##name, #name, version);  \
   }
 
 #endif

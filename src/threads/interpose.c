@@ -208,4 +208,5 @@ void interpose_init(void) {
   next_definition_prime(&next_cache_sigprocmask, "sigprocmask");
   next_definition_prime(&next_cache_signalfd, "signalfd");
   sleep_calls_init();
+  fd_waits_init();
 }

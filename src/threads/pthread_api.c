@@ -182,15 +182,15 @@ struct blocking_outer {
   void *arg;
 };
 
-/* Leaving waits for any collection in progress: it holds registry_lock. */
+/* Leaving waits for a stop in progress to end, without a lock
+ * (stop_world_leave_blocking); blocked_sp and blocking_arg change only
+ * once the thread is out, when no stop reads them. */
 static void blocking_leave(void *arg) {
   struct blocking_outer *outer = arg;
   struct sgc_thread *t = outer->thread;
-  lock_counted(&registry_lock);
-  atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
+  stop_world_leave_blocking(t);
   t->blocked_sp = outer->sp;
   t->blocking_arg = outer->arg;
-  pthread_mutex_unlock(&registry_lock);
 }
 
 /* Runs FN while the collector treats the thread as stopped: it is not
@@ -282,12 +282,13 @@ void registry_lock_take(void) {
   collector_lock_wait(sgc_self, &registry_lock);
 }
 
-/* Whether thread T may run a blocking section: its exit waits for
- * registry_lock, which a collection holds, so not while T holds one of
- * the locks a collection takes (GC_stop_world_external, a callback under
- * heap_lock or meta_lock), is inside the page path (alloc/page_path.h)
- * or marks for a concurrent cycle, all of which a collection waits for.
- * Such a thread, or one already in a section, runs FN as it is. */
+/* Whether thread T may run a blocking section: not while it holds one
+ * of the locks a collection takes (GC_stop_world_external, a callback
+ * under heap_lock or meta_lock: the stop the exit would wait for may be
+ * its own), is inside the page path (alloc/page_path.h) or marks for a
+ * concurrent cycle, all of which a collection waits for before it
+ * stops the world.  Such a thread, or one already in a section, runs FN
+ * as it is. */
 static bool may_block(struct sgc_thread *t) {
   return !atomic_load_explicit(&t->blocked, memory_order_relaxed) &&
          !lock_held_by(&heap_lock, t->tid) && !lock_held_by(&registry_lock, t->tid) &&
@@ -310,9 +311,7 @@ GC_API void *GC_call_with_gc_active(GC_fn_type fn, void *cd) {
   struct sgc_thread *t = sgc_self;
   if (!t || !atomic_load_explicit(&t->blocked, memory_order_relaxed)) return fn(cd);
   uintptr_t saved_sp = t->blocked_sp;
-  lock_counted(&registry_lock);
-  atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
-  pthread_mutex_unlock(&registry_lock);
+  stop_world_leave_blocking(t);
   void *result = fn(cd);
   /* Back to blocked: the frames between saved_sp and here belong to the
    * blocking function, which holds no heap pointers by contract. */

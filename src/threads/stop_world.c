@@ -67,6 +67,48 @@ static void stop_for_epoch(struct sgc_thread *self, uint32_t epoch) {
     futex_wait(&world_epoch, epoch);
 }
 
+/* The way out of a blocking section (GC_do_blocking, GC_call_with_gc_active),
+ * without a lock: threads waking often from a condition variable or poll
+ * would otherwise all queue on registry_lock, which every stop holds.
+ *
+ * A stop (stop_world) bumps world_epoch to odd and then reads each
+ * thread's BLOCKED: 1 counts the thread as stopped, scanned from
+ * blocked_sp, and the thread must not run the program again until the
+ * epoch moves on.  Leaving, the thread stores BLOCKED 0 and then reads the
+ * epoch.  All four accesses are seq_cst, so they fall in one order:
+ *  - the thread read an even epoch: any stop's increment comes after its
+ *    store, so that stop reads BLOCKED 0 and signals it as a running
+ *    thread (its read of BLOCKED follows its increment, which follows this
+ *    read of the epoch, which follows the store);
+ *  - it read an odd epoch: a stop is under way, which may have counted it
+ *    as stopped already.  It puts BLOCKED back (blocked_sp unchanged: this
+ *    frame lies below it and holds nothing of the program's) and sleeps on
+ *    the epoch until the stop ends, then tries again.  A stop that read
+ *    BLOCKED 0 meanwhile has signalled it: the handler acknowledges (or
+ *    thread_stopped sees BLOCKED 1 again), and start_world's increment
+ *    and wake end the sleep either way.
+ * Every reader of a blocked thread's stack or blocking_arg runs between
+ * stop_world and start_world (collections, GC_stop_world_external, the
+ * back-pointer search), so no one else needs the old rule that a blocked
+ * thread cannot leave while registry_lock is held.  Async-signal-safe
+ * (atomics and the futex), as a section may run in a signal handler.  A
+ * handler that runs between the store and the read and enters a section
+ * of its own moves blocked_sp down (or onto its alternate stack) while a
+ * stop that counted the thread may read it: the scan then covers more of
+ * the stack, never less, and that section's exit waits for the stop. */
+void stop_world_leave_blocking(struct sgc_thread *t) {
+  for (;;) {
+    atomic_store_explicit(&t->blocked, 0, memory_order_seq_cst);
+    uint32_t epoch = atomic_load_explicit(&world_epoch, memory_order_seq_cst);
+    if (!(epoch & 1)) return;
+    atomic_store_explicit(&t->blocked, 1, memory_order_seq_cst);
+    int saved_errno = errno; /* the section's caller reads errno as it was left */
+    while (atomic_load_explicit(&world_epoch, memory_order_acquire) == epoch)
+      futex_wait(&world_epoch, epoch);
+    errno = saved_errno;
+  }
+}
+
 /* GC_suspend_thread's park: sleeps until GC_resume_thread clears
  * ext_suspend.  Meanwhile collections do not signal the thread (SIGPWR is
  * blocked in this handler) but scan the context saved on entry. */
@@ -268,8 +310,9 @@ bool stop_world_move_signal(int sig) {
 
 /* Whether signalled thread T is stopped for stop EPOCH: it acknowledged,
  * or it has since entered a blocking section or started exiting (it may
- * have the signal blocked then, and it cannot touch the heap before it
- * gets registry_lock, which the collector holds). */
+ * have the signal blocked then: it leaves the section only once this stop
+ * ends, stop_world_leave_blocking, and an exiting thread touches the heap
+ * only under heap_lock, which the collector holds). */
 /* GC_set_on_thread_event's callback, told of each thread a stop holds
  * (signalled or parked) once all are stopped, and again as they are let
  * go; relaxed: one installed during a collection counts from the next. */
@@ -295,7 +338,8 @@ static bool thread_stopped(struct sgc_thread *t, uint32_t epoch) {
     t->scan_from = atomic_load_explicit(&t->stopped_sp, memory_order_relaxed);
     return true;
   }
-  if (atomic_load_explicit(&t->blocked, memory_order_acquire)) {
+  /* Seq_cst: see stop_world_leave_blocking. */
+  if (atomic_load_explicit(&t->blocked, memory_order_seq_cst)) {
     t->scan_regs = false;
     t->scan_from = t->blocked_sp;
     return true;
@@ -388,9 +432,10 @@ int stop_world(void) {
   FOR_EACH_THREAD(t) {
     t->scan_regs = false;
     if (t == self) continue;
-    /* A thread in GC_do_blocking published blocked_sp before the flag and
-     * cannot leave without registry_lock, which the caller holds. */
-    if (atomic_load_explicit(&t->blocked, memory_order_acquire)) {
+    /* A thread in GC_do_blocking published blocked_sp before the flag
+     * (release, read here with acquire and more) and stays in its section
+     * until this stop ends: seq_cst, see stop_world_leave_blocking. */
+    if (atomic_load_explicit(&t->blocked, memory_order_seq_cst)) {
       t->scan_from = t->blocked_sp;
       continue;
     }

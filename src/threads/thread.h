@@ -50,7 +50,8 @@ struct sgc_thread {
   _Atomic uint32_t acked_epoch;     /* the stop this thread acknowledged last */
   greg_t stopped_regs[NGREG];       /* registers when suspended (scanned) */
   /* Inside GC_do_blocking: the collector does not signal the thread and
-   * scans from blocked_sp; leaving the section takes registry_lock. */
+   * scans from blocked_sp; leaving the section waits for a stop in
+   * progress to end (stop_world_leave_blocking, no lock). */
   _Atomic int blocked;
   uintptr_t blocked_sp;
   void *blocking_arg;
@@ -184,6 +185,9 @@ void interpose_init(void);
 void thread_nap(long nanoseconds);
 /* Finds the sleeping calls' next definitions (interpose_init). */
 void sleep_calls_init(void);
+/* ---- fd_waits.c ---- */
+/* Finds poll's, select's and epoll_wait's next definitions (interpose_init). */
+void fd_waits_init(void);
 /* Registers the calling thread with its stack base (0: ask pthreads). */
 struct sgc_thread *thread_register_self(uintptr_t stack_base, struct sgc_thread *rec);
 void thread_unregister_self(void);
@@ -231,6 +235,9 @@ void start_world(void);
 /* Suspends thread T alone (GC_suspend_thread), registry_lock held: it
  * parks in the suspend handler.  Returns once it is parked. */
 void stop_world_park(struct sgc_thread *t);
+/* T, the caller, leaves its blocking section: clears T->blocked, after
+ * waiting for a stop in progress to end.  No lock; async-signal-safe. */
+void stop_world_leave_blocking(struct sgc_thread *t);
 /* Lets a parked (or asked-to-park) thread go; no lock needed. */
 void stop_world_unpark(struct sgc_thread *t);
 /* The calling thread, its `assisting` just cleared: parks now if a

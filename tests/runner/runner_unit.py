@@ -390,7 +390,7 @@ class Sleepers(unittest.TestCase):
                 for run, m, c in ((1, 30000.0, 41000), (2, 31000.0, 41600), (3, 29000.0, 41500))]
         text = "\n".join(report.section_sleepers(rows))
         self.assertIn("ceiling bursts/s", text)
-        self.assertIn("| sgc | default | 50 | 30,000 | 41,500 | 1.10 | 10 | 6 |", text)
+        self.assertIn("| sleepers | sgc | default | 50 | 30,000 | 41,500 | 1.10 | 10 | 6 |", text)
         self.assertEqual(report.section_sleepers([]), [])
 
 
