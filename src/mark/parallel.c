@@ -150,19 +150,23 @@ static bool look_for_work_counter(struct marker *m) {
   }
 }
 
+/* The times add up over the collection's drains (a concurrent cycle's
+ * rounds and its finish each drain): this drain's idle time only comes
+ * off this drain's wall time. */
 static void drain_cooperative(struct marker *m) {
-  uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
+  uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns(), idle = 0;
   for (;;) {
     mark_drain_own(m);
     if (!mark_config.balance || active == 1) break;
     if (atomic_load_explicit(&mark_yield_request, memory_order_relaxed)) break;
     uint64_t idle_start = os_now_ns();
     bool more = mark_config.nsb ? look_for_work_nsb(m) : look_for_work_counter(m);
-    m->idle_ns += os_now_ns() - idle_start;
+    idle += os_now_ns() - idle_start;
     if (!more) break;
   }
-  m->busy_ns = os_now_ns() - start - m->idle_ns;
-  m->cpu_ns = os_thread_cpu_ns() - cpu_start;
+  m->idle_ns += idle;
+  m->busy_ns += os_now_ns() - start - idle;
+  m->cpu_ns += os_thread_cpu_ns() - cpu_start;
 }
 
 /* ---- phases: lock-free start, lazy joining ----
@@ -509,8 +513,8 @@ static void drain_with_markers(void) {
     mark_configure_drain(!atomic_load_explicit(&mark_concurrently, memory_order_relaxed));
     mark_drain_own(mark_collector);
     mark_configure_drain(false);
-    mark_collector->busy_ns = os_now_ns() - start;
-    mark_collector->cpu_ns = os_thread_cpu_ns() - cpu_start;
+    mark_collector->busy_ns += os_now_ns() - start;
+    mark_collector->cpu_ns += os_thread_cpu_ns() - cpu_start;
     return;
   }
   if (!mark_config.balance) {
