@@ -27,6 +27,7 @@ enum { MARKERS_CYCLE_MAX = 16 };
 struct sgc_settings {
   size_t initial_heap_bytes;
   size_t max_heap_bytes;      /* 0 = unlimited */
+  size_t heap_step_bytes;     /* SGC_HEAP_STEP: the heap grows by multiples of it */
   unsigned torture_interval;  /* 0 = off */
   /* SGC_MODE=concurrent (or GC_ENABLE_INCREMENTAL, GC_enable_incremental):
    * collections as concurrent cycles (collect/concurrent.c).  Only set

@@ -293,6 +293,8 @@ VARIANTS = {
     "lab-thread": {"SGC_LAB": "thread"},
     "lab-cpu": {"SGC_LAB": "cpu"},
     "lab-flip": {"SGC_LAB": "flip"},
+    # issue 53: the heap grown by 2 MiB steps, not whole 4 MiB chunks
+    "step-2m": {"SGC_HEAP_STEP": "2m"},
     # a collection every 50 refills (tests' torture mode)
     "torture": {"SGC_TORTURE": "50"},
     # concurrent cycles (issue 54, docs/concurrent.md): the best barrier,
@@ -368,7 +370,7 @@ EXPERIMENTS = {
                "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
     # heap against thread count when most threads sleep (issue 53)
     "sleepers": {"programs": ["sleepers", "sleepers-cond"], "impls": ["sgc", "bdwgc"], "threads": [50, 500, 2000],
-                 "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
+                 "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip", "step-2m"]},
     # flip mode must also pick per-thread caches where they are better
     "lab-gcbench": {"programs": ["gcbench"], "impls": ["sgc"], "threads": [1, 2],
                     "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},

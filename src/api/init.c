@@ -74,6 +74,11 @@ static void read_settings(void) {
   s->initial_heap_bytes =
       env_size_in(env_first("SGC_INITIAL_HEAP_SIZE", "GC_INITIAL_HEAP_SIZE"), 0, HEAP_BYTES_MAX);
   s->max_heap_bytes = env_size(env_first("SGC_MAXIMUM_HEAP_SIZE", "GC_MAXIMUM_HEAP_SIZE"), 0);
+  /* A power of two from a page to a chunk: the largest not above what
+   * was asked (heap/heap.c rounds growths up to it). */
+  size_t step = env_size_in("SGC_HEAP_STEP", CHUNK_BYTES, CHUNK_BYTES);
+  s->heap_step_bytes = PAGE_BYTES;
+  while (s->heap_step_bytes * 2 <= step) s->heap_step_bytes *= 2;
   s->torture_interval = (unsigned)env_long_in("SGC_TORTURE", 0, 0, INT32_MAX);
   static const struct env_word mode_words[] = {{"stop", 0}, {"concurrent", 1}};
   s->concurrent = env_choice("SGC_MODE", mode_words, ENV_WORDS_COUNT(mode_words), 0) != 0;

@@ -6,10 +6,11 @@
  *    in one thread: the heap stays under 8 MiB (before, it grew from the
  *    first 4 MiB chunk to two).
  *  - under_limit: with a maximum 1.5 MiB above the heap, GC_expand_hp of
- *    1 MiB succeeds, a second 1 MiB fails, 256 KiB then succeeds, and the
- *    heap ends at most at the maximum (before, the first failed: growth
- *    came in whole chunks); GC_expand_hp(0) there fails, and allocation
- *    still works.
+ *    1 MiB succeeds, a second 1 MiB fails, 256 KiB then succeeds twice
+ *    (near the limit a growth is what was asked, not a whole step), and
+ *    the heap ends at most at the maximum (before, the first failed:
+ *    growth came in whole chunks); GC_expand_hp(0) there fails, and
+ *    allocation still works.
  *  - tail_pointers: pointers to every page around the end of an object
  *    of 1 GiB + 1.5 MiB, which reach past its chunk's end into the rest
  *    of the page map's 4 MiB slot (reserved, not usable): GC_base and a
@@ -66,6 +67,7 @@ static int under_limit(void) {
     CHECK(GC_expand_hp(MIB) == 1, "GC_expand_hp(1 MiB) failed 1.5 MiB under the limit");
     CHECK(GC_expand_hp(MIB) == 0, "GC_expand_hp(1 MiB) passed the limit");
     CHECK(GC_expand_hp(MIB / 4) == 1, "GC_expand_hp(256 KiB) failed 512 KiB under the limit");
+    CHECK(GC_expand_hp(MIB / 4) == 1, "GC_expand_hp(256 KiB) failed 256 KiB under the limit");
     CHECK(GC_expand_hp(0) == 0, "GC_expand_hp(0) passed at the limit");
     CHECK(GC_malloc(64) != NULL, "allocation at the limit");
     CHECK(GC_get_heap_size() <= limit, "heap %zu above the limit %zu", (size_t)GC_get_heap_size(),
