@@ -337,7 +337,13 @@ int main(int argc, char **argv) {
         fputs(buf, stdout);
     }
     if (WANT("plain_threads_as_limit")) {
-        int rc = run_case("plain_threads_as_limit", NULL, buf, sizeof buf);
+        /* Up to three tries: about one run in three (e72209c on, 3 of 10)
+         * a second thread takes a 64 MiB arena too and the heap stops at
+         * 128 MiB; the regression this guards, every thread taking one,
+         * fails all three. */
+        int rc = 1;
+        for (int tries = 0; tries < 3 && rc != 0 && rc != SKIP; tries++)
+            rc = run_case("plain_threads_as_limit", NULL, buf, sizeof buf);
         CHECK(rc == 0 || rc == SKIP, "%s", buf);
         fputs(buf, stdout);
     }
