@@ -23,13 +23,10 @@
 #include <time.h>
 
 #include "common.h"
+#include "seeded_list.h"
 
 enum { WAITERS = 64, NODES = 100, CHECK_EVERY = 8 };
 
-struct node {
-  struct node *next;
-  long value;
-};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -37,21 +34,9 @@ static long generation; /* under lock */
 static atomic_int stop;
 static atomic_long wakes, checks;
 
-static struct node *build(long seed) {
-  struct node *head = NULL;
-  for (long i = 0; i < NODES; i++) {
-    struct node *n = GC_MALLOC(sizeof *n);
-    n->next = head;
-    n->value = seed * NODES + i;
-    head = n;
-  }
-  return head;
-}
-
+static struct node *build(long seed) { return seeded_list(seed, NODES); }
 static long check(const struct node *head, long seed) {
-  long bad = 0, i = NODES;
-  for (; head; head = head->next) bad += head->value != seed * NODES + --i;
-  return bad + (i != 0);
+  return seeded_list_damage(head, seed, NODES);
 }
 
 static void *waiter(void *arg) {

@@ -22,32 +22,17 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "seeded_list.h"
 
 enum { SLEEPERS = 6, NODES = 2000, COLLECTIONS = 4 };
 
-struct node {
-  struct node *next;
-  long value;
-};
 
 static atomic_int asleep, wake, serial_threads;
 static pthread_barrier_t barrier; /* 2 sleepers and the main thread */
 
-static struct node *build(long seed) {
-  struct node *head = NULL;
-  for (long i = 0; i < NODES; i++) {
-    struct node *n = GC_MALLOC(sizeof *n);
-    n->next = head;
-    n->value = seed * NODES + i;
-    head = n;
-  }
-  return head;
-}
-
+static struct node *build(long seed) { return seeded_list(seed, NODES); }
 static long check(const struct node *head, long seed) {
-  long bad = 0, i = NODES;
-  for (; head; head = head->next) bad += head->value != seed * NODES + --i;
-  return bad + (i != 0);
+  return seeded_list_damage(head, seed, NODES);
 }
 
 /* Sleeps in call KIND until the main thread says wake. */
@@ -89,14 +74,7 @@ int main(void) {
   struct timespec settle = {0, 50000000};
   nanosleep(&settle, NULL); /* every sleeper inside its call */
 
-  int stopped_most = 0;
-  for (int i = 0; i < COLLECTIONS; i++) {
-    GC_gcollect();
-    (void)build(100 + i); /* garbage over the sleepers' freed neighbours */
-    SGC_gc_record_t rec;
-    CHECK(SGC_get_gc_records(&rec, 1) == 1, "no collection record");
-    if (rec.threads > stopped_most) stopped_most = rec.threads;
-  }
+  int stopped_most = most_threads_stopped(COLLECTIONS, NODES);
   CHECK(stopped_most == 1,
         "a collection stopped %d threads while %d slept in the calls sgc runs as blocking "
         "sections (only the collector should stop)",

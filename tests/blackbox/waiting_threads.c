@@ -32,15 +32,12 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "seeded_list.h"
 
 enum { COND_WAIT, COND_TIMEDWAIT, COND_CLOCKWAIT, POLL, PPOLL, SELECT, PSELECT, EPOLL_WAIT,
        EPOLL_PWAIT, WAITERS };
 enum { NODES = 2000, COLLECTIONS = 4 };
 
-struct node {
-  struct node *next;
-  long value;
-};
 
 static atomic_int waiting, wake;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,21 +45,9 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t mono_cond; /* CLOCK_MONOTONIC, for pthread_cond_timedwait */
 static int pipe_fds[2], epoll_fd;
 
-static struct node *build(long seed) {
-  struct node *head = NULL;
-  for (long i = 0; i < NODES; i++) {
-    struct node *n = GC_MALLOC(sizeof *n);
-    n->next = head;
-    n->value = seed * NODES + i;
-    head = n;
-  }
-  return head;
-}
-
+static struct node *build(long seed) { return seeded_list(seed, NODES); }
 static long check(const struct node *head, long seed) {
-  long bad = 0, i = NODES;
-  for (; head; head = head->next) bad += head->value != seed * NODES + --i;
-  return bad + (i != 0);
+  return seeded_list_damage(head, seed, NODES);
 }
 
 static struct timespec after_ms(clockid_t clock, long ms) {
@@ -305,14 +290,7 @@ int main(void) {
   struct timespec settle = {0, 50000000};
   nanosleep(&settle, NULL); /* every waiter inside its call */
 
-  int stopped_most = 0;
-  for (int i = 0; i < COLLECTIONS; i++) {
-    GC_gcollect();
-    (void)build(100 + i); /* garbage over the waiters' freed neighbours */
-    SGC_gc_record_t rec;
-    CHECK(SGC_get_gc_records(&rec, 1) == 1, "no collection record");
-    if (rec.threads > stopped_most) stopped_most = rec.threads;
-  }
+  int stopped_most = most_threads_stopped(COLLECTIONS, NODES);
   CHECK(stopped_most == 1,
         "a collection stopped %d threads while %d waited in the calls sgc runs as blocking "
         "sections (only the collector should stop)",
