@@ -470,7 +470,7 @@ static void *driver_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   pthread_mutex_lock(&driver_lock);
   for (;;) {
-    while (!order_mark && !order_release) pthread_cond_wait(&driver_cond, &driver_lock);
+    while (!order_mark && !order_release) thread_cond_wait(&driver_cond, &driver_lock);
     if (order_release) {
       take_release();
       continue;
@@ -527,7 +527,7 @@ static void order_release_now(void) {
 static void wait_released(void) {
   pthread_mutex_lock(&driver_lock);
   if (release_pending && order_release) take_release();
-  while (release_pending) pthread_cond_wait(&driver_cond, &driver_lock);
+  while (release_pending) thread_cond_wait(&driver_cond, &driver_lock);
   pthread_mutex_unlock(&driver_lock);
 }
 
@@ -577,7 +577,7 @@ void concurrent_marking_stop(void) {
   atomic_store_explicit(&mark_yield_request, 1, memory_order_relaxed);
   pthread_mutex_lock(&driver_lock);
   order_mark = false; /* one not yet taken up is cancelled */
-  while (driver_busy) pthread_cond_wait(&driver_cond, &driver_lock);
+  while (driver_busy) thread_cond_wait(&driver_cond, &driver_lock);
   pthread_mutex_unlock(&driver_lock);
   /* And for threads marking at their slow paths, before any stop (one
    * stopped holding its slot would be waited for forever); none starts

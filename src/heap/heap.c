@@ -110,8 +110,8 @@ static size_t descriptor_bytes_for(size_t pages) {
  * chunk's pages past PAGE_COUNT stay reserved only (PROT_NONE, no
  * memory). */
 static size_t heap_grow_step(void) {
-  size_t step = sgc_settings.heap_step_bytes;
-  return step >= PAGE_BYTES && step <= CHUNK_BYTES ? step : CHUNK_BYTES;
+  size_t step = sgc_settings.heap_step_bytes; /* 0 before the settings are read */
+  return step ? step : CHUNK_BYTES;
 }
 
 static size_t round_up(size_t bytes, size_t step) { return (bytes + step - 1) & ~(step - 1); }

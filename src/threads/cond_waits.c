@@ -38,6 +38,10 @@ typedef int (*cond_clockwait_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
 NEXT(cond_clockwait_fn, pthread_cond_clockwait)
 #endif
 
+int thread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) {
+  return next_pthread_cond_wait()(cond, mutex);
+}
+
 /* One wait: its arguments, result and errno. */
 struct cond_call {
   enum { WAIT, TIMEDWAIT, CLOCKWAIT } kind;

@@ -183,6 +183,11 @@ void interpose_init(void);
 /* Sleeps NANOSECONDS in glibc's nanosleep, never in sgc's (which would
  * make sgc's own sleep a blocking section, left under its locks). */
 void thread_nap(long nanoseconds);
+/* sgc's own wait on a condition variable: glibc's, never the blocking
+ * section the program's waits get (threads/cond_waits.c), whose exit
+ * would wait for a stop while the caller holds a lock of sgc's that the
+ * stop may need (concurrent.c's driver_lock). */
+int thread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex);
 /* Finds the sleeping calls' next definitions (interpose_init). */
 void sleep_calls_init(void);
 /* ---- fd_waits.c ---- */
