@@ -326,7 +326,7 @@ static void test_numa_forecast(void) {
   prof.read_miss_ns = 100;
   prof.read_remote_miss_ns = 300;
   prof.read_occupancy_ns = 20;
-  prof.join_ns = prof.marker_ns = prof.steal_ns = 0;
+  prof.join_ns = prof.prewake_join_ns = prof.marker_ns = prof.steal_ns = 0;
   prof.cache_cpus = 1;
   const double shares[2] = {3, 1};
   struct predict_input in = {.t1_ns = 1000, .misses = 10};
