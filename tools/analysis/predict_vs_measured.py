@@ -60,7 +60,7 @@ def run(cmd, env):
 
 
 def predict(tool, snap, profile, counts, warm):
-    out = run([tool, "-j"] + (["-w"] if warm else []) + ["-p", ",".join(map(str, counts)), snap, profile], {})
+    out = run([tool, "-j"] + ([warm] if warm else []) + ["-p", ",".join(map(str, counts)), snap, profile], {})
     r = json.loads(out)
     return {p["p"]: p["mark_ns"] for p in r["points"]}, r
 
@@ -146,7 +146,9 @@ def main():
     ap.add_argument("-t", "--threads", type=int, default=1, help="the programs' threads")
     ap.add_argument("-c", "--counts", default="1,2", help="GC thread counts, taken in turn")
     ap.add_argument("-k", "--snapshots", type=int, default=8, help="collections snapshotted a program")
-    ap.add_argument("-w", "--warm", action="store_true", help="sgc-predict -w: a warm cache")
+    ap.add_argument("-w", "--warm", action="store_const", const="-w", help="sgc-predict -w: a warm cache")
+    ap.add_argument("-W", "--repeat", dest="warm", action="store_const", const="-W",
+                    help="sgc-predict -W: the cache the same mark run once before leaves")
     ap.add_argument("--also", action="append", default=[], metavar="PROFILE",
                     help="also print the speed-up curve under this profile (repeatable: "
                          "tools/predict/profiles/e10k.profile, o2k.profile, a 16-CPU host's)")
