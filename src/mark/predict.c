@@ -59,11 +59,21 @@ static struct {
   unsigned samples;
 } state = {.retry = RETRY_MIN, .scale = 1};
 
+/* The pre-wake's rule as this process runs it (parallel_prewake): markers
+ * up to its usable CPUs are pre-woken, unless SGC_PREWAKE_US=0. */
+static void match_prewake(void) {
+  if (sgc_settings.usable_cpus) profile.cpus = sgc_settings.usable_cpus;
+  if (!sgc_settings.prewake_ns) profile.prewake_join_ns = profile.join_ns;
+}
+
 static void load_profile(void) {
   profile_ready = true;
   predict_profile_default(&profile);
   const char *path = env_value("SGC_PREDICT_PROFILE");
-  if (!path) return;
+  if (!path) {
+    match_prewake();
+    return;
+  }
   /* Static: this runs at the first collection, on whatever thread starts
    * it, whose stack may be PTHREAD_STACK_MIN (bb_tiny_stacks); once only. */
   static char text[8192];
@@ -79,6 +89,7 @@ static void load_profile(void) {
   struct predict_profile p = profile;
   if (predict_profile_parse(text, &p, error, sizeof error)) profile = p;
   else sgc_warn("ignoring SGC_PREDICT_PROFILE=%s: %s", path, error);
+  match_prewake();
 }
 
 const struct predict_profile *predict_profile(void) {
@@ -89,21 +100,22 @@ const struct predict_profile *predict_profile(void) {
 /* What a miss costs the marker, the slow predictor's overlap in
  * aggregate (docs/prediction.md, "The fast predictor"): each scanned
  * object's first line and each mark-byte line miss with the prefetch
- * window's other fetches outstanding, latency / min(n, MLP), n the
- * window's depth, or the heap's width where it is narrower (a list's
- * window is empty); an object's further lines stream.  0 without an
- * overlap measurement (the thesis's profiles): predict_at then charges
+ * window's other fetches outstanding, latency / min(16, MLP); an
+ * object's further lines stream.  Not the heap's width: a narrow heap's
+ * window holds nothing to overlap, but a chain lies in the order it was
+ * allocated, which the hardware's stream prefetcher fetches ahead at
+ * about that cost a line (charged the latency whole, a list was
+ * predicted at 10 times its mark; history.md).  0 without an overlap
+ * measurement (the thesis's profiles): predict_at then charges
  * marker_miss_ns or the latency, as before. */
 static double fast_miss_ns(const struct predict_profile *prof, double first_lines,
-                           double scanned_lines, double mark_lines, double width) {
+                           double scanned_lines, double mark_lines) {
   double misses = scanned_lines + mark_lines;
   if (!(prof->read_overlap_ns > 0) || !(misses > 0)) return 0;
   unsigned n = prof->nodes ? prof->nodes : 1;
   double latency = (prof->read_miss_ns + (n - 1) * prof->read_remote_miss_ns) / n;
   double mlp = prof->read_miss_ns > prof->read_overlap_ns ? prof->read_miss_ns / prof->read_overlap_ns : 1;
-  if (mlp > PREDICT_PREFETCH_DEPTH) mlp = PREDICT_PREFETCH_DEPTH;
-  double in_flight = width > 0 && width < mlp ? width : mlp;
-  if (in_flight < 1) in_flight = 1;
+  double in_flight = mlp > PREDICT_PREFETCH_DEPTH ? PREDICT_PREFETCH_DEPTH : mlp;
   /* Streams slow down from afar as the latency does. */
   double stream = prof->read_stream_ns > 0 ? prof->read_stream_ns : prof->read_miss_ns;
   if (prof->read_miss_ns > 0) stream *= latency / prof->read_miss_ns;
@@ -127,7 +139,7 @@ void predict_fast_input(const struct predict_profile *prof, uint64_t bytes, uint
    * count them apart), each at least its first line. */
   double first = bytes ? (double)objects * scanned / (double)bytes : 0;
   in->miss_ns = fast_miss_ns(prof, first < scanned_lines ? first : scanned_lines, scanned_lines,
-                             mark_lines, width);
+                             mark_lines);
 }
 
 static void current_input(struct predict_input *in) {
@@ -159,42 +171,22 @@ unsigned predict_markers(unsigned max) {
   return state.chosen;
 }
 
-void predict_after_collection(const struct mark_totals *t, bool learnt) {
-  state.known = true;
-  state.bytes = t->bytes;
-  state.atomic = t->atomic_bytes;
-  state.objects = t->objects;
-  if (!sgc_settings.markers_auto) state.last_choice = 0;
-  struct predict_input in;
-  current_input(&in);
-  struct predict_point pt;
-  predict_at(predict_profile(), &in, t->markers ? t->markers : 1, 0, &pt);
-  state.last_ns = (uint64_t)pt.time_ns;
-  /* The mark's own time: its busiest marker's busy time and a share of
-   * the idle time (stealing, termination).  Only from marks whose
-   * helpers ran: the others measured the machine's other work. */
-  double measured = (double)t->max_busy_ns + (t->markers ? (double)t->idle_ns / t->markers : 0);
-  if ((t->markers <= 1 || learnt) && measured > 0 && pt.time_ns > 0) {
-    double sample = state.scale * measured / pt.time_ns;
-    if (state.samples) {
-      double lo = state.scale / SCALE_STEP, hi = state.scale * SCALE_STEP;
-      sample = sample < lo ? lo : sample > hi ? hi : sample;
-    }
-    sample = sample < SCALE_MIN ? SCALE_MIN : sample > SCALE_MAX ? SCALE_MAX : sample;
-    state.scale = state.samples++ ? (1 - SCALE_WEIGHT) * state.scale + SCALE_WEIGHT * sample : sample;
-  }
+/* What mark T's parallelism says of the heap's width, for the next
+ * collections (LEARNT: its helpers ran). */
+static void learn_width(const struct mark_totals *t, bool learnt) {
   /* Helpers that got no CPU, mark after mark (a machine busy with other
    * work), teach no width and no scale: kept on, they would be kept for
    * good, and nothing learnt. */
-  if (t->markers > 1 && !learnt && ++state.unhelped >= UNHELPED_MAX) {
-    state.width = 1;
-    state.alone = 0;
-    state.unhelped = 0;
+  if (t->markers > 1 && !learnt) {
+    if (++state.unhelped >= UNHELPED_MAX) {
+      state.width = 1;
+      state.alone = 0;
+      state.unhelped = 0;
+    }
     return;
   }
-  if (t->markers > 1 && learnt) state.unhelped = 0;
-  /* What this mark's parallelism says of the width, for the next ones. */
-  if (t->markers > 1 && learnt) {
+  if (t->markers > 1) {
+    state.unhelped = 0;
     double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;
     if (achieved < NARROW_SHARE * t->markers) {
       state.width = achieved > 1 ? achieved : 1;
@@ -203,12 +195,47 @@ void predict_after_collection(const struct mark_totals *t, bool learnt) {
       state.retry = RETRY_MIN;
     }
     state.alone = 0;
-  } else if (t->markers <= 1 && state.width > 0 && ++state.alone >= state.retry) {
+  } else if (state.width > 0 && ++state.alone >= state.retry) {
     /* Marked alone for a while: the heap's shape may have changed, so
      * the next collection tries the markers the profile alone gives. */
     state.width = 0;
     state.alone = 0;
     state.retry = state.retry * 2 > RETRY_MAX ? RETRY_MAX : state.retry * 2;
+  }
+}
+
+void predict_after_collection(const struct mark_totals *t, bool learnt) {
+  state.known = true;
+  state.bytes = t->bytes;
+  state.atomic = t->atomic_bytes;
+  state.objects = t->objects;
+  if (!sgc_settings.markers_auto) state.last_choice = 0;
+  /* The width first: the prediction of this mark, and the scale it
+   * teaches, take the width the mark itself showed.  With the width it
+   * was chosen under (unknown: wide), a list's first mark with 2 markers
+   * was predicted at half its time and the scale doubled for it. */
+  learn_width(t, learnt);
+  struct predict_input in;
+  current_input(&in);
+  struct predict_point pt;
+  predict_at(predict_profile(), &in, t->markers ? t->markers : 1, 0, &pt);
+  state.last_ns = (uint64_t)pt.time_ns;
+  /* The mark's own time: its busiest marker's busy time, or the markers'
+   * mean time in the drain (busy and idle: stealing, termination) where
+   * that is longer.  Not the busiest's plus a share of all idle time: a
+   * list's helper idles through the whole mark, which that counted half
+   * again.  Only from marks whose helpers ran: the others measured the
+   * machine's other work. */
+  double mean = t->markers ? (double)(t->sum_busy_ns + t->idle_ns) / t->markers : 0;
+  double measured = (double)t->max_busy_ns > mean ? (double)t->max_busy_ns : mean;
+  if ((t->markers <= 1 || learnt) && measured > 0 && pt.time_ns > 0) {
+    double sample = state.scale * measured / pt.time_ns;
+    if (state.samples) {
+      double lo = state.scale / SCALE_STEP, hi = state.scale * SCALE_STEP;
+      sample = sample < lo ? lo : sample > hi ? hi : sample;
+    }
+    sample = sample < SCALE_MIN ? SCALE_MIN : sample > SCALE_MAX ? SCALE_MAX : sample;
+    state.scale = state.samples++ ? (1 - SCALE_WEIGHT) * state.scale + SCALE_WEIGHT * sample : sample;
   }
 }
 

@@ -90,15 +90,21 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
   double shared = p < width ? p : width > 1 ? width : 1;
 
   double t1 = in->t1_ns, work = t1 / p;
-  /* Helpers join JOIN_NS late: the collector marks alone meanwhile, its
+  /* Helpers join JOIN late: the collector marks alone meanwhile, its
    * work and its misses alike, a share ALONE of the serial mark (all of
-   * it when the mark is over before they come: a tiny heap). */
+   * it when the mark is over before they come: a tiny heap).  Up to a
+   * marker per CPU the collector pre-wakes them, and they join sooner. */
+  double join = p <= prof->cpus ? prof->prewake_join_ns : prof->join_ns;
   double serial_ns = t1 + q1 * m1;
-  double alone = p > 1 && serial_ns > 0 ? (prof->join_ns < serial_ns ? prof->join_ns : serial_ns) / serial_ns : 0;
+  double alone = p > 1 && serial_ns > 0 ? (join < serial_ns ? join : serial_ns) / serial_ns : 0;
   double late = (1 - 1.0 / p) * t1 * alone;
   double late_misses = (1 - 1.0 / shared) * q1 * m1 * alone;
   double serial = (p - 1) * prof->marker_ns;
-  out->steals = p > 1 ? p * predict_ln(t1 > 3 ? t1 : 3) : 0; /* N_S = P log T_1 */
+  /* N_S = P log T_1 (§4.3.4), over the part of the mark the helpers are
+   * there for, and none where nothing is ever public to steal: a heap
+   * narrower than 2 (a list) keeps a share width - 1 of them. */
+  double stealable = width < 2 ? (width > 1 ? width - 1 : 0) : 1;
+  out->steals = p > 1 ? p * predict_ln(t1 > 3 ? t1 : 3) * (1 - alone) * stealable : 0;
   double steals_ns = out->steals * prof->steal_ns / p;
   double spread = work + late;
   double critical = in->tinf_ns > spread ? in->tinf_ns - spread : 0;
@@ -188,6 +194,7 @@ void predict_profile_default(struct predict_profile *prof) {
       .word_ns = 0.8,
       .steal_ns = 300,
       .join_ns = 20000,
+      .prewake_join_ns = 300,
       .marker_ns = 4000,
       .cache_bytes = 32u << 20,
       .cache_ways = 16,
@@ -220,6 +227,7 @@ static const struct field {
     FIELD(edge_ns, F_DOUBLE),
     FIELD(steal_ns, F_DOUBLE),
     FIELD(join_ns, F_DOUBLE),
+    FIELD(prewake_join_ns, F_DOUBLE),
     FIELD(marker_ns, F_DOUBLE),
     FIELD(cache_bytes, F_U64),
     FIELD(cache_ways, F_UNSIGNED),
@@ -234,7 +242,7 @@ static const struct field {
 
 bool predict_profile_parse(const char *text, struct predict_profile *prof, char *error,
                            size_t error_bytes) {
-  bool remote_read = false, remote_rmw = false;
+  bool remote_read = false, remote_rmw = false, prewake_join = false;
   unsigned line = 0;
   for (const char *s = text; *s;) {
     const char *end = strchr(s, '\n');
@@ -286,7 +294,13 @@ bool predict_profile_parse(const char *text, struct predict_profile *prof, char 
     else *(uint64_t *)at = (uint64_t)v;
     if (!strcmp(key, "read_remote_miss_ns")) remote_read = true;
     if (!strcmp(key, "rmw_remote_miss_ns")) remote_rmw = true;
+    if (!strcmp(key, "prewake_join_ns")) prewake_join = true;
   }
+  /* Profiles from before it was measured: a pre-woken helper waits
+   * spinning or yielding, so it joins a few line transfers (a steal's
+   * worth) after the phase opens, never later than a sleeper. */
+  if (!prewake_join)
+    prof->prewake_join_ns = prof->steal_ns < prof->join_ns ? prof->steal_ns : prof->join_ns;
   /* A remote access costs what a local one does unless told. */
   if (!remote_read) prof->read_remote_miss_ns = prof->read_miss_ns;
   if (!remote_rmw) prof->rmw_remote_miss_ns = prof->rmw_miss_ns;

@@ -40,7 +40,12 @@ struct predict_profile {
   double word_ns;   /* per word scanned, hits only */
   double edge_ns;   /* per pointer finding an object already marked, beyond word_ns */
   double steal_ns;  /* one successful steal */
-  double join_ns;   /* from a mark's start until a GC thread joins it */
+  double join_ns;   /* from a mark's start until a sleeping GC thread joins it */
+  /* ... until one the collector pre-woke joins it (parallel.c wakes the
+   * coming mark's GC threads before the world stops when each has a CPU
+   * of its own: P <= cpus); a profile without it: min(join_ns, steal_ns),
+   * a few cache-line transfers, as the waiting helper spins or yields. */
+  double prewake_join_ns;
   double marker_ns; /* serial cost of each marker past the first (wake, termination) */
   /* The last-level cache the serial mark's misses are simulated in. */
   uint64_t cache_bytes;

@@ -29,12 +29,12 @@ for r in recs:
     assert r["snapshot_ns"] == 0, r
 PY
 
-# GC threads that would join a mark only after it is over (join_ns 1 s)
-# gain it nothing, misses and all: auto marks alone from the first
+# GC threads that would join a mark only after it is over (join_ns and
+# prewake_join_ns 1 s: sleeping or pre-woken) gain it nothing, misses and all: auto marks alone from the first
 # collection (the model once let the misses be shared from the mark's
 # start, and took every CPU for such heaps).  Misses dominate this
 # profile, so it is the misses' share that decides.
-printf 'join_ns 1e9\nmarker_ns 1\nread_miss_ns 200\nread_overlap_ns 0\nmarker_miss_ns 0\nobject_ns 1\nword_ns 0.1\n' \
+printf 'join_ns 1e9\nprewake_join_ns 1e9\nmarker_ns 1\nread_miss_ns 200\nread_overlap_ns 0\nmarker_miss_ns 0\nobject_ns 1\nword_ns 0.1\n' \
   >"$TMP/late.profile"
 env SGC_MARKERS=auto SGC_PREDICT_PROFILE="$TMP/late.profile" GC_FREE_SPACE_DIVISOR=40 \
   SGC_TRACE="$TMP/trace_late" "$PROG" -r 4 -t 3 >"$TMP/out" 2>&1 ||

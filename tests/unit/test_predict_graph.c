@@ -213,8 +213,14 @@ static void test_serial_misses(void) {
   CHECK(m.nodes == 1 && NEAR(m.node_share[0], 1), "one node");
   /* Warm: the root's and the object's lines are cached; the header's miss. */
   graph_lines_free(&m.lines);
-  CHECK(graph_misses(&b.s, &prof, true, &m), "warm");
+  CHECK(graph_misses(&b.s, &prof, GRAPH_WARM, &m), "warm");
   CHECK(m.accesses == 5 && NEAR(m.misses, 2) && NEAR(m.mark_misses, 2), "warm misses %f", m.misses);
+  graph_lines_free(&m.lines);
+  /* The same mark once before: all four lines cached, the counts are the
+   * second mark's alone (5 accesses, L = 1/5 again). */
+  CHECK(graph_misses(&b.s, &prof, GRAPH_REPEAT, &m), "repeat");
+  CHECK(m.accesses == 5 && NEAR(m.misses, 0) && NEAR(m.live_lines, 0.2), "repeat: %llu accesses, %f misses",
+        (unsigned long long)m.accesses, m.misses);
   graph_lines_free(&m.lines);
   snapshot_free(&b.s);
 }
@@ -326,7 +332,7 @@ static void test_numa_forecast(void) {
   prof.read_miss_ns = 100;
   prof.read_remote_miss_ns = 300;
   prof.read_occupancy_ns = 20;
-  prof.join_ns = prof.marker_ns = prof.steal_ns = 0;
+  prof.join_ns = prof.prewake_join_ns = prof.marker_ns = prof.steal_ns = 0;
   prof.cache_cpus = 1;
   const double shares[2] = {3, 1};
   struct predict_input in = {.t1_ns = 1000, .misses = 10};

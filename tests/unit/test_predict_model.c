@@ -35,7 +35,7 @@ static void test_contention(void) {
 static struct predict_profile plain_profile(void) {
   struct predict_profile p;
   predict_profile_default(&p);
-  p.join_ns = p.marker_ns = p.steal_ns = 0;
+  p.join_ns = p.prewake_join_ns = p.marker_ns = p.steal_ns = 0;
   p.read_occupancy_ns = p.rmw_occupancy_ns = 0;
   p.marker_miss_ns = 20;
   p.nodes = 1;
@@ -78,8 +78,11 @@ static void test_terms(void) {
   predict_at(&p, &in, 1, 0, &pt);
   CHECK(CLOSE(pt.time_ns, 1000 + 10 * 5), "miss_ns: %f", pt.time_ns);
   in.miss_ns = 0;
-  /* Helpers joining 100 ns late: the collector marks alone meanwhile. */
+  /* Helpers joining 100 ns late: the collector marks alone meanwhile.
+   * One CPU: more markers than CPUs, so none is pre-woken (a sleeper's
+   * join_ns). */
   p.steal_ns = 0;
+  p.cpus = 1;
   p.join_ns = 100;
   in.live_lines = 0;
   predict_at(&p, &in, 2, 0, &pt);
@@ -103,6 +106,35 @@ static void test_terms(void) {
   predict_at(&p, &in, 4, 0, &pt);
   CHECK(CLOSE(pt.tp_ns, 510) && CLOSE(pt.time_ns, 610), "narrow join %f %f", pt.tp_ns, pt.time_ns);
   CHECK(CLOSE(pt.term_ns[TERM_JOIN], 85), "join term %f", pt.term_ns[TERM_JOIN]);
+  /* Up to a marker per CPU the collector pre-wakes them: with 4 CPUs,
+   * sleepers joining after the serial 1200 but pre-woken ones 100 late,
+   * P = 2 is the 550 of a 100 ns join, P = 8 the sleepers' serial 1200. */
+  in.tinf_ns = 300;
+  p.cpus = 4;
+  p.join_ns = 5000;
+  p.prewake_join_ns = 100;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.tp_ns, 550), "pre-woken join %f", pt.tp_ns);
+  predict_at(&p, &in, 8, 0, &pt);
+  CHECK(CLOSE(pt.time_ns, 1200), "sleepers past the CPUs %f", pt.time_ns);
+  /* Steals only while the helpers are there: pre-woken ones 600 late
+   * miss half the serial 1200, so N_S = 2 ln 1000 / 2 = 6.907755, each
+   * 1 ns shared by 2. */
+  p.steal_ns = 1;
+  p.prewake_join_ns = 600;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.steals, 6.907755279) && CLOSE(pt.term_ns[TERM_STEALS], 3.4538776395),
+        "steals with helpers half there %f", pt.steals);
+  /* A list (T_inf = T_1) has nothing to steal; width 1.5, half the steals. */
+  p.prewake_join_ns = 0;
+  in.tinf_ns = 1000;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(pt.steals == 0 && CLOSE(pt.time_ns, 1200), "list: no steals %f %f", pt.steals, pt.time_ns);
+  in.tinf_ns = 1000 / 1.5;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.steals, 6.907755279), "width 1.5: %f steals", pt.steals);
+  p.steal_ns = 0;
+  p.cpus = 16;
   CHECK(CLOSE(predict_ln(1000), 6.907755278982137), "ln %f", predict_ln(1000));
   CHECK(CLOSE(predict_ln(0.125), -2.0794415416798357), "ln small");
 }
@@ -174,9 +206,12 @@ static void test_fast_overlap(void) {
   CHECK(CLOSE(pt.time_ns, 3322 + 10405), "T at P = 1: %f", pt.time_ns);
   predict_fast_input(&p, 65536, 16384, 100, 800, 8, &in);
   CHECK(CLOSE(in.miss_ns, 10405.0 / 832), "width past the MLP: %f", in.miss_ns);
-  /* Width 2: 2 in flight, 139 x 50 + 6930. */
+  /* Narrow heaps cost the same a miss (a chain's lines stream): width 2
+   * and a list (width 1) alike, though a list's T_inf is its T_1. */
   predict_fast_input(&p, 65536, 16384, 100, 800, 2, &in);
-  CHECK(CLOSE(in.miss_ns, 13880.0 / 832), "width 2: %f", in.miss_ns);
+  CHECK(CLOSE(in.miss_ns, 10405.0 / 832), "width 2: %f", in.miss_ns);
+  predict_fast_input(&p, 65536, 16384, 100, 800, 1, &in);
+  CHECK(CLOSE(in.miss_ns, 10405.0 / 832) && CLOSE(in.tinf_ns, in.t1_ns), "list: %f", in.miss_ns);
   /* No streams measured: further lines cost the latency, 3475 + 69300. */
   p.read_stream_ns = 0;
   predict_fast_input(&p, 65536, 16384, 100, 800, 0, &in);
@@ -212,6 +247,19 @@ static void test_profiles(void) {
   CHECK(!strcmp(q.name, p.name) && q.nodes == p.nodes && q.read_remote_miss_ns == 590 &&
             q.cache_bytes == p.cache_bytes && q.interleave && q.word_ns == p.word_ns,
         "round trip");
+  CHECK(q.prewake_join_ns == p.prewake_join_ns, "round trip: pre-woken join");
+  /* A profile without prewake_join_ns (from before it was measured): a
+   * steal's worth, at most a sleeper's join; given, it stands. */
+  predict_profile_default(&q);
+  CHECK(predict_profile_parse("join_ns 5000\nsteal_ns 700\n", &q, error, sizeof error) &&
+            q.prewake_join_ns == 700,
+        "derived pre-woken join %f", q.prewake_join_ns);
+  CHECK(predict_profile_parse("join_ns 300\nsteal_ns 700\n", &q, error, sizeof error) &&
+            q.prewake_join_ns == 300,
+        "derived, at most the join %f", q.prewake_join_ns);
+  CHECK(predict_profile_parse("join_ns 5000\nprewake_join_ns 42\n", &q, error, sizeof error) &&
+            q.prewake_join_ns == 42,
+        "given %f", q.prewake_join_ns);
   CHECK(!predict_profile_parse("colour blue\n", &q, error, sizeof error) && strstr(error, "colour"),
         "unknown key: %s", error);
   CHECK(!predict_profile_parse("nodes -1\n", &q, error, sizeof error), "negative");

@@ -60,7 +60,7 @@ def run(cmd, env):
 
 
 def predict(tool, snap, profile, counts, warm):
-    out = run([tool, "-j"] + (["-w"] if warm else []) + ["-p", ",".join(map(str, counts)), snap, profile], {})
+    out = run([tool, "-j"] + ([warm] if warm else []) + ["-p", ",".join(map(str, counts)), snap, profile], {})
     r = json.loads(out)
     return {p["p"]: p["mark_ns"] for p in r["points"]}, r
 
@@ -110,6 +110,34 @@ def scaling_report(path):
     return rows
 
 
+def replay(tool, logs, cpus):
+    """The fast predictor run again (sgc-fast-replay) over the fixed-count
+    traces of a markers-auto report's logs (a folder, or its logs.tar.xz):
+    median error per program and count, now and as recorded."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if logs.endswith(".tar.xz"):
+            subprocess.run(["tar", "xJf", logs, "-C", tmp], check=True)
+            logs = os.path.join(tmp, "logs")
+        errs = {}
+        for f in sorted(os.listdir(logs)):
+            m = re.match(r"(.+)_sgc_t\d+_g(\d+)_fixed_r\d+\.trace\.jsonl$", f)
+            if not m:
+                continue
+            path = os.path.join(logs, f)
+            recorded = {r["gc_no"]: r.get("predicted_mark_ns", 0) for r in map(json.loads, open(path))}
+            out = run([tool, "-c", str(cpus), path], {}).split("\n")[1:]
+            for line in filter(None, out):
+                g, p, got, now, _ = map(int, line.split())
+                if g == 1 or not got:  # the first marks a heap being built
+                    continue
+                errs.setdefault((m.group(1), p), []).append((now / got - 1, recorded[g] / got - 1))
+    print("| program | GC thr | collections | fast now | fast recorded |")
+    print("|---|---|---|---|---|")
+    for (name, p), e in sorted(errs.items()):
+        print(f"| {name} | {p} | {len(e)} | {100 * statistics.median(x[0] for x in e):+.0f}% | "
+              f"{100 * statistics.median(x[1] for x in e):+.0f}% |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-b", "--build", default="build")
@@ -118,7 +146,9 @@ def main():
     ap.add_argument("-t", "--threads", type=int, default=1, help="the programs' threads")
     ap.add_argument("-c", "--counts", default="1,2", help="GC thread counts, taken in turn")
     ap.add_argument("-k", "--snapshots", type=int, default=8, help="collections snapshotted a program")
-    ap.add_argument("-w", "--warm", action="store_true", help="sgc-predict -w: a warm cache")
+    ap.add_argument("-w", "--warm", action="store_const", const="-w", help="sgc-predict -w: a warm cache")
+    ap.add_argument("-W", "--repeat", dest="warm", action="store_const", const="-W",
+                    help="sgc-predict -W: the cache the same mark run once before leaves")
     ap.add_argument("--also", action="append", default=[], metavar="PROFILE",
                     help="also print the speed-up curve under this profile (repeatable: "
                          "tools/predict/profiles/e10k.profile, o2k.profile, a 16-CPU host's)")
@@ -128,11 +158,17 @@ def main():
     ap.add_argument("--measured", metavar="REPORT",
                     help="take each collection's measured mark time from this earlier report of "
                          "this script (its first table) instead of measuring again")
+    ap.add_argument("--replay", metavar="LOGS",
+                    help="only the fast predictor, run again (sgc-fast-replay) over the fixed-count "
+                         "traces of a markers-auto report (its logs.tar.xz or logs folder)")
+    ap.add_argument("--cpus", type=int, default=2, help="--replay: the CPUs the traced runs had")
     ap.add_argument("programs", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
     # The fast predictor (predicted_mark_ns, SGC_MARKERS=auto) assumes the same machine.
     os.environ["SGC_PREDICT_PROFILE"] = os.path.abspath(a.profile)
+    if a.replay:
+        return replay(os.path.join(a.build, "tools", "predict", "sgc-fast-replay"), a.replay, a.cpus)
     tool = os.path.join(a.build, "tools", "predict", "sgc-predict")
     measured16 = scaling_report(a.report) if a.report else {}
     earlier = measured_report(a.measured) if a.measured else None

@@ -83,12 +83,15 @@ struct graph_misses {
   unsigned nodes;
   double node_share[PREDICT_MAX_NODES];
 };
+/* How the simulated cache starts: cold; holding what a mutator touching
+ * every live object in address order leaves (a heap smaller than the
+ * cache then misses little); or what the same mark run once before
+ * leaves (a collection after another of the same heap). */
+enum { GRAPH_COLD = 0, GRAPH_WARM = 1, GRAPH_REPEAT = 2 };
 /* Runs the serial mark (depth first, last found first, through the
- * marker's prefetch window) over S through a cache of PROF's shape:
- * cold, or WARM, holding what a mutator touching every live object in
- * address order leaves (a heap smaller than the cache then misses
- * little). */
-bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, bool warm,
+ * marker's prefetch window) over S through a cache of PROF's shape,
+ * starting as WARM says. */
+bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, int warm,
                   struct graph_misses *out);
 
 /* The memory-level parallelism of PROF's host: read_miss_ns over

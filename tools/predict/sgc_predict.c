@@ -13,10 +13,11 @@
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: sgc-predict [-a] [-j] [-w] [-x] [-m MAX] [-p P,P,...] [-s SPLIT] SNAPSHOT PROFILE\n"
+          "usage: sgc-predict [-a] [-j] [-w|-W] [-x] [-m MAX] [-p P,P,...] [-s SPLIT] SNAPSHOT PROFILE\n"
           "  -a  every P from 1 to MAX (default: 1-16, then steps to MAX)\n"
           "  -j  one JSON object instead of the table\n"
           "  -w  a warm cache: the live objects touched in address order before the mark\n"
+          "  -W  a warm cache: the same mark run once before (a repeated collection)\n"
           "  -x  marks set by an atomic exchange (SGC_MARK_SET=exchange): mark-byte\n"
           "      misses cost read-modify-writes\n"
           "  -m  the largest P (default 256)\n"
@@ -51,13 +52,14 @@ static bool read_profile(const char *path, struct predict_profile *prof) {
 }
 
 int main(int argc, char **argv) {
-  bool all = false, json = false, rmw = false, warm = false, bmb = false;
+  bool all = false, json = false, rmw = false, bmb = false;
+  int warm = GRAPH_COLD;
   unsigned forecast_nodes = 0, shares_given = 0;
   double shares[PREDICT_MAX_NODES], remote_given = -1;
   unsigned max = 256, list[512], listed = 0;
   long split = -1;
   int opt;
-  while ((opt = getopt(argc, argv, "ajwxBm:p:s:N:V:r:")) != -1) {
+  while ((opt = getopt(argc, argv, "ajwWxBm:p:s:N:V:r:")) != -1) {
     switch (opt) {
     case 'B': bmb = true; break;
     case 'N': forecast_nodes = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -69,7 +71,8 @@ int main(int argc, char **argv) {
     case 'a': all = true; break;
     case 'j': json = true; break;
     case 'x': rmw = true; break;
-    case 'w': warm = true; break;
+    case 'w': warm = GRAPH_WARM; break;
+    case 'W': warm = GRAPH_REPEAT; break;
     case 'm': max = (unsigned)strtoul(optarg, NULL, 10); break;
     case 's': split = strtol(optarg, NULL, 10); break;
     case 'p':
