@@ -83,10 +83,9 @@ static void percpu_start(const char *lab, bool asked) {
 
 void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, unsigned threads) {
   if (!percpu_flip) return;
-  /* Only with more threads than CPUs: per-thread caches are then as few
-   * as per-CPU ones would be.  A lone thread that freed a lot flipped
-   * before, and GC_free's objects went where its GC_malloc did not look
-   * first (bb_api_basic: 327 of 1,000 reused). */
+  /* Only with more threads than CPUs: otherwise per-thread caches are
+   * no more than per-CPU ones would be, and keep their objects nearer
+   * their thread. */
   if (!percpu_enabled && threads > cpu_cache_count &&
       thread_cache_bytes > (uint64_t)FLIP_BUFFER_BYTES * cpu_cache_count) {
     percpu_enabled = true;

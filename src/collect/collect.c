@@ -166,8 +166,26 @@ bool collect_if_due(bool *collected) {
   return true;
 }
 
+/* Concurrent mode, the heap used up with no cycle running: the trigger
+ * counted room that was not there.  Where the stop collector would
+ * collect, a cycle starts (late; the heap grows for it to run in) and
+ * the next triggers learn the shortfall. */
+static bool concurrent_heap_used_up(void) {
+  if (!cycles_wanted() || concurrent_cycle_running() || collections_off()) return false;
+  size_t allocated = allocated_since_gc_bytes(), threshold = collect_threshold();
+  concurrent_note_heap_used_up(allocated, threshold);
+  if (allocated < threshold) return false;
+  collect_start_cycle(SGC_REASON_ALLOCATION);
+  return concurrent_cycle_running();
+}
+
 bool grow_or_collect(size_t bytes, bool *collected) {
-  if (heap_grow(collect_growth_bytes(bytes)) || heap_grow(bytes)) return true;
+  /* A late cycle needs room for what the program allocates while it
+   * runs, a threshold's worth (more, and it finishes stopped), not the
+   * quarter of the heap that growth to the next collection takes. */
+  size_t growth = concurrent_heap_used_up() ? collect_threshold() : collect_growth_bytes(bytes);
+  if (growth < bytes) growth = bytes;
+  if (heap_grow(growth) || heap_grow(bytes)) return true;
   if (*collected || GC_dont_gc || heap_accounting.disable_count) return false;
   collect_locked(SGC_REASON_HEAP_LIMIT);
   *collected = true;

@@ -1,6 +1,6 @@
 /* Waits on file descriptors, run as blocking sections (GC_do_blocking)
- * for registered threads: poll, ppoll, select, pselect, epoll_wait and
- * epoll_pwait (and __poll_chk, __ppoll_chk, which _FORTIFY_SOURCE calls
+ * for registered threads: poll, ppoll, select, pselect, epoll_wait,
+ * epoll_pwait and epoll_pwait2 (and __poll_chk, __ppoll_chk, which _FORTIFY_SOURCE calls
  * in poll's and ppoll's place), defined in front of glibc's as
  * threads/sleep_calls.c's sleeping calls are.
  *
@@ -32,6 +32,8 @@ typedef int (*pselect_fn)(int, fd_set *, fd_set *, fd_set *, const struct timesp
                           const sigset_t *);
 typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int, const sigset_t *);
+typedef int (*epoll_pwait2_fn)(int, struct epoll_event *, int, const struct timespec *,
+                               const sigset_t *);
 NEXT(poll_fn, poll)
 NEXT(ppoll_fn, ppoll)
 NEXT(poll_chk_fn, __poll_chk)
@@ -40,10 +42,11 @@ NEXT(select_fn, select)
 NEXT(pselect_fn, pselect)
 NEXT(epoll_wait_fn, epoll_wait)
 NEXT(epoll_pwait_fn, epoll_pwait)
+NEXT(epoll_pwait2_fn, epoll_pwait2)
 
 /* One wait: its arguments, result and errno. */
 struct fd_call {
-  enum { POLL, PPOLL, SELECT, PSELECT, EPOLL_WAIT, EPOLL_PWAIT } kind;
+  enum { POLL, PPOLL, SELECT, PSELECT, EPOLL_WAIT, EPOLL_PWAIT, EPOLL_PWAIT2 } kind;
   struct pollfd *fds;
   nfds_t nfds;
   int fd; /* select's nfds, epoll's descriptor */
@@ -74,6 +77,9 @@ static void *fd_run(void *arg) {
     break;
   case EPOLL_PWAIT:
     c->result = next_epoll_pwait()(c->fd, c->events, c->max_events, c->milliseconds, c->mask);
+    break;
+  case EPOLL_PWAIT2:
+    c->result = next_epoll_pwait2()(c->fd, c->events, c->max_events, c->timespec, c->mask);
     break;
   }
   c->error = errno;
@@ -131,6 +137,14 @@ SGC_EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max_events,
                            const sigset_t *mask) {
   struct fd_call c = {.kind = EPOLL_PWAIT, .fd = epfd, .events = events,
                       .max_events = max_events, .milliseconds = timeout, .mask = mask};
+  return fd_call(&c);
+}
+
+/* glibc 2.35 on; a program that calls it runs on a glibc that has it. */
+SGC_EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int max_events,
+                            const struct timespec *timeout, const sigset_t *mask) {
+  struct fd_call c = {.kind = EPOLL_PWAIT2, .fd = epfd, .events = events,
+                      .max_events = max_events, .timespec = timeout, .mask = mask};
   return fd_call(&c);
 }
 

@@ -1,14 +1,14 @@
 /*
  * waiting_threads.c: threads waiting in pthread_cond_wait,
  * pthread_cond_timedwait, pthread_cond_clockwait, poll, ppoll, select,
- * pselect, epoll_wait or epoll_pwait are not stopped by a collection
+ * pselect, epoll_wait, epoll_pwait or epoll_pwait2 are not stopped by a collection
  * (threads/cond_waits.c and fd_waits.c run those calls as blocking
  * sections), and what their stacks hold still survives it.
  *
- * Nine threads each build a list only their own stack holds and wait in
+ * Ten threads each build a list only their own stack holds and wait in
  * one of the calls, for a condition variable or for a pipe to become
  * readable; the main thread collects while they wait.  Each collection's
- * record must count one stopped thread, the collector (before: ten);
+ * record must count one stopped thread, the collector (before: eleven);
  * each list must be intact when its thread wakes.  The calls' results
  * and errno are glibc's: timeouts, invalid arguments, and EINTR when a
  * program's signal (no SA_RESTART) interrupts a poll or an epoll_wait;
@@ -35,7 +35,7 @@
 #include "seeded_list.h"
 
 enum { COND_WAIT, COND_TIMEDWAIT, COND_CLOCKWAIT, POLL, PPOLL, SELECT, PSELECT, EPOLL_WAIT,
-       EPOLL_PWAIT, WAITERS };
+       EPOLL_PWAIT, EPOLL_PWAIT2, WAITERS };
 enum { NODES = 2000, COLLECTIONS = 4 };
 
 
@@ -90,7 +90,8 @@ static void fd_wait_in(long kind) {
     case SELECT: r = select(pipe_fds[0] + 1, &read, NULL, NULL, NULL); break;
     case PSELECT: r = pselect(pipe_fds[0] + 1, &read, NULL, NULL, NULL, NULL); break;
     case EPOLL_WAIT: r = epoll_wait(epoll_fd, &ev, 1, -1); break;
-    default: r = epoll_pwait(epoll_fd, &ev, 1, -1, NULL); break;
+    case EPOLL_PWAIT: r = epoll_pwait(epoll_fd, &ev, 1, -1, NULL); break;
+    default: r = epoll_pwait2(epoll_fd, &ev, 1, NULL, NULL); break;
     }
   } while (r < 0 && errno == EINTR);
   CHECK(r == 1, "waiter %ld: wait returned %d (errno %d)", kind, r, errno);
@@ -258,6 +259,9 @@ static void check_results(void) {
   int ep = epoll_create1(0);
   CHECK(epoll_wait(ep, &ev, 1, 10) == 0, "epoll_wait(10 ms)");
   CHECK(epoll_pwait(ep, &ev, 1, 0, NULL) == 0, "epoll_pwait(0 ms)");
+  CHECK(epoll_pwait2(ep, &ev, 1, &ten_ms, NULL) == 0, "epoll_pwait2(10 ms)");
+  errno = 0;
+  CHECK(epoll_pwait2(ep, &ev, 0, &ten_ms, NULL) == -1 && errno == EINVAL, "epoll_pwait2(0 events)");
   errno = 0;
   CHECK(epoll_wait(-1, &ev, 1, 0) == -1 && errno == EBADF, "epoll_wait(-1)");
   errno = 0;

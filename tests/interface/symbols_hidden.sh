@@ -10,7 +10,7 @@
 TAG=symbols_hidden
 . "$(dirname "$0")/../lib/test_common.sh"
 SO=$1 A=$2 INC=$3
-INTERPOSED='pthread_join\|pthread_tryjoin_np\|pthread_timedjoin_np\|pthread_clockjoin_np\|pthread_detach\|sigwait\|sigwaitinfo\|sigtimedwait\|sigaction\|signal\|pthread_sigmask\|sigprocmask\|signalfd\|read\|pread\|pread64\|readv\|preadv\|recv\|recvfrom\|recvmsg\|nanosleep\|clock_nanosleep\|usleep\|sleep\|pause\|pthread_barrier_wait\|pthread_cond_wait\|pthread_cond_timedwait\|pthread_cond_clockwait\|poll\|ppoll\|__poll_chk\|__ppoll_chk\|select\|pselect\|epoll_wait\|epoll_pwait'
+INTERPOSED='pthread_join\|pthread_tryjoin_np\|pthread_timedjoin_np\|pthread_clockjoin_np\|pthread_detach\|sigwait\|sigwaitinfo\|sigtimedwait\|sigaction\|signal\|pthread_sigmask\|sigprocmask\|signalfd\|read\|pread\|pread64\|readv\|preadv\|recv\|recvfrom\|recvmsg\|nanosleep\|clock_nanosleep\|usleep\|sleep\|pause\|pthread_barrier_wait\|pthread_cond_wait\|pthread_cond_timedwait\|pthread_cond_clockwait\|poll\|ppoll\|__poll_chk\|__ppoll_chk\|select\|pselect\|epoll_wait\|epoll_pwait\|epoll_pwait2'
 for lib in "$SO" "$A"; do
   case $lib in
     *.so*) names=$(nm -D --defined-only "$lib" | awk 'NF==3 {print $3}') ;;
