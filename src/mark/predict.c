@@ -82,6 +82,7 @@ static void load_profile(void) {
   if (fd >= 0) close(fd);
   if (n < 0) {
     sgc_warn("ignoring SGC_PREDICT_PROFILE=%s: cannot read it", path);
+    match_prewake(); /* the built-in profile, as without the setting */
     return;
   }
   text[n] = 0;
