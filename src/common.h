@@ -23,6 +23,14 @@
  * GC threads is os_markers_limit(), which follows the machine. */
 enum { MARKERS_CYCLE_MAX = 16 };
 
+/* Who chooses each collection's GC threads, up to sgc_settings.markers
+ * (SGC_MARKERS, SGC_ADAPTIVE; docs/settings.md). */
+enum markers_choice {
+  MARKERS_AUTO,  /* the fast predictor (mark/predict.c), the default */
+  MARKERS_RULE,  /* SGC_MARKERS=rule: one per 256 KiB live, alone after a list (mark/parallel.c) */
+  MARKERS_FIXED, /* SGC_ADAPTIVE=0: exactly sgc_settings.markers */
+};
+
 /* Run-time settings, read once at start-up (api/init.c). */
 struct sgc_settings {
   size_t initial_heap_bytes;
@@ -43,8 +51,7 @@ struct sgc_settings {
   unsigned markers_cycle[MARKERS_CYCLE_MAX];
   unsigned markers_cycle_length;
   bool sweep_parallel;        /* SGC_SWEEP=parallel */
-  bool adaptive_markers;      /* SGC_ADAPTIVE (default on) */
-  bool markers_auto;          /* SGC_MARKERS=auto: the fast predictor chooses (mark/predict.c) */
+  enum markers_choice markers_choice;
   uint64_t stop_spin_ns;     /* SGC_STOP_SPIN_US: watch for stop acks before sleeping */
   uint64_t prewake_ns;       /* SGC_PREWAKE_US: GC threads woken before the stop wait this long */
   unsigned usable_cpus;      /* os_usable_cpus() at start-up */

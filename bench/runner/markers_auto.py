@@ -1,7 +1,7 @@
-"""SGC_MARKERS=auto against fixed GC thread counts (experiment
-markers-auto; the thesis's Table 4.4, issue 56's target: auto never more
-than 5% slower than the best fixed count, mark time per collection,
-paired)."""
+"""SGC_MARKERS=auto (the default) against fixed GC thread counts and the
+rule it replaced (SGC_MARKERS=rule; experiment markers-auto; the thesis's
+Table 4.4, issue 56's target: auto never more than 5% slower than the
+best fixed count, mark time per collection, paired)."""
 
 from .gcstats import parse_markers_hist
 from .results import group, ok_rows
@@ -9,7 +9,7 @@ from .tables import md_table, text_table
 from .util import fmt_num, median
 
 
-AUTO, FIXED, DEFAULT = "markers-auto", "fixed", "default"
+AUTO, FIXED, RULE = "markers-auto", "fixed", "markers-rule"
 TARGET = 1.05
 
 
@@ -67,16 +67,16 @@ def markers_auto_data(rows):
         known = {n: m for n, m in fixed_med.items() if m is not None}
         best = min(known, key=known.get) if known else None
         auto = per_round(auto_rs)
-        default = per_round(g.get((prog, impl, t, None, DEFAULT), []))
-        auto_med, default_med = median(list(auto.values())), median(list(default.values()))
+        rule = per_round(g.get((prog, impl, t, None, RULE), []))
+        auto_med, rule_med = median(list(auto.values())), median(list(rule.values()))
         out.append({
             "program": prog, "threads": t, "runs": len(auto), "fixed": fixed_med, "best": best,
-            "auto": auto_med, "default": default_med,
+            "auto": auto_med, "rule": rule_med,
             "auto_ratio": auto_med / known[best] if auto_med and best else None,
             "auto_paired": paired_to_best(auto, fixed),
-            "default_paired": paired_to_best(default, fixed) if default else None,
+            "rule_paired": paired_to_best(rule, fixed) if rule else None,
             "auto_hist": hist_text(auto_rs),
-            "default_hist": hist_text(g.get((prog, impl, t, None, DEFAULT), [])),
+            "rule_hist": hist_text(g.get((prog, impl, t, None, RULE), [])),
             "mb_auto": mb_per_gc(auto_rs), "mb_best": mb_per_gc(fixed_rs[best]) if best else None,
         })
     return out
@@ -89,18 +89,18 @@ def markers_auto_table(rows, fmt="md"):
     counts = sorted({n for d in data for n in d["fixed"]})
     ratio = lambda v: f"{v:.3f}" if v is not None else "-"
     header = (["program", "thr", "runs"] + [f"fixed {n} ms/GC" for n in counts]
-              + ["default ms/GC", "auto ms/GC", "best fixed", "auto/best", "auto/best paired",
-                 "default/best paired", "auto ≤ 1.05", "auto's GC thr (collections)",
-                 "default's GC thr", "MB/GC auto", "MB/GC best"])
+              + ["rule ms/GC", "auto ms/GC", "best fixed", "auto/best", "auto/best paired",
+                 "rule/best paired", "auto ≤ 1.05", "auto's GC thr (collections)",
+                 "rule's GC thr", "MB/GC auto", "MB/GC best"])
     body = []
     for d in data:
         verdict = "-" if d["auto_paired"] is None else ("yes" if d["auto_paired"] <= TARGET else "NO")
         body.append([d["program"], d["threads"], d["runs"]]
                     + [fmt_num(d["fixed"].get(n)) for n in counts]
-                    + [fmt_num(d["default"]), fmt_num(d["auto"]),
+                    + [fmt_num(d["rule"]), fmt_num(d["auto"]),
                        d["best"] if d["best"] is not None else "-", ratio(d["auto_ratio"]),
-                       ratio(d["auto_paired"]), ratio(d["default_paired"]), verdict,
-                       d["auto_hist"], d["default_hist"], fmt_num(d["mb_auto"]),
+                       ratio(d["auto_paired"]), ratio(d["rule_paired"]), verdict,
+                       d["auto_hist"], d["rule_hist"], fmt_num(d["mb_auto"]),
                        fmt_num(d["mb_best"])])
     return (md_table if fmt == "md" else text_table)(header, body)
 
@@ -113,8 +113,9 @@ def section_markers_auto(rows):
         "## SGC_MARKERS=auto against fixed GC thread counts (cf. Table 4.4)\n",
         "Mark time per collection (a run's summed `mark_ns` over its collections; "
         "median over runs, ms) with `SGC_MARKERS=auto` (the fast predictor picks each "
-        "collection's GC threads), with each fixed count (`SGC_MARKERS=n "
-        "SGC_ADAPTIVE=0`) and with the default rule (`SGC_ADAPTIVE`).  auto/best: "
+        "collection's GC threads; the default), with each fixed count (`SGC_MARKERS=n "
+        "SGC_ADAPTIVE=0`) and with the rule auto replaced (`SGC_MARKERS=rule`: one GC "
+        "thread per 256 KiB live, one alone after a list-shaped mark).  auto/best: "
         "auto's median over the best fixed count's; paired: the median over rounds "
         "of auto's figure over the least fixed figure of the same round (issue 56's "
         "target: at most 1.05 on every program).  GC thr: collections marked with "

@@ -303,9 +303,11 @@ VARIANTS = {
     **{f"concurrent-{b}": {"SGC_MODE": "concurrent", "SGC_BARRIER": b}
        for b in ("uffd", "softdirty", "mprotect", "full")},
     # GC thread counts: chosen each collection by the fast predictor
-    # (SGC_MARKERS=auto), or pinned (the run's gc_threads, with the
-    # adaptive rule off: what "fixed" means in Table 4.4)
+    # (SGC_MARKERS=auto, the default, named so it stays the same), by the
+    # rule it replaced (SGC_MARKERS=rule), or pinned (the run's gc_threads,
+    # choosing off: what "fixed" means in Table 4.4)
     "markers-auto": {"SGC_MARKERS": "auto"},
+    "markers-rule": {"SGC_MARKERS": "rule"},
     "fixed": {"SGC_ADAPTIVE": "0"},
     # sweeping
     "sweep-lazy": {"SGC_SWEEP": "lazy"},
@@ -446,16 +448,16 @@ EXPERIMENTS = {
     "latency": {"programs": ["latency-256m", "latency-1g"], "impls": ["sgc", "bdwgc", "bdwgc-incr"],
                 "threads": [2], "gc_threads": [None],
                 "variants": ["default", "concurrent-uffd", "concurrent-softdirty", "concurrent-mprotect"]},
-    # Table 4.4: SGC_MARKERS=auto against each fixed GC thread count (the
-    # adaptive rule off) and the default rule (SGC_ADAPTIVE), every program
-    # of issue 56 with 2 mutator threads (markshape takes one); "unpinned":
+    # Table 4.4: SGC_MARKERS=auto against each fixed GC thread count
+    # (choosing off) and the rule it replaced (SGC_MARKERS=rule), every
+    # program of issue 56 with 2 mutator threads (markshape takes one); "unpinned":
     # variants run once with no GC thread count set, beside the product
     # (--gc-threads 1,2,4,8,16 or "pow2" for more fixed counts)
     "markers-auto": {"programs": ["gcbench", "bh-pt", "cky", "cube", "mark-list", "mark-tiny"],
                      "impls": ["sgc"], "threads": [2],
                      "program_threads": {"mark-list": [1], "mark-tiny": [1]},
                      "gc_threads": [1, 2], "variants": ["fixed"],
-                     "unpinned": ["markers-auto", "default"]},
+                     "unpinned": ["markers-auto", "markers-rule"]},
     # lazy vs parallel sweep
     "sweep": {"programs": ["gcbench", "cky", "cube"], "impls": ["sgc"], "threads": [2],
               "gc_threads": [None], "variants": ["sweep-lazy", "sweep-parallel"]},

@@ -56,6 +56,35 @@ static void read_markers_cycle(struct sgc_settings *s) {
   s->markers_cycle_length = n;
 }
 
+/* SGC_MARKERS (or bdwgc's GC_MARKERS): a number, the most GC threads (0
+ * or unset: the CPUs), which the fast predictor lowers each collection;
+ * or the word for who chooses up to the CPUs, auto (the default) or rule.
+ * SGC_ADAPTIVE=0 makes a number exact. */
+static void read_markers(struct sgc_settings *s) {
+  const char *name = env_first("SGC_MARKERS", "GC_MARKERS");
+  const char *v = env_value(name);
+  bool adaptive = env_long_in("SGC_ADAPTIVE", 1, 0, 1) != 0;
+  s->markers = 0;
+  s->markers_choice = adaptive ? MARKERS_AUTO : MARKERS_FIXED;
+  if (!v) return;
+  static const struct env_word words[] = {{"auto", MARKERS_AUTO}, {"rule", MARKERS_RULE}};
+  for (unsigned i = 0; i < ENV_WORDS_COUNT(words); i++) {
+    if (strcmp(v, words[i].word)) continue;
+    /* A chooser named outright wins over the switch that turns choosing off. */
+    if (!adaptive) sgc_warn("ignoring SGC_ADAPTIVE=0: %s=%s chooses the GC threads", name, v);
+    s->markers_choice = (enum markers_choice)words[i].value;
+    return;
+  }
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || errno || n < 0 || n > (long)os_markers_limit()) {
+    sgc_warn("ignoring %s=%s: want auto, rule or a number from 0 to %u", name, v, os_markers_limit());
+    return;
+  }
+  s->markers = (unsigned)n;
+}
+
 /* The padding is bdwgc's default (no SGC_EXTRA_BYTES, libgc stood in
  * for), so it follows GC_set_all_interior_pointers as bdwgc's does. */
 static bool padding_follows_interior;
@@ -94,13 +123,7 @@ static void read_settings(void) {
   padding_follows_interior = default_extra && !env_value("SGC_EXTRA_BYTES");
   long divisor = env_long_in("GC_FREE_SPACE_DIVISOR", 0, 1, 1L << 20);
   if (divisor > 0) GC_free_space_divisor = (GC_word)divisor;
-  /* 0 asks for the default, as leaving it unset does. */
-  const char *markers_name = env_first("SGC_MARKERS", "GC_MARKERS");
-  const char *markers_value = env_value(markers_name);
-  /* auto: up to the CPUs, as many as the fast predictor finds worth it. */
-  s->markers_auto = markers_value && !strcmp(markers_value, "auto");
-  s->markers = s->markers_auto ? 0 : (unsigned)env_long_in(markers_name, 0, 0, os_markers_limit());
-  s->adaptive_markers = env_long_in("SGC_ADAPTIVE", 1, 0, 1) != 0;
+  read_markers(s);
   s->stop_spin_ns = (uint64_t)env_long_in("SGC_STOP_SPIN_US", 50, 0, 10000000) * 1000;
   s->prewake_ns = (uint64_t)env_long_in("SGC_PREWAKE_US", 2000, 0, 10000000) * 1000;
   static const struct env_word sweep_words[] = {{"lazy", 0}, {"parallel", 1}};

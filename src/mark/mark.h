@@ -94,7 +94,8 @@ void parallel_after_collection(const struct mark_totals *t);
 /* Before the first collection: BYTES allocated so far, an upper bound of
  * what it can find live (later ones use the last collection's live data). */
 void parallel_bound_first_live(uint64_t bytes);
-/* How many of WANT markers the next collection uses (SGC_ADAPTIVE). */
+/* How many of WANT markers the next collection uses under SGC_MARKERS=rule
+ * (WANT under any other choice). */
 unsigned parallel_adaptive_markers(unsigned want);
 
 #endif

@@ -239,8 +239,9 @@ static unsigned cycle_position;
 static unsigned markers_for_next_mark(void) {
   if (sgc_settings.markers_cycle_length)
     return sgc_settings.markers_cycle[cycle_position % sgc_settings.markers_cycle_length];
-  if (sgc_settings.markers_auto) return predict_markers(sgc_settings.markers ? sgc_settings.markers : 1);
-  return parallel_adaptive_markers(sgc_settings.markers ? sgc_settings.markers : 1);
+  unsigned most = sgc_settings.markers ? sgc_settings.markers : 1;
+  if (sgc_settings.markers_choice == MARKERS_AUTO) return predict_markers(most);
+  return parallel_adaptive_markers(most);
 }
 
 /* ---- waking the helpers before the world stops ----
@@ -424,12 +425,13 @@ void parallel_ensure_markers(unsigned want) {
     sched_yield();
 }
 
-/* Adaptive parallelism, a measured stand-in for the thesis's predictor
- * (ch. 4): when the last collection's markers achieved a parallelism
- * (summed busy time over the busiest marker's) under 1.25 -- a list, a
- * tiny heap -- the next one marks alone, which also lets it set mark bits
- * without atomics; every ADAPTIVE_RETRY-th collection tries all markers
- * again in case the heap's shape changed.  SGC_ADAPTIVE=0 pins the count. */
+/* SGC_MARKERS=rule, the default before SGC_MARKERS=auto: a measured
+ * stand-in for the thesis's predictor (ch. 4).  When the last
+ * collection's markers achieved a parallelism (summed busy time over the
+ * busiest marker's) under 1.25 -- a list, a tiny heap -- the next one
+ * marks alone, which also lets it set mark bits without atomics; every
+ * ADAPTIVE_RETRY-th collection tries all markers again in case the
+ * heap's shape changed. */
 enum {
   ADAPTIVE_RETRY_MIN = 8,
   ADAPTIVE_RETRY_MAX = 256,
@@ -473,7 +475,7 @@ void parallel_after_collection(const struct mark_totals *t) {
   last_live_bytes = t->bytes;
   cycle_position++;
   predict_after_collection(t, t->markers > 1 && helpers_took_part());
-  if (!sgc_settings.adaptive_markers) return;
+  if (sgc_settings.markers_choice != MARKERS_RULE) return;
   if (t->markers > 1 && !helpers_took_part()) return; /* nothing learnt */
   if (t->markers > 1) {
     double achieved = t->max_busy_ns ? (double)t->sum_busy_ns / (double)t->max_busy_ns : 1.0;
@@ -491,7 +493,7 @@ void parallel_after_collection(const struct mark_totals *t) {
 }
 
 unsigned parallel_adaptive_markers(unsigned want) {
-  if (!sgc_settings.adaptive_markers) return want;
+  if (sgc_settings.markers_choice != MARKERS_RULE) return want;
   if (adaptive_limit && want > adaptive_limit) want = adaptive_limit;
   if (last_live_bytes != UINT64_MAX) {
     uint64_t by_size = 1 + last_live_bytes / LIVE_BYTES_PER_MARKER;

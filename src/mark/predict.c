@@ -82,6 +82,7 @@ static void load_profile(void) {
   if (fd >= 0) close(fd);
   if (n < 0) {
     sgc_warn("ignoring SGC_PREDICT_PROFILE=%s: cannot read it", path);
+    match_prewake(); /* the built-in profile, as without the setting */
     return;
   }
   text[n] = 0;
@@ -158,6 +159,8 @@ static void current_input(struct predict_input *in) {
 }
 
 unsigned predict_markers(unsigned max) {
+  /* One GC thread at most (SGC_MARKERS=1, a single CPU): nothing to choose. */
+  if (max <= 1) return state.last_choice = 1;
   uint64_t coming = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed) + 1;
   /* The pre-wake and the mark ask for the same collection: one answer. */
   if (state.chosen_for != coming || state.chosen_max != max) {
@@ -209,7 +212,9 @@ void predict_after_collection(const struct mark_totals *t, bool learnt) {
   state.bytes = t->bytes;
   state.atomic = t->atomic_bytes;
   state.objects = t->objects;
-  if (!sgc_settings.markers_auto) state.last_choice = 0;
+  /* Only auto's choices are recorded (SGC_MARKERS_CYCLE takes precedence). */
+  if (sgc_settings.markers_choice != MARKERS_AUTO || sgc_settings.markers_cycle_length)
+    state.last_choice = 0;
   /* The width first: the prediction of this mark, and the scale it
    * teaches, take the width the mark itself showed.  With the width it
    * was chosen under (unknown: wide), a list's first mark with 2 markers

@@ -279,27 +279,28 @@ class MarkersAuto(unittest.TestCase):
         cfgs = matrix.expand("markers-auto", matrix.EXPERIMENTS["markers-auto"],
                              programs=["cky", "mark-list"])
         self.assertEqual([c.label() for c in cfgs],
-                         ["cky sgc t=2 gct=- markers-auto", "cky sgc t=2 gct=- default",
+                         ["cky sgc t=2 gct=- markers-auto", "cky sgc t=2 gct=- markers-rule",
                           "cky sgc t=2 gct=1 fixed", "cky sgc t=2 gct=2 fixed",
-                          "mark-list sgc t=1 gct=- markers-auto", "mark-list sgc t=1 gct=- default",
+                          "mark-list sgc t=1 gct=- markers-auto", "mark-list sgc t=1 gct=- markers-rule",
                           "mark-list sgc t=1 gct=1 fixed", "mark-list sgc t=1 gct=2 fixed"])
         more = matrix.expand("markers-auto", matrix.EXPERIMENTS["markers-auto"],
                              programs=["cky"], gc_threads=[1, 2, 4])
         self.assertEqual([(c.gc_threads, c.variant) for c in more],
-                         [(None, "markers-auto"), (None, "default"), (1, "fixed"), (2, "fixed"),
+                         [(None, "markers-auto"), (None, "markers-rule"), (1, "fixed"), (2, "fixed"),
                           (4, "fixed")])
         self.assertEqual(matrix.VARIANTS["fixed"], {"SGC_ADAPTIVE": "0"})
         self.assertEqual(matrix.VARIANTS["markers-auto"], {"SGC_MARKERS": "auto"})
+        self.assertEqual(matrix.VARIANTS["markers-rule"], {"SGC_MARKERS": "rule"})
 
     def test_ratio_to_the_best_fixed_count_paired(self):
         # mark ms per collection (mark_s / collections x 1000):
-        #   round   fixed 1  fixed 2  auto  default
+        #   round   fixed 1  fixed 2  auto  rule
         #     1       2.0      1.0     1.1    1.5
         #     2       4.0      3.0     3.3    3.0   (a slow round)
         #     3       2.0      1.2     1.2    1.2
         # best fixed: 2 (median 1.2 against 2.0); auto's paired ratios
         # 1.1, 1.1, 1.0 -> 1.1 (over 1.05: "NO"); of medians 1.2 / 1.2 =
-        # 1.0; default's median 1.5, paired 1.5, 1.0, 1.0 -> 1.0.
+        # 1.0; the rule's median 1.5, paired 1.5, 1.0, 1.0 -> 1.0.
         fig = {1: (2.0, 4.0, 2.0), 2: (1.0, 3.0, 1.2)}
         rows = []
         for r in (1, 2, 3):
@@ -309,7 +310,7 @@ class MarkersAuto(unittest.TestCase):
             rows.append(row("cky", "sgc", 2, None, "markers-auto", r,
                             mark_s=(1.1, 3.3, 1.2)[r - 1] * 10 / 1e3, collections=10,
                             marked_bytes=50e6, markers_hist="1:3;2:7"))
-            rows.append(row("cky", "sgc", 2, None, "default", r,
+            rows.append(row("cky", "sgc", 2, None, "markers-rule", r,
                             mark_s=(1.5, 3.0, 1.2)[r - 1] * 10 / 1e3, collections=10,
                             marked_bytes=50e6, markers_hist="2:10"))
         d, = markers_auto.markers_auto_data(rows)
@@ -317,7 +318,8 @@ class MarkersAuto(unittest.TestCase):
         self.assertAlmostEqual(d["fixed"][1], 2.0)
         self.assertAlmostEqual(d["auto_paired"], 1.1)
         self.assertAlmostEqual(d["auto_ratio"], 1.0)
-        self.assertAlmostEqual(d["default_paired"], 1.0)
+        self.assertAlmostEqual(d["rule_paired"], 1.0)
+        self.assertEqual(d["rule_hist"], "2:30")
         self.assertEqual(d["auto_hist"], "1:9 2:21")
         self.assertAlmostEqual(d["mb_auto"], 5.0)
         table = markers_auto.markers_auto_table(rows)

@@ -57,7 +57,7 @@ static unsigned after_one(void) {
 
 int main(void) {
   GC_INIT();
-  sgc_settings.adaptive_markers = true;
+  sgc_settings.markers_choice = MARKERS_RULE; /* the rule this file tests */
   parallel_ensure_markers(2);
   CHECK(parallel_markers_created() == 2, "need one GC thread, have %u markers",
         parallel_markers_created());

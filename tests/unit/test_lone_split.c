@@ -48,7 +48,7 @@ int main(void) {
   /* One marker, the default split: a 4 MiB array, every word pointing to
    * an object of its own. */
   sgc_settings.markers = 1;
-  sgc_settings.adaptive_markers = false;
+  sgc_settings.markers_choice = MARKERS_FIXED;
   enum { N = 1 << 19 };
   GC_disable();
   void **array = GC_malloc(N * sizeof(void *));

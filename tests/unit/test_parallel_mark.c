@@ -153,7 +153,7 @@ static void use_variant(enum mark_variant v) {
 }
 
 static void run_shape(const char *name, size_t (*build)(void)) {
-  sgc_settings.adaptive_markers = false; /* exactly the markers asked for */
+  sgc_settings.markers_choice = MARKERS_FIXED; /* exactly the markers asked for */
   GC_disable();
   size_t k = build();
   GC_enable();
