@@ -50,6 +50,9 @@ static _Atomic bool running, ready;
 /* The cycle's figures (heap_lock held, or the driver between its
  * start and its stop, which concurrent_marking_stop orders). */
 static uint64_t cycle_began_ns, start_pause_ns, rescanned_pages, rounds;
+/* The barrier's arm: its time, and whether it came before the stop. */
+static uint64_t start_arm_ns;
+static bool armed_before_stop;
 /* Bytes of the ranges the rescans queued (a round's, or the finish's). */
 static uint64_t rescan_bytes;
 static uint64_t finish_rescan_pages, finish_rescan_bytes;
@@ -535,6 +538,20 @@ void concurrent_before_start(void) { wait_released(); }
 
 /* ---- the cycle's steps ---- */
 
+/* Writes between this arm and the stop are reported too: a round
+ * rescans their pages' marked objects, of which there are none yet but
+ * those marked by then (the marks were cleared before), which is only
+ * work, never a loss (docs/concurrent.md, invariant 3). */
+void concurrent_arm_before_stop(void) {
+  armed_before_stop = false;
+  if (!barrier_arm_beside_program()) return;
+  wait_released();
+  uint64_t began = os_now_ns();
+  barrier_arm();
+  start_arm_ns = os_now_ns() - began;
+  armed_before_stop = true;
+}
+
 void concurrent_arm(size_t allocated, size_t threshold) {
   for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
     struct marker *m = &assist_slots[i].marker;
@@ -548,8 +565,13 @@ void concurrent_arm(size_t allocated, size_t threshold) {
   live_at_start = heap_accounting.live_after_gc;
   limit_at_start = cycle_limit(threshold);
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
-  wait_released();
-  barrier_arm();
+  if (!armed_before_stop) {
+    wait_released();
+    uint64_t began = os_now_ns();
+    barrier_arm();
+    start_arm_ns = os_now_ns() - began;
+  }
+  armed_before_stop = false;
   cycle_began_ns = os_now_ns();
   rescanned_pages = rounds = rescan_bytes = 0;
   finish_rescan_pages = finish_rescan_bytes = 0;
@@ -631,6 +653,7 @@ void concurrent_end(SGC_gc_record_t *out, bool fallback) {
   out->assists_idle = atomic_load_explicit(&assist_idle, memory_order_relaxed);
   out->assist_asked_bytes = atomic_load_explicit(&assist_asked, memory_order_relaxed);
   out->rescanned_bytes = rescan_bytes;
+  out->start_arm_ns = start_arm_ns;
   atomic_store_explicit(&running, false, memory_order_relaxed);
   atomic_store_explicit(&ready, false, memory_order_relaxed);
   atomic_fetch_add_explicit(&cycles_done, 1, memory_order_relaxed);
