@@ -141,6 +141,9 @@ typedef struct SGC_gc_record {
    * page tables), inside start_pause_ns only where the backend cannot
    * arm with the program running. */
   uint64_t start_arm_ns;
+  /* Steals by assisting threads from the rounds' rescan queue: their
+   * share of the rescans (docs/concurrent.md, "Rounds"). */
+  uint64_t assist_rescan_steals;
 } SGC_gc_record_t;
 
 /* Totals since start. */
