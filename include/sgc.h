@@ -137,6 +137,13 @@ typedef struct SGC_gc_record {
   /* Bytes of marked objects queued again from written pages, in rounds
    * and at the finish (rescanned_pages' contents that were scanned). */
   uint64_t rescanned_bytes;
+  /* The barrier's arm at the cycle's start (uffd: a walk over the heap's
+   * page tables), inside start_pause_ns only where the backend cannot
+   * arm with the program running. */
+  uint64_t start_arm_ns;
+  /* Steals by assisting threads from the rounds' rescan queue: their
+   * share of the rescans (docs/concurrent.md, "Rounds"). */
+  uint64_t assist_rescan_steals;
 } SGC_gc_record_t;
 
 /* Totals since start. */

@@ -21,8 +21,9 @@ struct barrier_ops {
   /* Once, when barrier_init picks the backend, the world running (NULL:
    * nothing to do); false when it cannot start after all. */
   bool (*start)(void);
-  /* World stopped: forget earlier writes, record from now on.  False when
-   * the kernel refused now (the caller reports every page, as full). */
+  /* World stopped (or running, with arm_beside_program): forget earlier
+   * writes, record from now on.  False when the kernel refused now (the
+   * caller reports every page, as full). */
   bool (*arm)(void);
   /* [LO, HI) just committed by heap_grow (heap_lock held), armed or not. */
   void (*cover)(uintptr_t lo, uintptr_t hi);
@@ -37,6 +38,11 @@ struct barrier_ops {
    * (barrier_stop_recording): it only lifts protections, and no arm,
    * collect or cover runs meanwhile. */
   bool disarm_beside_program;
+  /* arm may run with the world running (heap_lock held, the page path
+   * closed): the kernel records every write from its protection on, so
+   * writes before the cycle's stop are only reported too (rescanned if
+   * their objects are marked by then). */
+  bool arm_beside_program;
 };
 /* A probe's reason for saying no, for the fallback's warning (static). */
 void barrier_probe_refused(enum barrier_kind kind, const char *why);

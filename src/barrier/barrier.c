@@ -200,6 +200,11 @@ void barrier_arm(void) {
   atomic_store_explicit(&armed, true, memory_order_release);
 }
 
+bool barrier_arm_beside_program(void) {
+  const struct barrier_ops *o = ops_of[barrier_kind_used];
+  return barrier_kind_used != BARRIER_FULL && o->arm_beside_program;
+}
+
 void barrier_cover(uintptr_t lo, uintptr_t hi) {
   struct chunk *c = chunk_of_address(lo);
   if (c) add_chunk_reservation(c);

@@ -46,6 +46,11 @@ bool barrier_available(enum barrier_kind kind);
  * every heap page (the chunks' whole reserved ranges, so pages the heap
  * grows into during the cycle are covered too). */
 void barrier_arm(void);
+/* Whether the backend in use may be armed with the world running
+ * (heap_lock held, no cycle marking): a cycle's start then arms before
+ * its stop, and the walk over every page table entry of the heap (uffd:
+ * milliseconds a GiB) leaves its pause. */
+bool barrier_arm_beside_program(void);
 /* A chunk added while armed (heap_grow): cover [LO, HI) as well.
  * heap_grow calls it itself, through heap_commit_hook (heap.h), which
  * barrier_init sets: the collector need not. */

@@ -110,7 +110,7 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
   /* Static, not 3 KiB of the caller's stack: a cycle's finish runs on
    * the allocating thread's, which may be 16 KiB (bb_tiny_stacks).  One
    * caller at a time: the driver's rounds and the finish exclude each
-   * other, and arm runs with the world stopped. */
+   * other, and arm runs before a cycle's marking (heap_lock held). */
   static struct page_region vec[128];
   while (lo < hi) {
     struct pm_scan_arg arg = {
@@ -247,4 +247,5 @@ static void uffd_disarm(void) {
 
 const struct barrier_ops barrier_uffd_ops = {
     .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover,
-    .collect = uffd_collect, .disarm = uffd_disarm, .disarm_beside_program = true};
+    .collect = uffd_collect, .disarm = uffd_disarm, .disarm_beside_program = true,
+    .arm_beside_program = true};

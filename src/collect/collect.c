@@ -591,8 +591,10 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
   /* The start's root scan queues an object per root word at most, with
    * no drain in between: room for the last collection's roots and
    * stacks' worth, made before any range is found. */
-  if (kind == COLLECT_CYCLE_START)
+  if (kind == COLLECT_CYCLE_START) {
     mark_reserve(heap_accounting.root_bytes / sizeof(uintptr_t) + (1u << 16));
+    concurrent_arm_before_stop();
+  }
   roots_snapshot_static_then(kind == COLLECT_CYCLE_START ? stop_and_push_roots : stop_and_mark, &c);
   collection_event(EVENT_PRE_START_WORLD);
   start_world();

@@ -29,10 +29,23 @@
 #include "threads/thread.h"
 
 enum {
-  /* A round that finds this few written pages leaves the rest to the
-   * finish, whose pause rescans them. */
-  FEW_WRITTEN_PAGES = 64,
+  /* A round that finds this few written pages is the last: its drain is
+   * short, so the finish's pause rescans about as few (the pages written
+   * meanwhile).  Under random writes the rounds' counts swing widely,
+   * and a lower bound is rarely met before MAX_ROUNDS. */
+  FEW_WRITTEN_PAGES = 512,
+  /* A last drain that marks more than this was not the end of the
+   * marking (mark_rounds). */
+  LATE_MARKING_BYTES = 8 << 20,
   MAX_ROUNDS = 8,
+  /* Rounds' pacing (rescan_pressure): the mutators rescan PRESSURE times
+   * the pages they wrote in the last round, doubled up to the most while
+   * rounds do not shrink; an assist does at most RESCAN_DRAINS_MAX drains
+   * of about 64 ranges each (a few ms at the most). */
+  FIRST_PRESSURE = 2,
+  MAX_PRESSURE = 16,
+  RESCAN_DRAINS_MAX = 8,
+  RANGES_PER_DRAIN = 64,
 };
 
 static pthread_mutex_t driver_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,6 +63,9 @@ static _Atomic bool running, ready;
 /* The cycle's figures (heap_lock held, or the driver between its
  * start and its stop, which concurrent_marking_stop orders). */
 static uint64_t cycle_began_ns, start_pause_ns, rescanned_pages, rounds;
+/* The barrier's arm: its time, and whether it came before the stop. */
+static uint64_t start_arm_ns;
+static bool armed_before_stop;
 /* Bytes of the ranges the rescans queued (a round's, or the finish's). */
 static uint64_t rescan_bytes;
 static uint64_t finish_rescan_pages, finish_rescan_bytes;
@@ -62,6 +78,13 @@ static _Atomic uint64_t cycles_done, fallbacks_done;
  * Relaxed: statistics, read at the finish after every slot was given
  * back. */
 static _Atomic uint64_t assist_calls, assist_idle, assist_asked;
+/* During rounds: the pages an assist is to rescan per MiB its thread
+ * allocates (0 before the first round and once ready).  Written by the
+ * driver, read by slow paths as a hint (relaxed). */
+static _Atomic uint64_t rescan_pages_per_mib;
+/* This cycle's steals from the rescan queue by assisting threads
+ * (statistics; relaxed, read at the finish). */
+static _Atomic uint64_t rescan_steals;
 
 /* ---- marking by the program's threads (thesis §5.2) ----
  * A thread at an allocation slow path marks in proportion to what it
@@ -79,6 +102,14 @@ static struct assist_slot {
 /* Relaxed: a hint; checked again under the slot's lock, which the finish
  * takes after clearing it. */
 static _Atomic bool assist_open;
+/* The program threads' share of a round's rescans: the driver moves what
+ * a round queued here, all of it public, and threads that assist steal
+ * from it before the GC threads' stacks (which the GC threads drain
+ * first and steal from each other, leaving assists little to find).  The
+ * driver owns it and takes back half of what is left each time its own
+ * share is drained. */
+static struct marker rescan_queue;
+static bool rescan_queue_usable;
 /* Set at the start pause: what the last collection found live, and the
  * cycle's limit (cycle_limit: the allocation since the last collection
  * at which the stop collector would collect, where the cycle must be
@@ -104,6 +135,7 @@ void concurrent_prepare(void) {
     pthread_mutex_init(&assist_slots[i].lock, NULL);
     assist_slots[i].usable = marker_init(&assist_slots[i].marker, 1000 + i);
   }
+  rescan_queue_usable = marker_init(&rescan_queue, 1000 + ASSIST_SLOTS);
 }
 
 static struct assist_slot *assist_slot_take(void) {
@@ -168,21 +200,41 @@ static bool yield_requested(void) {
  * slot's leftovers first, then work stolen from the GC threads' stacks,
  * again while the budget lasts (a steal takes at most 128 entries) and
  * the finish is not asking the markers to stop. */
-static bool assist_mark(struct assist_slot *slot, uint64_t budget) {
+static bool assist_mark(struct assist_slot *slot, uint64_t budget, unsigned rescan_drains) {
   struct marker *m = &slot->marker;
   unsigned n = parallel_markers_created();
   uint64_t first = m->marked_bytes;
   for (;;) {
+    if (marker_empty(m) && rescan_queue_usable && marker_steal(m, &rescan_queue))
+      atomic_fetch_add_explicit(&rescan_steals, 1, memory_order_relaxed);
     for (unsigned i = 0; i < n && marker_empty(m); i++) marker_steal(m, parallel_marker(i));
     uint64_t done = m->marked_bytes - first;
-    if (marker_empty(m) || done >= budget || yield_requested()) break;
-    m->drain_budget = budget - done;
+    if (marker_empty(m) || yield_requested() || (done >= budget && !rescan_drains)) break;
+    /* A rescan drain: a budget of one byte stops it at its first check
+     * (every 64 ranges) that found something new. */
+    m->drain_budget = done < budget ? budget - done : 1;
     mark_drain_own(m); /* publishes its progress */
+    if (rescan_drains) rescan_drains--;
   }
   m->drain_budget = 0;
   bool marked = m->marked_bytes != first;
   pthread_mutex_unlock(&slot->lock);
   return marked;
+}
+
+/* Rounds rescan the pages written since the last; marked bytes do not
+ * measure that work (a rescanned object is marked already), so during
+ * rounds an assist also runs drains in proportion to the pages its
+ * allocation is likely to have written: rescan_pages_per_mib, the last
+ * round's written pages over what the program allocated meanwhile,
+ * times the pressure (thesis §5.4: the finish is left only the last
+ * few pages when the rounds outpace the program's writes). */
+static unsigned rescan_drains_for(size_t bytes) {
+  uint64_t per_mib = atomic_load_explicit(&rescan_pages_per_mib, memory_order_relaxed);
+  if (!per_mib) return 0;
+  uint64_t pages = ((uint64_t)bytes * per_mib >> 20) + 1;
+  uint64_t drains = (pages + RANGES_PER_DRAIN - 1) / RANGES_PER_DRAIN;
+  return drains < RESCAN_DRAINS_MAX ? (unsigned)drains : RESCAN_DRAINS_MAX;
 }
 
 void concurrent_assist(size_t bytes) {
@@ -192,7 +244,8 @@ void concurrent_assist(size_t bytes) {
   }
   if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist()) return;
   uint64_t budget = assist_budget(bytes);
-  if (!budget) return;
+  unsigned rescan_drains = rescan_drains_for(bytes);
+  if (!budget && !rescan_drains) return;
   atomic_fetch_add_explicit(&assist_calls, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&assist_asked, budget, memory_order_relaxed);
   /* Set before a slot is taken, cleared after it is given back: a
@@ -203,7 +256,7 @@ void concurrent_assist(size_t bytes) {
   atomic_store_explicit(&self->assisting, true, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   struct assist_slot *slot = assist_slot_take();
-  if (!slot || !assist_mark(slot, budget)) atomic_fetch_add_explicit(&assist_idle, 1, memory_order_relaxed);
+  if (!slot || !assist_mark(slot, budget, rescan_drains)) atomic_fetch_add_explicit(&assist_idle, 1, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   atomic_store_explicit(&self->assisting, false, memory_order_seq_cst);
   thread_park_if_asked(self);
@@ -229,6 +282,33 @@ static bool assist_gather(void) {
     pthread_mutex_unlock(&slot->lock);
   }
   return found;
+}
+
+/* Moves what is left on the rescan queue to marker 0 (its owner: the
+ * driver, or the finish with the driver stopped); true when there was
+ * some.  ALL, or half of its public part (marker_pop_slow's take-back):
+ * the rest stays for the program's threads while marker 0's is drained. */
+static bool rescan_queue_gather(bool all) {
+  if (!rescan_queue_usable) return false;
+  bool found = false;
+  struct mark_range r;
+  while (marker_pop(&rescan_queue, &r)) {
+    marker_push(mark_collector, r.lo, r.hi);
+    found = true;
+    if (!all && rescan_queue.top == atomic_load_explicit(&rescan_queue.watermark,
+                                                         memory_order_relaxed))
+      break;
+  }
+  return found;
+}
+
+/* Moves the ranges a round just queued on marker 0 (all private there:
+ * its drain had emptied it) to the rescan queue, made public. */
+static void rescan_queue_fill(void) {
+  if (!rescan_queue_usable || mark_config.deque != DEQUE_WATERMARK) return;
+  struct mark_range r;
+  while (marker_pop(mark_collector, &r)) marker_push(&rescan_queue, r.lo, r.hi);
+  marker_publish_all(&rescan_queue);
 }
 
 void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t *objects) {
@@ -442,30 +522,67 @@ static void hold_for_tests(void) {
   }
 }
 
+/* After a round that found PAGES written while the program allocated
+ * ALLOCATED bytes: what the assists are to rescan per MiB until the next
+ * (rescan_drains_for). */
+static void set_rescan_pace(size_t pages, size_t allocated, unsigned pressure) {
+  if (allocated < PAGE_BYTES) allocated = PAGE_BYTES;
+  uint64_t per_mib = (uint64_t)((double)pages * pressure * (1 << 20) / (double)allocated) + 1;
+  atomic_store_explicit(&rescan_pages_per_mib, per_mib, memory_order_relaxed);
+}
+
 static void mark_rounds(void) {
   size_t last = SIZE_MAX;
+  size_t allocated_before = allocated_since_gc_bytes();
+  unsigned pressure = FIRST_PRESSURE;
   for (;;) {
-    if (yield_requested()) return;
-    assist_gather();
-    marker_publish_all(mark_collector); /* for threads assisting meanwhile */
-    parallel_drain_concurrent();
+    /* Marker 0's work with the GC threads, then what the program's
+     * threads left of theirs on the rescan queue and their slots. */
+    do {
+      if (yield_requested()) return;
+      assist_gather();
+      marker_publish_all(mark_collector); /* for threads assisting meanwhile */
+      parallel_drain_concurrent();
+    } while (rescan_queue_gather(false));
     if (rounds == 0) hold_for_tests();
     size_t pages = 0;
     if (yield_requested() || !rescan_written_pages(&pages)) return;
     rounds++;
     rescanned_pages += pages;
-    /* Rounds stop once the written pages no longer shrink by a quarter
-     * (random writes over a large heap dirty as many pages during a
-     * round's drain as it rescanned): another round would only repeat
-     * the work the finish does anyway. */
-    if (pages <= FEW_WRITTEN_PAGES || pages > last / 4 * 3 || rounds >= MAX_ROUNDS) {
+    /* Random writes over a large heap dirty as many pages during a
+     * round's drain as it rescanned, when the program outpaces the
+     * markers: then the program threads' share of the rescans doubles
+     * (up to MAX_PRESSURE), and rounds stop only once the written pages
+     * no longer shrink by a quarter at the most pressure: another round
+     * would only repeat the work the finish does anyway (docs/
+     * concurrent.md, "Rounds"). */
+    bool shrinking = pages <= last / 4 * 3;
+    if (!shrinking && last != SIZE_MAX && pressure < MAX_PRESSURE) {
+      pressure *= 2;
+      shrinking = true;
+    }
+    if (pages <= FEW_WRITTEN_PAGES || !shrinking || rounds >= MAX_ROUNDS) {
+      atomic_store_explicit(&rescan_pages_per_mib, 0, memory_order_relaxed);
+      uint64_t marked_before = marked_so_far();
       do {
         parallel_drain_concurrent();
         if (yield_requested()) return;
-      } while (assist_gather());
+      } while (assist_gather() | rescan_queue_gather(true));
+      /* The drain marked much more than the round's pages hold: most of
+       * the marking had been left on the assisting threads' slots, and
+       * the program wrote meanwhile as during any long drain: another
+       * round, not the finish. */
+      if (marked_so_far() - marked_before > LATE_MARKING_BYTES && !yield_requested()) {
+        last = SIZE_MAX;
+        continue;
+      }
       atomic_store_explicit(&ready, true, memory_order_relaxed);
       return;
     }
+    size_t allocated = allocated_since_gc_bytes();
+    set_rescan_pace(pages, allocated > allocated_before ? allocated - allocated_before : 0, pressure);
+    rescan_queue_fill();
+    allocated_before = allocated;
     last = pages;
   }
 }
@@ -555,6 +672,20 @@ void concurrent_before_start(void) { wait_released(); }
 
 /* ---- the cycle's steps ---- */
 
+/* Writes between this arm and the stop are reported too: a round
+ * rescans their pages' marked objects, of which there are none yet but
+ * those marked by then (the marks were cleared before), which is only
+ * work, never a loss (docs/concurrent.md, invariant 3). */
+void concurrent_arm_before_stop(void) {
+  armed_before_stop = false;
+  if (!barrier_arm_beside_program()) return;
+  wait_released();
+  uint64_t began = os_now_ns();
+  barrier_arm();
+  start_arm_ns = os_now_ns() - began;
+  armed_before_stop = true;
+}
+
 void concurrent_arm(size_t allocated, size_t threshold) {
   for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
     struct marker *m = &assist_slots[i].marker;
@@ -565,11 +696,18 @@ void concurrent_arm(size_t allocated, size_t threshold) {
   atomic_store_explicit(&assist_calls, 0, memory_order_relaxed);
   atomic_store_explicit(&assist_idle, 0, memory_order_relaxed);
   atomic_store_explicit(&assist_asked, 0, memory_order_relaxed);
+  atomic_store_explicit(&rescan_pages_per_mib, 0, memory_order_relaxed);
+  atomic_store_explicit(&rescan_steals, 0, memory_order_relaxed);
   live_at_start = heap_accounting.live_after_gc;
   limit_at_start = cycle_limit(threshold);
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
-  wait_released();
-  barrier_arm();
+  if (!armed_before_stop) {
+    wait_released();
+    uint64_t began = os_now_ns();
+    barrier_arm();
+    start_arm_ns = os_now_ns() - began;
+  }
+  armed_before_stop = false;
   cycle_began_ns = os_now_ns();
   rescanned_pages = rounds = rescan_bytes = 0;
   finish_rescan_pages = finish_rescan_bytes = 0;
@@ -621,6 +759,7 @@ void concurrent_finish_mark(void) {
   atomic_store_explicit(&mark_concurrently, false, memory_order_relaxed);
   parallel_gather_work();
   assist_gather();
+  rescan_queue_gather(true);
   custom_pushed_base = 0;
   uint64_t bytes_before = rescan_bytes;
   finish_rescan_pages = barrier_collect_dirty(push_written, NULL);
@@ -652,6 +791,8 @@ void concurrent_end(SGC_gc_record_t *out, bool fallback) {
   out->assists_idle = atomic_load_explicit(&assist_idle, memory_order_relaxed);
   out->assist_asked_bytes = atomic_load_explicit(&assist_asked, memory_order_relaxed);
   out->rescanned_bytes = rescan_bytes;
+  out->start_arm_ns = start_arm_ns;
+  out->assist_rescan_steals = atomic_load_explicit(&rescan_steals, memory_order_relaxed);
   atomic_store_explicit(&running, false, memory_order_relaxed);
   atomic_store_explicit(&ready, false, memory_order_relaxed);
   atomic_fetch_add_explicit(&cycles_done, 1, memory_order_relaxed);
@@ -690,6 +831,7 @@ void concurrent_after_fork_child(void) {
   /* The abandoned cycle's work, left where the fork stopped its marking:
    * the next collection starts with empty stacks. */
   forget_work(mark_collector);
+  if (rescan_queue_usable) forget_work(&rescan_queue);
   pthread_mutex_init(&driver_lock, NULL);
   pthread_cond_init(&driver_cond, NULL);
   driver_exists = order_mark = driver_busy = order_release = release_pending = false;

@@ -35,8 +35,13 @@ bool concurrent_should_finish(size_t allocated, size_t threshold, bool *fallback
  * much earlier. */
 void concurrent_note_heap_used_up(size_t allocated, size_t threshold);
 
-/* collect.c's start, world stopped, after the roots: arms the barrier and
- * records the cycle as running.  ALLOCATED: the count at the start;
+/* collect.c's start, heap_lock held and the page path closed, the marks
+ * cleared, before the world stops: arms the barrier there where the
+ * backend allows it (barrier_arm_beside_program), so its walk over the
+ * heap's page tables is not part of the pause. */
+void concurrent_arm_before_stop(void);
+/* collect.c's start, world stopped, after the roots: arms the barrier
+ * (unless armed before the stop) and records the cycle as running.  ALLOCATED: the count at the start;
  * THRESHOLD: the stop collector's trigger (the assist rate from both). */
 void concurrent_arm(size_t allocated, size_t threshold);
 /* After the world restarts: the GC threads start marking. */
