@@ -144,6 +144,9 @@ def parse_sgc_trace(path, by_markers=False):
                     pass  # a truncated last line after a crash
     except OSError:
         return None
+    # A concurrent cycle's record (its finish) carries its start's pause
+    # too: both are pauses the program waited for.
+    starts = [r["start_pause_ns"] / 1e9 for r in recs if r.get("start_pause_ns")]
     summary = summarize_gcs(
         [r.get("pause_ns", 0) / 1e9 for r in recs],
         [r.get("mark_ns", 0) / 1e9 for r in recs],
@@ -152,7 +155,7 @@ def parse_sgc_trace(path, by_markers=False):
         [r.get("live_bytes", 0) for r in recs],
         stop=[r.get("stop_ns", 0) / 1e9 for r in recs],
         sweep=[r.get("sweep_ns", 0) / 1e9 for r in recs],
-        markers=max([r.get("markers", 0) for r in recs], default=None))
+        markers=max([r.get("markers", 0) for r in recs], default=None), start_pauses=starts)
     # Collector time before each stop (clearing the marks, waking the GC
     # threads), outside the pauses since sgc does it with the world running.
     if recs and "prestop_ns" in recs[-1]:
@@ -254,18 +257,23 @@ def parse_bdwgc_stats(path, gc_threads):
     return summarize_gcs(pauses, marks, marked, heaps, lives, markers=markers)
 
 
-def summarize_gcs(pauses, marks, marked, heaps, lives, stop=None, sweep=None, markers=None):
+def summarize_gcs(pauses, marks, marked, heaps, lives, stop=None, sweep=None, markers=None,
+                  start_pauses=None):
+    """PAUSES: one per collection (a concurrent cycle's finish); START_PAUSES:
+    concurrent cycles' start pauses, counted in the pause figures but not
+    as collections."""
     n = len(pauses)
     mark_s = sum(marks)
     mb = sum(marked)
+    every = list(pauses) + list(start_pauses or [])
     return {
         "collections": n,
-        "gc_s": sum(pauses),
+        "gc_s": sum(every),
         "mark_s": mark_s,
         "stop_s": sum(stop) if stop else None,
         "sweep_s": sum(sweep) if sweep else None,
-        "max_pause_ms": max(pauses) * 1e3 if n else 0.0,
-        "mean_pause_ms": sum(pauses) / n * 1e3 if n else 0.0,
+        "max_pause_ms": max(every) * 1e3 if every else 0.0,
+        "mean_pause_ms": sum(every) / len(every) * 1e3 if every else 0.0,
         "heap_bytes": max(heaps) if heaps else None,
         "live_bytes": max(lives) if lives else None,
         "marked_bytes": mb,

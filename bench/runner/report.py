@@ -50,8 +50,8 @@ def section_header(meta):
         "Each number is the median over the runs that passed their self-check; "
         "'±x%' is half the (max-min) range relative to the median.  `wall s` is the "
         "program's timed region, `GC s` the sum of stop-the-world pauses "
-        "(sgc: `pause_ns` of SGC_TRACE; bdwgc: 'Complete collection took' of "
-        "GC_PRINT_STATS), RSS the peak resident set of the process.  Ratios "
+        "(sgc: `pause_ns` of SGC_TRACE, and a concurrent cycle's `start_pause_ns`; "
+        "bdwgc: 'Complete collection took' of GC_PRINT_STATS), RSS the peak resident set of the process.  Ratios "
         "compare implementations measured in this same invocation, runs interleaved.\n",
     ]
 

@@ -155,6 +155,17 @@ class Tables(unittest.TestCase):
 
 
 class Trace(unittest.TestCase):
+    def test_concurrent_start_pauses_count_as_pauses(self):
+        # A cycle's record is its finish (2 ms) with its start's 14 ms; a
+        # stop collection of 4 ms: three pauses, two collections.
+        recs = [{"pause_ns": 2000000, "start_pause_ns": 14000000, "concurrent": 1},
+                {"pause_ns": 4000000, "start_pause_ns": 0}]
+        s = parse_trace(recs)
+        self.assertEqual(s["collections"], 2)
+        self.assertAlmostEqual(s["max_pause_ms"], 14.0)
+        self.assertAlmostEqual(s["mean_pause_ms"], 20.0 / 3)
+        self.assertAlmostEqual(s["gc_s"], 0.020)
+
     def test_idle_share_counts_parallel_collections_only(self):
         recs = [
             # alone: not counted
