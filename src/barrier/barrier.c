@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "barrier/backend.h"
+#include "barrier/mprotect.h"
 #include "base/env.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -97,6 +98,10 @@ enum barrier_kind barrier_init(void) {
     kind = next;
   }
   barrier_kind_used = kind;
+  /* Release: before the first arm, which the world's stop orders after
+   * this for every thread anyway. */
+  atomic_store_explicit(&mprotect_pinning, kind == BARRIER_MPROTECT ? MPROTECT_PINS_ON : MPROTECT_PINS_OFF,
+                        memory_order_release);
   atomic_store_explicit(&heap_commit_hook, commit_hook, memory_order_relaxed);
   initialised = true;
   return kind;

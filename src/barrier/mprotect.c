@@ -28,7 +28,12 @@
  * another thread changed meanwhile.  So a writable page is MP_DIRTY or
  * MP_OPEN whenever neither is between its steps, and a fault handler
  * runs with every signal blocked, so a stopped world never finds one
- * there. */
+ * there.  The converse does not hold: a dirty page may still be
+ * protected for a moment, which a system call's wrapper must not trust
+ * (mprotect_open_range).
+ *
+ * Calls in flight (mprotect_syscalls.c) pin their buffers; neither an
+ * arm nor a collect protects a pinned page. */
 #include "barrier/mprotect.h"
 
 #include <errno.h>
@@ -86,27 +91,92 @@ static void set_states(uintptr_t lo, uintptr_t hi, uint8_t state) {
     atomic_store_explicit(page_table_byte(a), state, memory_order_relaxed);
 }
 
-static void arm_chunk(struct chunk *c) {
-  uintptr_t run_lo = 0, run_hi = 0;
+/* What an arm or a collect may protect: nothing, or all but the pages
+ * of calls in flight (mprotect_syscalls.c). */
+struct protectable {
+  bool any;
+  size_t pin_count;
+  struct barrier_range pins[256];
+};
+static struct protectable protectable; /* one arm or collect at a time */
+
+/* Seq_cst, paired with the wrappers' enter (mprotect_syscalls.c): either
+ * this sees a call's pinned buffer and leaves its pages open, or the call
+ * waits for protect_end before it opens them. */
+static const struct protectable *protect_begin(void) {
+  atomic_store_explicit(&mprotect_reprotecting, true, memory_order_seq_cst);
+  protectable.pin_count = mprotect_pins(protectable.pins);
+  protectable.any = protectable.pin_count != SIZE_MAX;
+  return &protectable;
+}
+
+/* Release: a call that sees it sees the protections, and the armed flag. */
+static void protect_end(void) {
+  atomic_store_explicit(&mprotect_reprotecting, false, memory_order_release);
+}
+
+static bool may_protect(const struct protectable *p, uintptr_t page) {
+  if (!p->any) return false;
+  for (size_t i = 0; i < p->pin_count; i++)
+    if (page + PAGE_BYTES > p->pins[i].lo && page < p->pins[i].hi) return false;
+  return true;
+}
+
+/* Pages an arm protects, as one run: protected when the next page does
+ * not extend it.  One the kernel refuses is left open and writable (a
+ * call trusts an open page's byte). */
+struct arm_run {
+  uintptr_t lo, hi;
+};
+static void arm_run_flush(struct arm_run *r) {
+  if (r->hi > r->lo && !page_protect(r->lo, r->hi, false)) {
+    page_protect(r->lo, r->hi, true); /* any part it did protect */
+    set_states(r->lo, r->hi, MP_OPEN);
+  }
+  r->lo = r->hi = 0;
+}
+static void arm_run_add(struct arm_run *r, uintptr_t lo, uintptr_t hi) {
+  if (lo != r->hi) {
+    arm_run_flush(r);
+    r->lo = lo;
+  }
+  r->hi = hi;
+}
+
+/* The pointer-holding pages [LO, HI): protected, but those of calls in
+ * flight dirty and writable (reported by the next collect, protected by
+ * one after the call). */
+static void arm_pointer_pages(uintptr_t lo, uintptr_t hi, const struct protectable *p, struct arm_run *run) {
+  if (p->any && p->pin_count == 0) {
+    set_states(lo, hi, MP_PROTECTED);
+    arm_run_add(run, lo, hi);
+    return;
+  }
+  for (uintptr_t a = lo; a < hi; a += PAGE_BYTES) {
+    if (may_protect(p, a)) {
+      set_states(a, a + PAGE_BYTES, MP_PROTECTED);
+      arm_run_add(run, a, a + PAGE_BYTES);
+    } else {
+      set_states(a, a + PAGE_BYTES, MP_DIRTY);
+    }
+  }
+}
+
+static void arm_chunk(struct chunk *c, const struct protectable *p) {
+  struct arm_run run = {0, 0};
   for (size_t i = 0; i < c->page_count;) {
-    struct page_header *p = &c->pages[i];
-    uint8_t state = atomic_load_explicit(&p->state, memory_order_relaxed);
-    size_t step = page_walk_step(p, state);
+    struct page_header *h = &c->pages[i];
+    uint8_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
+    size_t step = page_walk_step(h, state);
     if (step > c->page_count - i) step = c->page_count - i;
     uintptr_t lo = c->base + (i << PAGE_SHIFT), hi = lo + (step << PAGE_SHIFT);
     bool pointers = (state == PAGE_SMALL || state == PAGE_LARGE_HEAD || state == PAGE_LARGE_TAIL) &&
                     barrier_page_content(lo) == PAGE_CONTENT_POINTERS;
-    set_states(lo, hi, pointers ? MP_PROTECTED : MP_OPEN);
-    if (pointers && lo == run_hi) {
-      run_hi = hi;
-    } else if (pointers) {
-      if (run_hi > run_lo && !page_protect(run_lo, run_hi, false)) set_states(run_lo, run_hi, MP_OPEN);
-      run_lo = lo;
-      run_hi = hi;
-    }
+    if (pointers) arm_pointer_pages(lo, hi, p, &run);
+    else set_states(lo, hi, MP_OPEN);
     i += step;
   }
-  if (run_hi > run_lo && !page_protect(run_lo, run_hi, false)) set_states(run_lo, run_hi, MP_OPEN);
+  arm_run_flush(&run);
 }
 
 /* Zeroes the bytes of a range's slots (world stopped). */
@@ -132,7 +202,9 @@ static bool mprotect_start(void) {
 }
 
 /* Armed before any page is protected: a GC thread's write that faults
- * meanwhile is recorded. */
+ * meanwhile is recorded.  The world is stopped, but a call may be in
+ * flight all the same (blocked in the kernel, to be restarted, or in
+ * GC_do_blocking, running): its pinned pages stay writable. */
 static bool mprotect_arm(void) {
   size_t n = barrier_range_count();
   for (size_t i = 0; i < n; i++) {
@@ -140,11 +212,13 @@ static bool mprotect_arm(void) {
     if (!page_table_cover(r.lo, r.hi)) return false;
     clear_states(r.lo, r.hi);
   }
+  const struct protectable *p = protect_begin();
   atomic_store_explicit(&mprotect_armed, true, memory_order_release);
   for (size_t i = 0; i < n; i++) {
     struct chunk *c = chunk_of_address(barrier_range_at(i).lo);
-    if (c) arm_chunk(c);
+    if (c) arm_chunk(c, p);
   }
+  protect_end();
   return true;
 }
 
@@ -220,20 +294,26 @@ bool mprotect_open_for_fault(uintptr_t a) {
   return true;
 }
 
+/* A dirty page's byte does not say it is writable yet: a fault handler,
+ * or another call here, marks the pages dirty before it lifts their
+ * protection, and a thread preempted between the two steps leaves them
+ * protected for as long (a call into one then failed with EFAULT, again
+ * and again).  So every page the barrier protects or took back is made
+ * writable here; the pin keeps any collect from protecting it again
+ * until the call returns.  Open pages are never protected. */
 void mprotect_open_range(uintptr_t lo, uintptr_t hi) {
   lo &= ~(uintptr_t)(PAGE_BYTES - 1);
   uintptr_t run_lo = 0, run_hi = 0;
   for (uintptr_t a = lo; a < hi; a += PAGE_BYTES) {
     _Atomic uint8_t *b = page_table_byte(a);
     uint8_t state = b ? atomic_load_explicit(b, memory_order_acquire) : MP_UNTRACKED;
-    if (state == MP_PROTECTED) {
-      open_pages(a, a + PAGE_BYTES);
-      if (a != run_hi) {
-        if (run_hi > run_lo) page_protect(run_lo, run_hi, true);
-        run_lo = a;
-      }
-      run_hi = a + PAGE_BYTES;
+    if (state != MP_PROTECTED && state != MP_DIRTY) continue;
+    open_pages(a, a + PAGE_BYTES);
+    if (a != run_hi) {
+      if (run_hi > run_lo) page_protect(run_lo, run_hi, true);
+      run_lo = a;
     }
+    run_hi = a + PAGE_BYTES;
   }
   if (run_hi > run_lo) page_protect(run_lo, run_hi, true);
 }
@@ -251,20 +331,6 @@ static void reprotect_and_report(uintptr_t lo, uintptr_t hi, struct barrier_runs
         page_protect(a, a + PAGE_BYTES, true); /* changed meanwhile: see the top */
   }
   barrier_runs_add(runs, lo, hi);
-}
-
-/* What a collect may protect again: nothing, or all but the pinned. */
-struct protectable {
-  bool any;
-  size_t pin_count;
-  struct barrier_range pins[256];
-};
-
-static bool may_protect(const struct protectable *p, uintptr_t page) {
-  if (!p->any) return false;
-  for (size_t i = 0; i < p->pin_count; i++)
-    if (page + PAGE_BYTES > p->pins[i].lo && page < p->pins[i].hi) return false;
-  return true;
 }
 
 static void collect_range(struct barrier_range r, const struct protectable *protect,
@@ -300,18 +366,12 @@ static void collect_range(struct barrier_range r, const struct protectable *prot
 
 static size_t mprotect_collect(barrier_visit_fn *visit, void *arg) {
   struct barrier_runs runs = {visit, arg, 0, 0, 0};
-  /* Seq_cst, paired with the wrappers' (mprotect_syscalls.c): either this
-   * collect sees a call's pinned buffer and leaves its pages open, or the
-   * call waits until this collect is done before it opens them. */
-  atomic_store_explicit(&mprotect_reprotecting, true, memory_order_seq_cst);
-  static struct protectable protect; /* one collect at a time */
-  protect.pin_count = mprotect_pins(protect.pins);
-  protect.any = protect.pin_count != SIZE_MAX;
+  const struct protectable *protect = protect_begin();
   uint64_t start = os_now_ns();
   size_t n = barrier_range_count();
-  for (size_t i = 0; i < n; i++) collect_range(barrier_range_at(i), &protect, &runs);
+  for (size_t i = 0; i < n; i++) collect_range(barrier_range_at(i), protect, &runs);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
-  atomic_store_explicit(&mprotect_reprotecting, false, memory_order_release);
+  protect_end();
   barrier_runs_flush(&runs);
   return runs.pages;
 }

@@ -26,8 +26,9 @@ extern _Atomic bool mprotect_armed;
 /* mprotect.c: makes the tracked pages around A writable and records them
  * written; false when A is not a page this barrier protects.  Async-signal-safe. */
 bool mprotect_open_for_fault(uintptr_t a);
-/* The same for every page of [LO, HI) a system call will write (not in
- * a signal handler). */
+/* The same for every page of [LO, HI) a system call will write, pinned
+ * (not in a signal handler): writable when it returns, whatever the
+ * page's byte says. */
 void mprotect_open_range(uintptr_t lo, uintptr_t hi);
 
 /* mprotect_signals.c: installs the SIGSEGV handler (barrier_init, the
@@ -35,11 +36,16 @@ void mprotect_open_range(uintptr_t lo, uintptr_t hi);
  * when the kernel refused). */
 bool mprotect_install_handler(void);
 
-/* mprotect_syscalls.c: the buffers of system calls into the heap are
- * pinned while the calls run, so that no collect protects them again
- * meanwhile.  A collect sets mprotect_reprotecting (seq_cst), then reads
- * the pins into OUT (at most 256 ranges) and protects no page in them;
- * SIZE_MAX: a call found no slot, and no page may be protected again. */
+/* mprotect_syscalls.c: the heap buffers of system calls are pinned
+ * while the calls run, armed or not, so that no arm or collect protects
+ * them meanwhile.  An arm or a collect sets mprotect_reprotecting
+ * (seq_cst), then reads the pins into OUT (at most 256 ranges) and
+ * protects no page in them; SIZE_MAX: a call found no slot, and no page
+ * may be protected.  mprotect_pinning says whether calls pin: undecided
+ * until barrier_init (they pin in concurrent mode), then whether this
+ * barrier is the one in use. */
+enum { MPROTECT_PINS_UNDECIDED, MPROTECT_PINS_ON, MPROTECT_PINS_OFF };
+extern _Atomic uint8_t mprotect_pinning;
 extern _Atomic bool mprotect_reprotecting;
 size_t mprotect_pins(struct barrier_range *out);
 /* In a child of fork(): no call is in flight. */

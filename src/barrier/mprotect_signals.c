@@ -14,6 +14,7 @@
  * collection in the middle of it would leave a page open but unrecorded
  * at the finalize pause.  SA_ONSTACK: a program with an alternate signal
  * stack (for stack overflows) keeps getting its handler there. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -148,13 +149,41 @@ const sigset_t *barrier_mask_keeping_faults(const sigset_t *set, sigset_t *copy)
   return copy;
 }
 
+/* ThreadSanitizer finds the definition after its own sigaction with
+ * dlsym(RTLD_NEXT) as well, which is this one when libsgc comes after
+ * libtsan, and calls it while it initialises, before instrumented code
+ * may run (__tsan_func_entry faults there).  So the way through to the
+ * next definition, taken while sgc's handler is not in, is not
+ * instrumented: no call of instrumented code, nor of sgc_fatal. */
+#if defined(__SANITIZE_THREAD__)
+#define SGC_UNINSTRUMENTED __attribute__((no_sanitize_thread, noipa))
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SGC_UNINSTRUMENTED __attribute__((disable_sanitizer_instrumentation, noinline))
+#endif
+#endif
+#ifndef SGC_UNINSTRUMENTED
+#define SGC_UNINSTRUMENTED
+#endif
+
+/* next_definition's lookup, for the calls above (the same cache).  A
+ * missing definition is said (fatally) by next_definition itself. */
+SGC_UNINSTRUMENTED static void *next_uninstrumented(void *_Atomic *cache, const char *name) {
+  void *f = atomic_load_explicit(cache, memory_order_relaxed);
+  if (f) return f;
+  f = dlsym(RTLD_NEXT, name);
+  if (!f) return next_definition(cache, name);
+  atomic_store_explicit(cache, f, memory_order_relaxed);
+  return f;
+}
+
 /* The program's view of SIGSEGV once sgc's handler is in: its own
  * action, kept for chaining.  Other signals' handlers run with the
  * fault signals deliverable (above). */
-SGC_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
-  if (sig != SIGSEGV || !atomic_load_explicit(&installed, memory_order_acquire)) {
+static int sigaction_installed(int sig, const struct sigaction *act, struct sigaction *old) {
+  if (sig != SIGSEGV) {
     struct sigaction changed;
-    if (act && atomic_load_explicit(&installed, memory_order_acquire)) {
+    if (act) {
       changed = *act;
       sigdelset(&changed.sa_mask, SIGSEGV);
       sigdelset(&changed.sa_mask, SIGBUS);
@@ -169,14 +198,26 @@ SGC_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
   return 0;
 }
 
-SGC_EXPORT sighandler_t signal(int sig, sighandler_t handler) {
-  if (sig != SIGSEGV || !atomic_load_explicit(&installed, memory_order_acquire))
-    return next_signal()(sig, handler);
+SGC_EXPORT SGC_UNINSTRUMENTED int sigaction(int sig, const struct sigaction *act,
+                                            struct sigaction *old) {
+  if (!atomic_load_explicit(&installed, memory_order_acquire))
+    return ((sigaction_fn)next_uninstrumented(&next_cache_sigaction, "sigaction"))(sig, act, old);
+  return sigaction_installed(sig, act, old);
+}
+
+static sighandler_t signal_installed(int sig, sighandler_t handler) {
+  if (sig != SIGSEGV) return next_signal()(sig, handler);
   struct sigaction act, old;
   memset(&act, 0, sizeof act);
   act.sa_handler = handler;
   act.sa_flags = SA_RESTART; /* glibc's signal(): BSD semantics */
   sigemptyset(&act.sa_mask);
-  sigaction(sig, &act, &old);
+  sigaction_installed(sig, &act, &old);
   return old.sa_handler;
+}
+
+SGC_EXPORT SGC_UNINSTRUMENTED sighandler_t signal(int sig, sighandler_t handler) {
+  if (!atomic_load_explicit(&installed, memory_order_acquire))
+    return ((signal_fn)next_uninstrumented(&next_cache_signal, "signal"))(sig, handler);
+  return signal_installed(sig, handler);
 }

@@ -4,10 +4,12 @@
  * protected (mprotect.c), so a buffer from GC_malloc_atomic is safe with
  * any call.  For a pointer-holding buffer (GC_malloc), the calls below
  * are interposed (libsgc before libc, as threads/interpose.c's): each
- * opens and records the buffer's pages first, and while it runs no
- * collect protects pages again (mprotect_collect).  Other calls (and
- * libc's internal reads, fread's among them) into a GC_malloc buffer
- * fail with EFAULT while a cycle runs under this barrier: use a
+ * pins its heap buffers for as long as it runs, armed or not, and opens
+ * their pages when armed.  An arm or a collect protects no pinned page,
+ * so a call blocked across a cycle's start (stopped and restarted, or in
+ * GC_do_blocking, not stopped at all) finds its buffer writable.  Other
+ * calls (and libc's internal reads, fread's among them) into a GC_malloc
+ * buffer fail with EFAULT while a cycle runs under this barrier: use a
  * pointer-free buffer, or another barrier (docs/barriers.md). */
 #include <sched.h>
 #include <stdatomic.h>
@@ -22,11 +24,12 @@
 #include "heap/heap.h"
 
 _Atomic bool mprotect_reprotecting;
+_Atomic uint8_t mprotect_pinning;
 
 /* The heap buffers of calls in flight, each in a slot (HI 0: free), so
- * that a collect leaves their pages open.  A call that finds no slot
- * counts in unpinned_calls instead, and while that is not 0 no collect
- * protects any page again. */
+ * that an arm or a collect leaves their pages open.  A call that finds
+ * no slot counts in unpinned_calls instead, and while that is not 0 no
+ * arm or collect protects any page. */
 enum { PIN_SLOTS = 256, PINS_PER_CALL = 8 };
 static struct {
   _Atomic uintptr_t lo, hi;
@@ -94,18 +97,30 @@ static bool in_heap(const void *p, size_t len) {
          a < atomic_load_explicit(&heap_highest, memory_order_relaxed);
 }
 
-/* Armed, with buffers in the heap: pins them (or counts the call
- * unpinned), then waits for a collect protecting pages again to finish,
- * then opens the pages.  A collect sets mprotect_reprotecting before it
- * reads the pins, the call pins before it reads the flag (seq_cst
- * both): either the collect sees the pin and leaves the pages open, or
- * the call sees the flag and opens them after the collect.  A collect
- * that read a slot half written (its old LO) is one whose flag the call
- * then sees. */
+/* Whether calls pin their buffers: with this barrier in use, and before
+ * barrier_init has picked one (its first arm follows at once) when the
+ * collector is in concurrent mode.  A call that came in before concurrent
+ * mode was switched on is not pinned. */
+static bool pinning(void) {
+  uint8_t p = atomic_load_explicit(&mprotect_pinning, memory_order_acquire);
+  return p == MPROTECT_PINS_ON ||
+         (p == MPROTECT_PINS_UNDECIDED && __atomic_load_n(&sgc_settings.concurrent, __ATOMIC_RELAXED));
+}
+
+/* Buffers in the heap: pins them (or counts the call unpinned), waits
+ * for an arm or collect protecting pages to finish, then, armed, opens
+ * the pages.  An arm or a collect sets mprotect_reprotecting before it
+ * reads the pins, the call pins before it reads the flag (seq_cst both):
+ * either it sees the pin and leaves the pages open, or the call sees the
+ * flag and opens them after it (the flag's release store, read by the
+ * call's seq_cst load, makes the arm's armed flag and protections seen).
+ * A collect that read a slot half written (its old LO) is one whose flag
+ * the call then sees.  Pinned when not armed too: a call blocked in the
+ * kernel across the stop of an arm never comes back here. */
 static void enter(const struct iovec *iov, int count, struct ticket *t) {
   t->count = 0;
   t->unpinned = false;
-  if (!atomic_load_explicit(&mprotect_armed, memory_order_relaxed)) return;
+  if (!pinning()) return;
   unsigned start = (unsigned)((uintptr_t)t >> 6);
   int in_heap_count = 0;
   for (int i = 0; i < count; i++) {
@@ -119,6 +134,7 @@ static void enter(const struct iovec *iov, int count, struct ticket *t) {
   if (!in_heap_count) return;
   if (t->unpinned) atomic_fetch_add_explicit(&unpinned_calls, 1, memory_order_seq_cst);
   while (atomic_load_explicit(&mprotect_reprotecting, memory_order_seq_cst)) sched_yield();
+  if (!atomic_load_explicit(&mprotect_armed, memory_order_acquire)) return;
   for (int i = 0; i < count; i++)
     if (in_heap(iov[i].iov_base, iov[i].iov_len))
       mprotect_open_range((uintptr_t)iov[i].iov_base, (uintptr_t)iov[i].iov_base + iov[i].iov_len);
@@ -160,25 +176,30 @@ VECTOR_CALL(preadv, (int fd, const struct iovec *iov, int count, off_t at), (fd,
 
 SGC_EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
                             socklen_t *from_len) {
-  struct iovec bufs[2] = {{buf, len}, {from, from && from_len ? *from_len : 0}};
+  /* The kernel writes *FROM_LEN too. */
+  struct iovec bufs[3] = {{buf, len},
+                          {from, from && from_len ? *from_len : 0},
+                          {from_len, from && from_len ? sizeof *from_len : 0}};
   struct ticket t;
-  enter(bufs, 2, &t);
+  enter(bufs, 3, &t);
   ssize_t n = next_recvfrom()(fd, buf, len, flags, from, from_len);
   leave(&t);
   return n;
 }
 
 SGC_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
-  /* The data buffers, the name and the control buffer, in one call of
-   * enter (those past PINS_PER_CALL make it unpinned).  More than
+  /* The data buffers, the name, the control buffer and the header
+   * itself (the kernel writes its lengths and flags back), in one call
+   * of enter (those past PINS_PER_CALL make it unpinned).  More than
    * IOV_MAX buffers the kernel refuses anyway. */
   struct ticket t = {.count = 0, .unpinned = false};
-  size_t count = msg->msg_iovlen <= IOV_MAX ? msg->msg_iovlen + 2 : 0;
+  size_t count = msg->msg_iovlen <= IOV_MAX ? msg->msg_iovlen + 3 : 0;
   if (count) {
     struct iovec bufs[count];
-    bufs[0] = (struct iovec){msg->msg_name, msg->msg_name ? msg->msg_namelen : 0};
-    bufs[1] = (struct iovec){msg->msg_control, msg->msg_control ? msg->msg_controllen : 0};
-    for (size_t i = 2; i < count; i++) bufs[i] = msg->msg_iov[i - 2];
+    bufs[0] = (struct iovec){msg, sizeof *msg};
+    bufs[1] = (struct iovec){msg->msg_name, msg->msg_name ? msg->msg_namelen : 0};
+    bufs[2] = (struct iovec){msg->msg_control, msg->msg_control ? msg->msg_controllen : 0};
+    for (size_t i = 3; i < count; i++) bufs[i] = msg->msg_iov[i - 3];
     enter(bufs, (int)count, &t);
   }
   ssize_t n = next_recvmsg()(fd, msg, flags);

@@ -4,6 +4,7 @@
 # 8 GC threads, per-thread, per-CPU and flip caches, mark stacks that
 # overflow, and torture mode, plus
 # the threads test under torture; concurrent cycles under each barrier,
+# system calls into the heap beside the mprotect barrier's steps,
 # NUMA placements on fake nodes.
 # Usage: tools/ci/stress.sh [ROUNDS]   (default 400; about 12 minutes on 2 cores)
 # STRESS_BUILD=build-address tools/ci/stress.sh 100 runs the same in a build
@@ -68,6 +69,13 @@ for barrier in uffd mprotect full; do
   run SGC_MODE=concurrent SGC_BARRIER=$barrier SGC_CONCURRENT_TRIGGER=1 GC_FREE_SPACE_DIVISOR=10 $B/bb_oracle_stress -r $ROUNDS -t 6
   run SGC_MODE=concurrent SGC_BARRIER=$barrier SGC_TORTURE=4 SGC_MARKERS=3 $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -o 2000 -t 3
 done
+# system calls into the heap beside the mprotect barrier's faults,
+# collects and arms, on one CPU with threads waking to preempt the others
+# (a call once failed with EFAULT in about 1 run of 40 on a loaded machine)
+for mode in collects cycles; do
+  run SGC_BARRIER=mprotect $B/unit/unit_barrier_syscalls $mode $((ROUNDS / 20 + 1)) 2
+done
+for i in 1 2 3 4 5; do run SGC_BARRIER=mprotect $B/bb_barrier_syscalls; done
 # NUMA placements on fake nodes (docs/numa.md), black-listing off
 for placement in interleave local; do
   run SGC_NUMA_FAKE=4 SGC_NUMA_PLACEMENT=$placement SGC_BMB=1 SGC_MARKERS=4 $B/bb_oracle_stress -r $ROUNDS -t 6
