@@ -59,9 +59,9 @@ SGC_INLINE void *allocate_fast(size_t bytes, unsigned kind) {
   return allocate_slow(bytes, kind);
 }
 
-GC_API void *GC_malloc(size_t bytes) { return allocate_fast(bytes, KIND_NORMAL); }
+SGC_HOT_ENTRY GC_API void *GC_malloc(size_t bytes) { return allocate_fast(bytes, KIND_NORMAL); }
 
-GC_API void *GC_malloc_atomic(size_t bytes) { return allocate_fast(bytes, KIND_ATOMIC); }
+SGC_HOT_ENTRY GC_API void *GC_malloc_atomic(size_t bytes) { return allocate_fast(bytes, KIND_ATOMIC); }
 
 /* A small uncollectable object is not padded, as in bdwgc: no pointer
  * past its end is needed to keep it. */

@@ -256,7 +256,7 @@ SGC_NOINLINE static void free_cleared_large(struct thread_alloc *self, void *p, 
   push_freed(self, p, slot);
 }
 
-GC_API void GC_free(void *p) {
+SGC_HOT_ENTRY GC_API void GC_free(void *p) {
   struct thread_alloc *self = alloc_self();
   uintptr_t page_address = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
   /* The fast path: a small object on the page the caller freed into last
