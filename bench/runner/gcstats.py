@@ -221,16 +221,30 @@ def parse_bdwgc_stats(path, gc_threads):
         f = open(path, errors="replace")
     except OSError:
         return None
+    def flush_incremental(c):
+        # Incremental mode prints no "Complete collection" for a collection
+        # it finished incrementally: its world-stopped marking is the pause
+        # (its smaller incremental stops are not printed, so bdwgc's pauses
+        # here are if anything too short).
+        if c is not None and c.get("stopped"):
+            pauses.append(c["mark"])
+            marks.append(c["mark"])
+            marked.append(c["marked"])
+            heaps.append(c["heap"])
+            lives.append(c["marked"])
+
     with f:
         for line in f:
             line = line.strip()
             m = RE_BDW_START.match(line)
             if m:
+                flush_incremental(cur)
                 cur = {"mark": 0.0, "marked": 0, "heap": 0}
                 continue
             m = RE_BDW_MARK.match(line)
             if m and cur is not None:
                 cur["mark"] = int(m.group(1)) / 1e3 + int(m.group(2)) / 1e9
+                cur["stopped"] = True
                 continue
             m = RE_BDW_HEAP.match(line)
             if m and cur is not None:
@@ -253,6 +267,7 @@ def parse_bdwgc_stats(path, gc_threads):
             m = RE_BDW_NPROC.match(line)
             if m:
                 nproc = int(m.group(1))
+        flush_incremental(cur)
     markers = gc_threads if gc_threads else (min(nproc, 16) if nproc else None)
     return summarize_gcs(pauses, marks, marked, heaps, lives, markers=markers)
 

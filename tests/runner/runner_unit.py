@@ -154,6 +154,30 @@ class Tables(unittest.TestCase):
         self.assertAlmostEqual(s["prestop_s"], 4000 / 1e9)
 
 
+class BdwgcStats(unittest.TestCase):
+    def parse(self, text):
+        with tempfile.NamedTemporaryFile("w", suffix=".err", delete=False) as f:
+            f.write(text)
+        try:
+            return gcstats.parse_bdwgc_stats(f.name, None)
+        finally:
+            os.unlink(f.name)
+
+    def test_incremental_collections_pause_for_their_stopped_marking(self):
+        # A full collection prints "Complete collection took"; one that
+        # incremental mode finished prints only its world-stopped marking.
+        s = self.parse("--> Marking for collection #1 after 0 allocated bytes\n"
+                       "World-stopped marking took 0 ms 100000 ns (0 ms in average)\n"
+                       "Complete collection took 0 ms 200000 ns\n"
+                       "--> Marking for collection #2 after 5 allocated bytes\n"
+                       "World-stopped marking took 804 ms 0 ns (0 ms in average)\n"
+                       "--> Marking for collection #3 after 5 allocated bytes\n"
+                       "World-stopped marking took 6 ms 0 ns (0 ms in average)\n")
+        self.assertEqual(s["collections"], 3)
+        self.assertAlmostEqual(s["max_pause_ms"], 804.0)
+        self.assertAlmostEqual(s["mean_pause_ms"], (0.2 + 804 + 6) / 3)
+
+
 class Trace(unittest.TestCase):
     def test_concurrent_start_pauses_count_as_pauses(self):
         # A cycle's record is its finish (2 ms) with its start's 14 ms; a
