@@ -388,7 +388,12 @@ void small_page_release(struct page_header *page) {
   page->owner_store = NULL;
   page->free_head = NULL;
   page->free_count = 0;
-  if (page_policy_returns_to_owner(page_policy) && owner && store_alive(owner)) {
+  /* Not to an idle owner's store: page_stores_drain_idle gave its free
+   * pages to the pool at the collection, and a page a later sweep
+   * empties (GC_gcollect sweeps every page after the drain) would sit
+   * there, asleep, as they did (unit_idle_pages' held page). */
+  if (page_policy_returns_to_owner(page_policy) && owner && store_alive(owner) &&
+      !page_store_idle(owner, atomic_load_explicit(&gc_epoch, memory_order_relaxed))) {
     atomic_store_explicit(&page->state, PAGE_RESERVED, memory_order_relaxed);
     store_push(owner, page);
     return;

@@ -15,6 +15,10 @@
 enum { PAGES = 64, GARBAGE = 64, OBJECT_BYTES = 32, PER_PAGE = PAGE_BYTES / OBJECT_BYTES };
 
 static void *kept[PAGES * PER_PAGE / 8 + 1];
+/* One object of the worker's last garbage page, held until after the
+ * first collection: its page empties at the second, in GC_gcollect's
+ * sweep after the idle stores were drained. */
+static void *volatile held;
 static struct page_header *worker_pages[PAGES + 8];
 static int worker_page_count;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,7 +63,11 @@ static void *worker(void *arg) {
       note_page(page_of_address((uintptr_t)p));
     }
   }
-  for (long i = 0; i < (long)GARBAGE * PER_PAGE; i++) CHECK(GC_malloc(OBJECT_BYTES), "allocation");
+  for (long i = 0; i < (long)GARBAGE * PER_PAGE; i++) {
+    void *p = GC_malloc(OBJECT_BYTES);
+    CHECK(p != NULL, "allocation");
+    if (i == (long)GARBAGE * PER_PAGE - PER_PAGE / 2) held = p;
+  }
   set_phase(1);
   wait_phase(2); /* asleep while the main thread collects and allocates */
   return NULL;
@@ -75,6 +83,7 @@ int main(void) {
   CHECK(GC_pthread_create(&th, NULL, worker, NULL) == 0, "thread");
   wait_phase(1);
   GC_gcollect(); /* the worker refilled in the interval before this one */
+  held = NULL;
   GC_gcollect(); /* ... and nothing before this one: its store is idle */
   long worker_free = 0;
   pthread_mutex_lock(&heap_lock);
