@@ -55,22 +55,32 @@ uint16_t free_flush_objects(unsigned cls) {
   return (uint16_t)(n < 16 ? 16 : n);
 }
 
+/* Detaching a list and pushing it as a batch happen with no collection
+ * between them (the collector would see the objects on neither list, or
+ * drop a batch the push then restores): inside the page-path gate, which
+ * a collection closes first, or else under heap_lock, which it holds.
+ * Returns whether the gate was entered, for collections_allow. */
+static bool collections_hold_off(struct thread_alloc *t) {
+  bool gated = page_path_enter(t);
+  if (!gated) heap_lock_take(thread_of_alloc(t));
+  return gated;
+}
+
+static void collections_allow(struct thread_alloc *t, bool gated) {
+  if (gated) page_path_exit(t);
+  else pthread_mutex_unlock(&heap_lock);
+}
+
 /* The caller freed FREE_FLUSH_BYTES of this class: its whole list becomes
  * one of its batches (alloc/batches.c). */
 SGC_NOINLINE static void hand_back(struct thread_alloc *t, unsigned kind, unsigned cls) {
   t->free_budget[kind][cls] = free_flush_objects(cls);
   t->free_flushes[kind][cls]++;
-  /* Detaching the list and pushing it happen with no collection between
-   * them (the collector would see the objects on neither list, or drop a
-   * batch the push then restores): inside the page-path gate, which a
-   * collection closes first, or else under heap_lock, which it holds. */
-  bool gated = page_path_enter(t);
-  if (!gated) heap_lock_take(thread_of_alloc(t));
+  bool gated = collections_hold_off(t);
   void *list = t->free_lists[kind][cls];
   t->free_lists[kind][cls] = NULL;
   if (list) batch_push_own(t, kind, cls, list);
-  if (gated) page_path_exit(t);
-  else pthread_mutex_unlock(&heap_lock);
+  collections_allow(t, gated);
 }
 
 /* GC_free's fastest path takes slots 0 and 1 for KIND_NORMAL's 16- and
@@ -171,13 +181,10 @@ static void push_freed_on_cpu(struct thread_alloc *t, void *p, unsigned kind, un
   if (unlikely(--t->free_budget[kind][cls] == 0)) {
     t->free_budget[kind][cls] = free_flush_objects(cls);
     t->free_flushes[kind][cls]++;
-    /* No collection between the detach and the push (hand_back). */
-    bool gated = page_path_enter(t);
-    if (!gated) heap_lock_take(thread_of_alloc(t));
+    bool gated = collections_hold_off(t);
     void *list = percpu_detach(kind, cls);
     if (list) batch_push_own(t, kind, cls, list);
-    if (gated) page_path_exit(t);
-    else pthread_mutex_unlock(&heap_lock);
+    collections_allow(t, gated);
   }
 }
 

@@ -320,7 +320,7 @@ struct collection {
   struct mark_totals totals, after_finalize;
   /* A cycle's finish: the pause's parts (the written pages' rescan, the
    * roots' push, the drain) and what its markers had marked before it. */
-  uint64_t rescan_ns, rescanned_at, roots_at, drained_at, marked_before;
+  uint64_t finish_began, rescanned_at, roots_at, drained_at, marked_before;
 };
 
 /* A cycle's start pushes its own stack and then scans every root queued
@@ -389,10 +389,9 @@ static void stop_and_mark(void *arg) {
    * pages written since the last round join the roots. */
   if (c->kind == COLLECT_CYCLE_FINISH) {
     c->marked_before = mark_collect_totals().bytes;
-    uint64_t began = os_now_ns();
+    c->finish_began = os_now_ns();
     concurrent_finish_mark();
     c->rescanned_at = os_now_ns();
-    c->rescan_ns = c->rescanned_at - began;
   }
   heap_accounting.root_bytes = roots_push_all();
   collection_push_other_roots();
@@ -687,7 +686,7 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
   }
   if (kind == COLLECT_CYCLE_FINISH) {
     concurrent_end(&c.rec, fallback);
-    c.rec.finish_rescan_ns = c.rescan_ns;
+    c.rec.finish_rescan_ns = c.rescanned_at - c.finish_began;
     c.rec.finish_roots_ns = c.roots_at - c.rescanned_at;
     c.rec.finish_drain_ns = c.drained_at - c.roots_at;
     c.rec.finish_marked_bytes = c.totals.bytes - c.marked_before;

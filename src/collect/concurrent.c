@@ -322,13 +322,6 @@ void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t 
   }
 }
 
-/* Where the stop collector would collect, in bytes allocated since the
- * last collection: once the heap is used up (what the last collection
- * left free of it) and the threshold reached, whichever comes later; the
- * heap grows rather than collect before the threshold.  A cycle paced to
- * end there collects as often as the stop collector; against the
- * threshold alone, on a heap grown past live + threshold, cycles came
- * far more often, each marking the whole live data. */
 /* Room heap − live counts as free what is not: partly used pages,
  * objects in the threads' lists, pages kept in stores.  When the heap was
  * used up short of the limit with no cycle running, the shortfall (heap
@@ -337,6 +330,14 @@ void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t 
  * grew it by a quarter instead, five times over (48 to 178 MiB, 12 live). */
 static size_t room_shortfall;
 
+/* Where the stop collector would collect, in bytes allocated since the
+ * last collection: once the heap is used up (what the last collection
+ * left free of it) and the threshold reached, whichever comes later; the
+ * heap grows rather than collect before the threshold.  A cycle paced to
+ * end there collects as often as the stop collector; against the
+ * threshold alone, on a heap grown past live + threshold, cycles came
+ * far more often, each marking the whole live data.  The limit as
+ * counted, before the shortfall comes off (cycle_limit). */
 static size_t cycle_limit_counted(size_t threshold) {
   size_t heap = heap_size_bytes(), live = heap_accounting.live_after_gc;
   size_t free_room = heap > live ? heap - live : 0;
@@ -676,14 +677,17 @@ void concurrent_before_start(void) { wait_released(); }
  * rescans their pages' marked objects, of which there are none yet but
  * those marked by then (the marks were cleared before), which is only
  * work, never a loss (docs/concurrent.md, invariant 3). */
-void concurrent_arm_before_stop(void) {
-  armed_before_stop = false;
-  if (!barrier_arm_beside_program()) return;
+/* The arm, timed for the record, once the last finish's release is done. */
+static void arm_timed(void) {
   wait_released();
   uint64_t began = os_now_ns();
   barrier_arm();
   start_arm_ns = os_now_ns() - began;
-  armed_before_stop = true;
+}
+
+void concurrent_arm_before_stop(void) {
+  armed_before_stop = barrier_arm_beside_program();
+  if (armed_before_stop) arm_timed();
 }
 
 void concurrent_arm(size_t allocated, size_t threshold) {
@@ -701,12 +705,7 @@ void concurrent_arm(size_t allocated, size_t threshold) {
   live_at_start = heap_accounting.live_after_gc;
   limit_at_start = cycle_limit(threshold);
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
-  if (!armed_before_stop) {
-    wait_released();
-    uint64_t began = os_now_ns();
-    barrier_arm();
-    start_arm_ns = os_now_ns() - began;
-  }
+  if (!armed_before_stop) arm_timed();
   armed_before_stop = false;
   cycle_began_ns = os_now_ns();
   rescanned_pages = rounds = rescan_bytes = 0;

@@ -41,8 +41,9 @@ void concurrent_note_heap_used_up(size_t allocated, size_t threshold);
  * heap's page tables is not part of the pause. */
 void concurrent_arm_before_stop(void);
 /* collect.c's start, world stopped, after the roots: arms the barrier
- * (unless armed before the stop) and records the cycle as running.  ALLOCATED: the count at the start;
- * THRESHOLD: the stop collector's trigger (the assist rate from both). */
+ * (unless armed before the stop) and records the cycle as running.
+ * ALLOCATED: the count at the start; THRESHOLD: the stop collector's
+ * trigger (the assist rate from both). */
 void concurrent_arm(size_t allocated, size_t threshold);
 /* After the world restarts: the GC threads start marking. */
 void concurrent_marking_begin(void);
@@ -51,7 +52,8 @@ void concurrent_marking_begin(void);
 void concurrent_marking_stop(void);
 /* World stopped, the roots pushed: moves the GC threads' leftover work to
  * marker 0, pushes the marked objects of every page written since the
- * last round, and disarms the barrier. */
+ * last round, and stops the barrier's recording (its protections are
+ * lifted after the restart, concurrent_end). */
 void concurrent_finish_mark(void);
 /* Before a cycle's start stops the world: the last finish's barrier
  * release done (concurrent_arm would wait for it in the pause). */

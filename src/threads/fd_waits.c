@@ -1,8 +1,8 @@
 /* Waits on file descriptors, run as blocking sections (GC_do_blocking)
  * for registered threads: poll, ppoll, select, pselect, epoll_wait,
- * epoll_pwait and epoll_pwait2 (and __poll_chk, __ppoll_chk, which _FORTIFY_SOURCE calls
- * in poll's and ppoll's place), defined in front of glibc's as
- * threads/sleep_calls.c's sleeping calls are.
+ * epoll_pwait and epoll_pwait2 (and __poll_chk, __ppoll_chk, which
+ * _FORTIFY_SOURCE calls in poll's and ppoll's place), defined in front of
+ * glibc's as threads/sleep_calls.c's sleeping calls are.
  *
  * A server's idle threads wait here, and a collection then neither
  * signals nor wakes them (issue 53): woken by the suspend signal, such a
@@ -160,4 +160,5 @@ void fd_waits_init(void) {
   next_definition_prime(&next_cache_pselect, "pselect");
   next_definition_prime(&next_cache_epoll_wait, "epoll_wait");
   next_definition_prime(&next_cache_epoll_pwait, "epoll_pwait");
+  next_definition_prime(&next_cache_epoll_pwait2, "epoll_pwait2");
 }
