@@ -73,7 +73,7 @@ static void *blocked_reader(void *arg) {
 }
 
 static int case_blocked(void) {
-  int failures = 0;
+  int failures = 0, rounds_open = 0;
   static char data[BLOCKED_BYTES];
   for (int round = 0; round < BLOCKED_ROUNDS; round++) {
     pthread_t threads[BLOCKED_KINDS];
@@ -110,10 +110,15 @@ static int case_blocked(void) {
       close(b->fds[0]);
       close(b->fds[1]);
     }
+    /* The cycle may have finished before the data came on a slow
+     * machine (its finish then made the buffers writable): counted, not
+     * failed, and the run must have had such a round at least once. */
+    if (GC_get_gc_no() == before) rounds_open++;
     GC_gcollect(); /* finishes the cycle */
-    CHECK(GC_get_gc_no() != before);
   }
-  printf("blocked: %d rounds of %d calls, %d failed\n", BLOCKED_ROUNDS, BLOCKED_KINDS, failures);
+  printf("blocked: %d rounds of %d calls (%d with the cycle still open), %d failed\n",
+         BLOCKED_ROUNDS, BLOCKED_KINDS, rounds_open, failures);
+  CHECK(rounds_open > 0, "every cycle finished before its calls' data came");
   return failures;
 }
 

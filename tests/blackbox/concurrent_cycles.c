@@ -15,10 +15,8 @@
  * how the allocation meets the trigger. */
 #include "gc.h"
 
-#include <limits.h>
-#include <unistd.h>
-
 #include "common.h"
+#include "spawn_case.h"
 
 enum {
   NODE_WORDS = 4,           /* 32-byte nodes */
@@ -68,18 +66,18 @@ static uintptr_t work(void) {
   return sum;
 }
 
-/* Runs this program as a child in MODE; returns the collections it
- * counted. */
-static unsigned long count_in(const char *self, const char *mode) {
-  char command[PATH_MAX + 64];
-  snprintf(command, sizeof command, "SGC_MODE=%s '%s' child", mode, self);
-  FILE *child = popen(command, "r");
-  CHECK(child != NULL, "popen failed");
+/* Runs this program as a child in MODE (spawn_case: its stderr read
+ * back); returns the collections it counted. */
+static unsigned long count_in(const char *mode) {
+  static char buf[1 << 16];
+  CHECK(setenv("SGC_MODE", mode, 1) == 0);
+  int st = spawn_case("child", buf, sizeof buf);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the %s child failed: %s", mode, buf);
+  const char *figures = strstr(buf, "figures:");
   unsigned long collections = 0;
   int incremental = -1;
-  int got = fscanf(child, "%lu %d", &collections, &incremental);
-  CHECK(pclose(child) == 0, "the %s child failed", mode);
-  CHECK(got == 2, "the %s child printed no counts", mode);
+  CHECK(figures && sscanf(figures, "figures: %lu %d", &collections, &incremental) == 2,
+        "the %s child printed no counts: %s", mode, buf);
   CHECK(incremental == (strcmp(mode, "concurrent") == 0), "the %s child ran in the wrong mode", mode);
   return collections;
 }
@@ -90,15 +88,12 @@ int main(int argc, char **argv) {
     GC_INIT();
     uintptr_t sum = work();
     CHECK(sum != 0, "no work");
-    printf("%lu %d\n", (unsigned long)GC_get_gc_no(), GC_is_incremental_mode() ? 1 : 0);
+    fprintf(stderr, "figures: %lu %d\n", (unsigned long)GC_get_gc_no(), GC_is_incremental_mode() ? 1 : 0);
     return 0;
   }
-  char self[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  CHECK(len > 0, "cannot read /proc/self/exe");
-  self[len] = '\0';
-  unsigned long stop = count_in(self, "stop");
-  unsigned long concurrent = count_in(self, "concurrent");
+  unsigned long stop = count_in("stop");
+  unsigned long concurrent = count_in("concurrent");
+  CHECK(stop > 0, "the stop child counted no collection");
   printf("collections: stop %lu, concurrent %lu\n", stop, concurrent);
   /* Cycles end early when their marking converges before the heap is
    * used up; a few more than the stop collector's are fine, twice as

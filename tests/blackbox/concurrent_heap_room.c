@@ -16,10 +16,8 @@
  * how the allocation meets the trigger, not on the machine's load. */
 #include "gc.h"
 
-#include <limits.h>
-#include <unistd.h>
-
 #include "common.h"
+#include "spawn_case.h"
 
 enum {
   SMALL_BUILT = 1024 * 1024, /* 16-byte objects at first: 16 MiB */
@@ -67,18 +65,19 @@ static uintptr_t work(void) {
   return sum;
 }
 
-/* Runs this program as a child in MODE; returns its heap's peak. */
-static size_t peak_in(const char *self, const char *mode) {
-  char command[PATH_MAX + 64];
-  snprintf(command, sizeof command, "SGC_MODE=%s '%s' child", mode, self);
-  FILE *child = popen(command, "r");
-  CHECK(child != NULL, "popen failed");
+/* Runs this program as a child in MODE (spawn_case: its stderr read
+ * back); returns its heap's peak. */
+static size_t peak_in(const char *mode) {
+  static char buf[1 << 16];
+  CHECK(setenv("SGC_MODE", mode, 1) == 0);
+  int st = spawn_case("child", buf, sizeof buf);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the %s child failed: %s", mode, buf);
+  const char *figures = strstr(buf, "figures:");
   size_t peak = 0;
   unsigned long collections = 0;
   int incremental = -1;
-  int got = fscanf(child, "%zu %lu %d", &peak, &collections, &incremental);
-  CHECK(pclose(child) == 0, "the %s child failed", mode);
-  CHECK(got == 3, "the %s child printed no figures", mode);
+  CHECK(figures && sscanf(figures, "figures: %zu %lu %d", &peak, &collections, &incremental) == 3,
+        "the %s child printed no figures: %s", mode, buf);
   CHECK(incremental == (strcmp(mode, "concurrent") == 0), "the %s child ran in the wrong mode", mode);
   printf("%s: peak heap %zu KiB, %lu collections\n", mode, peak >> 10, collections);
   return peak;
@@ -91,15 +90,12 @@ int main(int argc, char **argv) {
     uintptr_t sum = work();
     CHECK(sum != 0, "no work");
     sample_heap();
-    printf("%zu %lu %d\n", peak_heap, (unsigned long)GC_get_gc_no(), GC_is_incremental_mode() ? 1 : 0);
+    fprintf(stderr, "figures: %zu %lu %d\n", peak_heap, (unsigned long)GC_get_gc_no(),
+            GC_is_incremental_mode() ? 1 : 0);
     return 0;
   }
-  char self[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  CHECK(len > 0, "cannot read /proc/self/exe");
-  self[len] = '\0';
-  size_t stop = peak_in(self, "stop");
-  size_t concurrent = peak_in(self, "concurrent");
+  size_t stop = peak_in("stop");
+  size_t concurrent = peak_in("concurrent");
   /* A cycle needs room to run in beyond what the stop collector keeps,
    * more on a loaded machine (69-74 MiB against 45 beside other builds);
    * before the trigger learnt the missing room, 152. */

@@ -27,7 +27,6 @@
 
 enum { WAITERS = 64, NODES = 100, CHECK_EVERY = 8 };
 
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static long generation; /* under lock */

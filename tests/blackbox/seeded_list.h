@@ -2,8 +2,8 @@
  * seed, held only by the stack of the thread that built it, and its
  * check; and the collections that count how many threads they stopped.
  * The tests of sleeping and waiting threads share them
- * (sleeping_threads, waiting_threads, cond_stress).  Include gc.h and
- * sgc.h, then common.h, before this header. */
+ * (sleeping_threads, waiting_threads, cond_stress, sleep_in_handler).
+ * Include gc.h and sgc.h, then common.h, before this header. */
 #ifndef SGC_TESTS_SEEDED_LIST_H
 #define SGC_TESTS_SEEDED_LIST_H
 

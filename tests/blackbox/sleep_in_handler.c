@@ -24,13 +24,9 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "seeded_list.h"
 
 enum { WORKERS = 2, NODES = 3000, ROUNDS = 24, ALT_STACK_BYTES = 256 * 1024 };
-
-struct node {
-  struct node *next;
-  long value;
-};
 
 static atomic_int ready, stop_work, warnings;
 static atomic_int handler_asleep[WORKERS], handler_entries[WORKERS], release[WORKERS];
@@ -64,24 +60,6 @@ static void on_signal(int sig) {
   atomic_store(&handler_asleep[i], 0);
 }
 
-static struct node *build(long seed, int count) {
-  struct node *head = NULL;
-  for (long i = 0; i < count; i++) {
-    struct node *n = GC_MALLOC(sizeof *n);
-    CHECK(n != NULL, "GC_MALLOC");
-    n->next = head;
-    n->value = seed * NODES + i;
-    head = n;
-  }
-  return head;
-}
-
-static long damaged(const struct node *head, long seed) {
-  long bad = 0, i = NODES;
-  for (; head; head = head->next) bad += head->value != seed * NODES + --i;
-  return bad + (i != 0);
-}
-
 static void *worker(void *arg) {
   my_index = (int)(long)arg;
   void *alt = NULL;
@@ -92,11 +70,11 @@ static void *worker(void *arg) {
     stack_t ss = {.ss_sp = alt, .ss_size = ALT_STACK_BYTES, .ss_flags = 0};
     CHECK(sigaltstack(&ss, NULL) == 0, "sigaltstack");
   }
-  struct node *list = build(my_index, NODES);
+  struct node *list = seeded_list(my_index, NODES);
   atomic_fetch_add(&ready, 1);
   while (!atomic_load(&stop_work)) {
-    (void)build(1000 + my_index, 50); /* garbage beside the list */
-    long bad = damaged(list, my_index);
+    (void)seeded_list(1000 + my_index, 50); /* garbage beside the list */
+    long bad = seeded_list_damage(list, my_index, NODES);
     CHECK(bad == 0, "worker %d: %ld nodes of its list overwritten", my_index, bad);
     atomic_fetch_add(&checks[my_index], 1);
   }

@@ -26,7 +26,6 @@
 
 enum { SLEEPERS = 6, NODES = 2000, COLLECTIONS = 4 };
 
-
 static atomic_int asleep, wake, serial_threads;
 static pthread_barrier_t barrier; /* 2 sleepers and the main thread */
 

@@ -38,7 +38,6 @@ enum { COND_WAIT, COND_TIMEDWAIT, COND_CLOCKWAIT, POLL, PPOLL, SELECT, PSELECT, 
        EPOLL_PWAIT, EPOLL_PWAIT2, WAITERS };
 enum { NODES = 2000, COLLECTIONS = 4 };
 
-
 static atomic_int waiting, wake;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;

@@ -171,6 +171,10 @@ int main(int argc, char **argv) {
   for (int k = 0; k < READERS; k++) printf("%s%s %lu", k ? ", " : "", call_names[k], (unsigned long)failed[k]);
   printf(")\n");
   CHECK(calls > 0, "no call ran");
+  /* The calls met protected pages: the writers faulted, and collects (or
+   * arms, with cycles) protected pages again while they ran. */
+  CHECK(faults > 0 && collects > 0, "%llu faults, %lu collects: nothing was protected", faults, collects);
+  CHECK(!cycles || arms > 1, "%lu arms in the cycles mode", arms);
   CHECK(total_failed == 0, "%lu calls into the heap failed or came back short", total_failed);
   return unit_finish();
 }

@@ -50,7 +50,7 @@ static void *hold_caches(void *arg) {
 int main(void) {
   if (getenv("SGC_LAB")) {
     printf("SGC_LAB is set: the default is not what runs; skipped\n");
-    return unit_finish();
+    return 77;
   }
   GC_init();
   if (!rseq_registered()) {

@@ -117,6 +117,9 @@ static void test_terms(void) {
   CHECK(CLOSE(pt.tp_ns, 550), "pre-woken join %f", pt.tp_ns);
   predict_at(&p, &in, 8, 0, &pt);
   CHECK(CLOSE(pt.time_ns, 1200), "sleepers past the CPUs %f", pt.time_ns);
+  /* P = cpus still pre-woken (a marker per CPU). */
+  predict_at(&p, &in, 4, 0, &pt);
+  CHECK(pt.time_ns < 1200, "a marker per CPU, pre-woken: %f", pt.time_ns);
   /* Steals only while the helpers are there: pre-woken ones 600 late
    * miss half the serial 1200, so N_S = 2 ln 1000 / 2 = 6.907755, each
    * 1 ns shared by 2. */
