@@ -3,8 +3,8 @@
  * collect/collect.c):
  *  - after a flip to per-CPU caches, the per-thread lists the flip left
  *    count, since the next cycle allocates from them;
- *  - bytes other threads refilled without heap_lock and have not yet
- *    published count;
+ *  - when the heap is used up, bytes the threads refilled without
+ *    heap_lock and have not yet published count;
  *  - a growth is a whole number of heap steps, the nearest to what the
  *    rule asks (a quarter of a 20 MiB heap grew it by 8 MiB, not 4).
  * The threshold is found by asking collect_should_run itself, so the
@@ -100,14 +100,6 @@ int main(void) {
     printf("no flip (per-CPU caches unavailable): the flip's lists not checked\n");
   }
 
-  /* Published 64 KiB short of the threshold: the worker's and this
-   * thread's unpublished bytes decide. */
-  size_t short_by = 64 << 10;
-  set_pending(worker_alloc[0], 48 << 10, 20 << 10);
-  CHECK(should_run_at(threshold - short_by), "68 KiB pending over a 64 KiB gap: due");
-  set_pending(worker_alloc[0], 30 << 10, 20 << 10);
-  CHECK(!should_run_at(threshold - short_by), "50 KiB pending under a 64 KiB gap: not due");
-
   /* Growth with the threshold reached: a quarter of the heap, to the
    * nearest step. */
   set_pending(NULL, 0, 0);
@@ -120,6 +112,28 @@ int main(void) {
   CHECK(grow % step == 0, "growth %zu not in whole steps of %zu", grow, step);
   CHECK(grow + step / 2 >= quarter && grow <= quarter + step / 2,
         "growth %zu not the nearest step to %zu", grow, quarter);
+  /* The heap used up with the published count 64 KiB short of the
+   * threshold: the worker's and this thread's unpublished bytes decide
+   * between collecting and growing. */
+  size_t short_by = 64 << 10;
+  set_pending(worker_alloc[0], 48 << 10, 20 << 10);
+  heap_accounting.allocated_since_gc = threshold - short_by;
+  size_t heap_before = heap_size_bytes();
+  GC_word gc_before = GC_get_gc_no();
+  bool collected = false;
+  CHECK(grow_or_collect(PAGE_BYTES, &collected), "grow_or_collect");
+  CHECK(collected && GC_get_gc_no() == gc_before + 1 && heap_size_bytes() == heap_before,
+        "68 KiB pending over a 64 KiB gap: a collection, not growth (heap %zu -> %zu)",
+        heap_before, heap_size_bytes());
+  threshold = due_at();
+  set_pending(worker_alloc[0], 30 << 10, 20 << 10);
+  heap_accounting.allocated_since_gc = threshold - short_by;
+  gc_before = GC_get_gc_no();
+  collected = false;
+  CHECK(grow_or_collect(PAGE_BYTES, &collected), "grow_or_collect");
+  CHECK(!collected && GC_get_gc_no() == gc_before && heap_size_bytes() > heap_before,
+        "50 KiB pending under a 64 KiB gap: growth, not a collection");
+
   heap_accounting.allocated_since_gc = 0;
   pthread_mutex_unlock(&heap_lock);
 
