@@ -202,7 +202,7 @@ PROGRAMS = {
     # the heap then shows what the allocator holds per thread (issue 53)
     "sleepers-same-live": {
         "bin": "sleepers", "metric": "bursts_per_s", "malloc": False, "hash": False,
-        "args": sizes(["-d", "0.5", "-K", "10000"], ["-d", "3", "-K", "100000"], full=[]),
+        "args": sizes(["-d", "0.5", "-K", "10000"], ["-d", "3", "-K", "100000"], full=["-K", "100000"]),
     },
     # ... waiting on condition variables of their own with timeouts instead
     # (an idle server worker; threads/cond_waits.c)
