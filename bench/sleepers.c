@@ -8,6 +8,10 @@
  * kept in the burst's list; the thread keeps its last -k (8) bursts, so
  * its live set is constant (about 21 KB at the defaults: some 10 MB over
  * 500 threads) and everything else it allocates is garbage at once.
+ * -K N instead keeps about N objects over all threads, whatever their
+ * number (each keeps N / -t, from up to -k bursts): the live data stays
+ * put while the threads grow, so the heap shows what the allocator holds
+ * per thread (issue 53's per-CPU target).
  * -w says how a thread sleeps: "sleep" (nanosleep, the default), "cond"
  * (pthread_cond_timedwait on a condition variable of its own, never
  * signalled, as an idle server worker waits for work) or "poll" (ppoll
@@ -47,6 +51,7 @@ typedef struct Sleeper {
 } Sleeper;
 
 static int nthreads = 500, burst = 200, kept_bursts = 8, keep_every = 8;
+static long kept_total; /* -K: objects kept over all threads (0: per thread, -k and -e) */
 static long sleep_min_us = 200, sleep_max_us = 2200;
 static double duration_s = 3.0;
 static volatile int stop;
@@ -150,15 +155,28 @@ static void *sleeper(void *arg) {
   return NULL;
 }
 
+/* -K: a thread's share of the kept objects, as -k bursts of burst/-e
+ * objects each (every -e-th object of a burst is kept; fewer bursts when
+ * the share is smaller than -k). */
+static void share_kept_total(void) {
+  long share = kept_total / nthreads > 0 ? kept_total / nthreads : 1;
+  long per_burst = share / kept_bursts > 0 ? share / kept_bursts : 1;
+  if (per_burst > burst) per_burst = burst;
+  long bursts = share / per_burst;
+  kept_bursts = (int)(bursts < 1 ? 1 : bursts > MAX_KEPT ? MAX_KEPT : bursts);
+  keep_every = (int)(burst / per_burst);
+}
+
 int main(int argc, char **argv) {
   int c;
-  while ((c = getopt(argc, argv, "t:d:b:k:e:s:S:w:")) != -1) {
+  while ((c = getopt(argc, argv, "t:d:b:k:e:K:s:S:w:")) != -1) {
     switch (c) {
       case 't': nthreads = (int)bench_arg_long("-t", optarg, 1, 100000); break;
       case 'd': duration_s = bench_arg_double("-d", optarg, 0.01, 3600); break;
       case 'b': burst = (int)bench_arg_long("-b", optarg, 1, 1 << 20); break;
       case 'k': kept_bursts = (int)bench_arg_long("-k", optarg, 1, MAX_KEPT); break;
       case 'e': keep_every = (int)bench_arg_long("-e", optarg, 1, 1 << 20); break;
+      case 'K': kept_total = bench_arg_long("-K", optarg, 1, 1L << 30); break;
       case 's': sleep_min_us = bench_arg_long("-s", optarg, 0, 10000000); break;
       case 'S': sleep_max_us = bench_arg_long("-S", optarg, 0, 10000000); break;
       case 'w':
@@ -169,11 +187,12 @@ int main(int argc, char **argv) {
         break;
       default:
         BENCH_USAGE_EXIT("usage: sleepers [-t threads] [-d seconds] [-b burst] [-k kept_bursts] "
-                         "[-e keep_every] [-s sleep_min_us] [-S sleep_max_us] "
+                         "[-e keep_every] [-K kept_total] [-s sleep_min_us] [-S sleep_max_us] "
                          "[-w sleep|cond|poll]\n");
     }
   }
   if (sleep_max_us < sleep_min_us) sleep_max_us = sleep_min_us;
+  if (kept_total) share_kept_total();
   GC_INIT();
   Sleeper *sl = (Sleeper *)calloc((size_t)nthreads, sizeof(Sleeper));
   pthread_t *tids = (pthread_t *)calloc((size_t)nthreads, sizeof(pthread_t));

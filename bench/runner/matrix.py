@@ -198,6 +198,12 @@ PROGRAMS = {
         "bin": "sleepers", "metric": "bursts_per_s", "malloc": False, "hash": False,
         "args": sizes(["-d", "0.5"], ["-d", "3"], full=[]),
     },
+    # ... keeping about 10 MB over all threads whatever their number (-K):
+    # the heap then shows what the allocator holds per thread (issue 53)
+    "sleepers-same-live": {
+        "bin": "sleepers", "metric": "bursts_per_s", "malloc": False, "hash": False,
+        "args": sizes(["-d", "0.5", "-K", "10000"], ["-d", "3", "-K", "100000"], full=["-K", "100000"]),
+    },
     # ... waiting on condition variables of their own with timeouts instead
     # (an idle server worker; threads/cond_waits.c)
     "sleepers-cond": {
@@ -371,7 +377,7 @@ EXPERIMENTS = {
     "bursty": {"programs": ["bursty"], "impls": ["sgc", "bdwgc"], "threads": [200, 500, 1000],
                "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
     # heap against thread count when most threads sleep (issue 53)
-    "sleepers": {"programs": ["sleepers", "sleepers-cond"], "impls": ["sgc", "bdwgc"], "threads": [50, 500, 2000],
+    "sleepers": {"programs": ["sleepers", "sleepers-same-live", "sleepers-cond"], "impls": ["sgc", "bdwgc"], "threads": [50, 500, 2000],
                  "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip", "step-2m"]},
     # flip mode must also pick per-thread caches where they are better
     "lab-gcbench": {"programs": ["gcbench"], "impls": ["sgc"], "threads": [1, 2],

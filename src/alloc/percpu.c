@@ -81,8 +81,8 @@ static void percpu_start(const char *lab, bool asked) {
   percpu_enabled = !flip; /* flip starts per-thread */
 }
 
-void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, unsigned threads) {
-  if (!percpu_flip) return;
+bool percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, unsigned threads) {
+  if (!percpu_flip) return false;
   /* Only with more threads than CPUs: otherwise per-thread caches are
    * no more than per-CPU ones would be, and keep their objects nearer
    * their thread. */
@@ -94,10 +94,12 @@ void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, u
      * on the CPU's list. */
     FOR_EACH_THREAD_ALLOC(t) t->free_cache_page |= FREE_CACHE_BYPASS;
     percpu_stats.flips_to_cpu++;
+    return true;
   } else if (percpu_enabled && cpu_cache_bytes > (uint64_t)FLIP_BUFFER_BYTES * threads) {
     percpu_enabled = false;
     percpu_stats.flips_to_thread++;
   }
+  return false;
 }
 
 /* Pushes OBJ on this CPU's list: link it to the head (a store into the

@@ -112,6 +112,7 @@ void percpu_for_each_free(void (*fn)(void *obj));
  * switch to per-CPU caches; per-CPU caches leaving more than
  * FLIP_BUFFER_BYTES x allocating threads unused switch back. */
 enum { FLIP_BUFFER_BYTES = 64 << 10 };
-void percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, unsigned threads);
+/* True when it switched to per-CPU caches. */
+bool percpu_flip_decide(uint64_t thread_cache_bytes, uint64_t cpu_cache_bytes, unsigned threads);
 
 #endif

@@ -175,12 +175,16 @@ static void *claim_swept(struct thread_alloc *t, struct page_header *page, unsig
  * by a refill outside heap_lock, added to the shared counts in steps. */
 static void count_unlocked_refill(struct thread_alloc *t, size_t bytes) {
   t->unlocked_refills++;
-  if ((t->unlocked_bytes += bytes) >= unlocked_flush_step() || t->unlocked_refills >= 64) {
-    atomic_fetch_add_explicit(&allocated_unlocked, t->unlocked_bytes, memory_order_relaxed);
+  /* Only the owner writes its count; a slow path of another thread reads
+   * it (collect_should_run): relaxed stores, no read-modify-write. */
+  size_t pending = t->unlocked_bytes + bytes;
+  if (pending >= unlocked_flush_step() || t->unlocked_refills >= 64) {
+    atomic_fetch_add_explicit(&allocated_unlocked, pending, memory_order_relaxed);
     atomic_fetch_add_explicit(&refills_unlocked, t->unlocked_refills, memory_order_relaxed);
-    t->unlocked_bytes = 0;
+    pending = 0;
     t->unlocked_refills = 0;
   }
+  __atomic_store_n(&t->unlocked_bytes, pending, __ATOMIC_RELAXED);
 }
 
 /* The page path without heap_lock (alloc/page_path.h): T's own batches,
