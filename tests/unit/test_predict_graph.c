@@ -127,6 +127,13 @@ static void test_big_array(void) {
         (unsigned long long)w.pieces);
   /* Unsplit: one range of 512 words, its last leaf found at 11 + 10 + 512. */
   check_work(&b, 0, 5653, 543, "unsplit array");
+  /* One marker alone halves only down to 4096 bytes (mark.c's
+   * LONE_SPLIT_BYTES): the array is one piece, so T_1 alone is the
+   * unsplit 5653 (1 + 1 + 512 ranges x 10 + 513 words). */
+  CHECK(predict_lone_split(256) == 4096 && predict_lone_split(64) == 4096, "lone split");
+  CHECK(predict_lone_split(0) == 0 && predict_lone_split(8192) == 8192, "lone split kept");
+  CHECK(w.lone_pieces == 1 + 1 + 512 && NEAR(w.t1_lone_ns, 5653), "alone: %llu pieces, %f",
+        (unsigned long long)w.lone_pieces, w.t1_lone_ns);
   snapshot_free(&b.s);
 }
 

@@ -49,6 +49,14 @@ static void test_terms(void) {
   predict_at(&p, &in, 1, 0, &pt);
   CHECK(CLOSE(pt.time_ns, 1200), "P=1: 1000 + 10 x 20 (%f)", pt.time_ns);
   CHECK(pt.limit == TERM_WORK, "P=1 limit %d", pt.limit);
+  /* One marker alone splits less (t1_lone_ns): P = 1 takes it; P = 4
+   * keeps the shared T_1 (the same 360 as below). */
+  in.t1_lone_ns = 900;
+  predict_at(&p, &in, 1, 0, &pt);
+  CHECK(CLOSE(pt.time_ns, 1100), "P=1 alone: 900 + 10 x 20 (%f)", pt.time_ns);
+  predict_at(&p, &in, 4, 0, &pt);
+  CHECK(CLOSE(pt.time_ns, 360), "P=4 with t1_lone_ns %f", pt.time_ns);
+  in.t1_lone_ns = 0;
   predict_at(&p, &in, 4, 0, &pt);
   /* max(250, 300) + 10 x 20 / 3.33: the misses shared by T_1 / T_inf
    * markers, the most that work at once. */

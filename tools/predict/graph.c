@@ -93,15 +93,17 @@ static double word_time(uint64_t bytes, uint64_t w, double t, uint64_t split, do
 bool graph_work(const struct snapshot *s, double object_ns, double word_ns, uint64_t split,
                 struct graph_work *out) {
   memset(out, 0, sizeof *out);
-  uint64_t n = s->header.objects;
+  uint64_t n = s->header.objects, lone = predict_lone_split(split);
   for (uint64_t i = 0; i < n; i++) {
     const struct snapshot_object *o = &s->objects[i];
     uint64_t pieces = scanned(o) ? graph_pieces(o->bytes, split) : 1;
     uint64_t words = scanned(o) ? o->bytes / 8 : 0;
     out->pieces += pieces;
+    out->lone_pieces += scanned(o) ? graph_pieces(o->bytes, lone) : 1;
     out->scanned_words += words;
   }
   out->t1_ns = (double)out->pieces * object_ns + (double)out->scanned_words * word_ns;
+  out->t1_lone_ns = (double)out->lone_pieces * object_ns + (double)out->scanned_words * word_ns;
   uint64_t found = n - s->header.roots; /* each object is found once */
   out->repeat_edges = s->header.edges > found ? s->header.edges - found : 0;
 

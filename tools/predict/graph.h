@@ -15,8 +15,9 @@ uint64_t graph_pieces(uint64_t bytes, uint64_t split);
 
 struct graph_work {
   double t1_ns;   /* every object (and extra piece) once, every scanned word once */
+  double t1_lone_ns; /* the same with the pieces of one marker alone (predict_lone_split) */
   double tinf_ns; /* the longest chain: earliest discovery, split pieces in parallel */
-  uint64_t scanned_words, pieces;
+  uint64_t scanned_words, pieces, lone_pieces;
   /* Pointers that find an object already marked (every edge but the one
    * that first finds each object): the profile's edge_ns each, in T_1
    * (sgc-predict adds them; T_inf leaves them out). */
