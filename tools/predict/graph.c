@@ -321,6 +321,9 @@ struct sim {
   struct graph_misses *out;
   struct line_life *life;
   uint64_t range; /* the range fetched or scanned: a steal moves whole ranges */
+  /* The work clock's steps (the profile's object_ns, word_ns) and a
+   * streamed line's time (read_stream_ns; 0: no prefetcher). */
+  double object_ns, word_ns, stream_ns;
   double node_accesses[PREDICT_MAX_NODES];
 };
 
@@ -372,24 +375,38 @@ double graph_overlap(double in_flight, double mlp) {
 
 /* The hardware's stream prefetcher, as the simulation sees it: the
  * lines of the last STREAMS misses; a miss within STREAM_REACH lines of
- * one of them, in the same 4 KiB page, was fetched ahead by it. */
+ * one of them, in the same 4 KiB page, was fetched ahead by it.  It
+ * fetches while the marker works: a streamed line costs only the part
+ * of the stream's time per line (STREAM_NS) that the marker's work since
+ * that stream's last line (NOW - AT, on the work clock: object_ns a
+ * range, word_ns a word) does not cover.  A profile without a stream
+ * time (the thesis's machines) has no prefetcher to fetch ahead: its
+ * streamed lines cost the latency whole, as before. */
 enum { STREAMS = 16, STREAM_REACH = 2 };
 struct streams {
   uint64_t line[STREAMS]; /* line + 1; 0: none */
+  double at[STREAMS];     /* the work clock at the stream's last line */
   unsigned next;
+  double now, stream_ns;
 };
 
-static bool streamed(struct streams *st, uint64_t line, unsigned line_shift) {
+/* Whether LINE was streamed; *EXPOSED: the share of the stream's time
+ * per line the marker waits for it. */
+static bool streamed(struct streams *st, uint64_t line, unsigned line_shift, double *exposed) {
   unsigned page_shift = line_shift < 12 ? 12 - line_shift : 0;
   for (unsigned k = 0; k < STREAMS; k++) {
     if (!st->line[k]) continue;
     uint64_t t = st->line[k] - 1, d = t > line ? t - line : line - t;
     if (d && d <= STREAM_REACH && t >> page_shift == line >> page_shift) {
+      double covered = st->now - st->at[k];
+      *exposed = !(st->stream_ns > 0) ? 1 : st->stream_ns > covered ? 1 - covered / st->stream_ns : 0;
       st->line[k] = line + 1;
+      st->at[k] = st->now;
       return true;
     }
   }
   st->line[st->next] = line + 1;
+  st->at[st->next] = st->now;
   st->next = (st->next + 1) % STREAMS;
   return false;
 }
@@ -401,9 +418,14 @@ static void charge(struct graph_misses *out, struct streams *st, unsigned line_s
                    uint64_t address, double in_flight, double mlp, bool mark, double tlb_ns) {
   out->misses++;
   if (mark) out->mark_misses++;
-  if (streamed(st, address >> line_shift, line_shift)) {
+  double exposed;
+  if (streamed(st, address >> line_shift, line_shift, &exposed)) {
     out->streamed++;
-    if (mark) out->mark_streamed++;
+    out->stream_exposed += exposed;
+    if (mark) {
+      out->mark_streamed++;
+      out->mark_stream_exposed += exposed;
+    }
     out->tlb_ns += tlb_ns;
     return;
   }
@@ -426,7 +448,7 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
   bool window_missed[PREDICT_PREFETCH_DEPTH];
   double window_tlb_ns[PREDICT_PREFETCH_DEPTH];
   unsigned first = 0, count = 0, pending = 0; /* PENDING: window entries whose fetch missed */
-  struct streams st = {{0}, 0};
+  struct streams st = {.stream_ns = m->stream_ns};
   unsigned shift = m->cache.line_shift;
   uint64_t page = s->header.page_bytes ? s->header.page_bytes : 4096;
   /* The roots in the order they were pushed: the last is popped first. */
@@ -465,7 +487,8 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
     const struct snapshot_object *o = &s->objects[index];
     const struct snapshot_edge *e = &s->edges[o->first_edge], *end = e + o->edge_count;
     m->range = index;
-    for (uint64_t w = 0; w < o->bytes / 8; w++) {
+    st.now += m->object_ns;
+    for (uint64_t w = 0; w < o->bytes / 8; w++, st.now += m->word_ns) {
       uint64_t address = o->address + 8 * w;
       /* Read while the window's fetches are outstanding (alone: none). */
       if (touch(m, address, o->node)) charge(out, &st, shift, address, pending + 1, mlp, false, m->tlb_ns);
@@ -490,6 +513,9 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
   memset(&m, 0, sizeof m);
   if (!cache_init(&m.cache, prof->cache_bytes, prof->cache_ways, prof->line_bytes)) return false;
   m.out = out;
+  m.object_ns = prof->object_ns;
+  m.word_ns = prof->word_ns;
+  m.stream_ns = prof->read_stream_ns;
   if (!tlb_init(&m.tlb, prof)) {
     cache_free(&m.cache);
     return false;
@@ -550,11 +576,12 @@ double graph_miss_ns(const struct graph_misses *g, const struct predict_profile 
   double stream = prof->read_stream_ns > 0 ? prof->read_stream_ns : local;
   double object_stream = local > 0 ? stream * object_ns / local : stream;
   double mark_stream = local > 0 ? stream * mark_ns / local : stream;
-  double total = g->object_dependent * object_ns + (g->streamed - g->mark_streamed) * object_stream;
+  double total = g->object_dependent * object_ns +
+                 (g->stream_exposed - g->mark_stream_exposed) * object_stream;
   if (rmw) /* a locked instruction waits for its line: no overlap */
     total += g->mark_misses *
              ((1 - mark_remote) * prof->rmw_miss_ns + mark_remote * prof->rmw_remote_miss_ns);
-  else total += g->mark_dependent * mark_ns + g->mark_streamed * mark_stream;
+  else total += g->mark_dependent * mark_ns + g->mark_stream_exposed * mark_stream;
   /* The translations of cached and streamed lines, within the misses'
    * cost (Q_1 M_1 holds them). */
   total += g->tlb_ns;

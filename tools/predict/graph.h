@@ -74,8 +74,12 @@ struct graph_misses {
    * the latency are the time the misses cost; objects' lines, mark bytes. */
   double object_dependent, mark_dependent;
   /* Misses the hardware's stream prefetcher fetched ahead (a miss within
-   * 2 lines of a recent one, same 4 KiB page): they cost read_stream_ns. */
+   * 2 lines of a recent one, same 4 KiB page), and the same weighed by
+   * the share of read_stream_ns the marker's work since the stream's
+   * last line leaves to wait (the prefetcher fetches while the marker
+   * works): these times read_stream_ns are what they cost. */
   double streamed, mark_streamed;
+  double stream_exposed, mark_stream_exposed;
   /* What the translations of cached and streamed lines added (the
    * simulated TLB's misses, tools/predict/tlb.h). */
   double tlb_ns;
