@@ -105,6 +105,15 @@ static void test_repeat_edges(void) {
   struct graph_work w;
   CHECK(graph_work(&b.s, 10, 1, 256, &w), "work");
   CHECK(w.repeat_edges == 2, "repeat edges %llu", (unsigned long long)w.repeat_edges);
+  /* The marker's one-entry page cache: the root's pointer walks A's
+   * page, A's first walks L's, the next two stay on it, the last walks
+   * A's page again: 3 walks of 5 pointers. */
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  struct graph_misses m;
+  CHECK(graph_misses(&b.s, &prof, false, &m) && m.page_walks == 3, "page walks %llu",
+        (unsigned long long)m.page_walks);
+  graph_lines_free(&m.lines);
   /* 4 ranges x 10 + (1 + 4 + 2 + 2) words: the repeats add nothing here. */
   CHECK(NEAR(w.t1_ns, 49), "T1 %f", w.t1_ns);
   snapshot_free(&b.s);
@@ -280,6 +289,7 @@ static void test_window_misses(void) {
   CHECK(NEAR(m.streamed, 5) && NEAR(m.mark_streamed, 5), "streamed %f", m.streamed);
   CHECK(NEAR(m.object_dependent, 4 + 1.0 / 12), "objects %f", m.object_dependent);
   CHECK(NEAR(m.mark_dependent, 5), "headers %f", m.mark_dependent);
+  CHECK(m.page_walks == 5, "every pointer another page: %llu", (unsigned long long)m.page_walks);
   /* M_1 = (4.0833 x 100 + 5 x 100 + 5 x 10) / 16 = 59.8958 ns. */
   double m1 = graph_miss_ns(&m, &prof, 0, 0, false);
   CHECK(NEAR(m1, (4 + 1.0 / 12 + 5) * 100 / 16 + 50.0 / 16), "M1 %f", m1);

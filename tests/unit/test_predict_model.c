@@ -260,6 +260,10 @@ static void test_profiles(void) {
             q.cache_bytes == p.cache_bytes && q.interleave && q.word_ns == p.word_ns,
         "round trip");
   CHECK(q.prewake_join_ns == p.prewake_join_ns, "round trip: pre-woken join");
+  /* The page-map walk's cost: absent (the thesis's profiles) 0. */
+  CHECK(q.page_ns == 0, "no page_ns: %f", q.page_ns);
+  CHECK(predict_profile_parse("page_ns 1.5\n", &q, error, sizeof error) && q.page_ns == 1.5,
+        "page_ns %f", q.page_ns);
   /* A profile without prewake_join_ns (from before it was measured): a
    * steal's worth, at most a sleeper's join; given, it stands. */
   predict_profile_default(&q);

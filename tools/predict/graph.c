@@ -324,6 +324,7 @@ struct sim {
   /* The work clock's steps (the profile's object_ns, word_ns) and a
    * streamed line's time (read_stream_ns; 0: no prefetcher). */
   double object_ns, word_ns, stream_ns;
+  uint64_t last_page; /* the page cache's page + 1; 0: none */
   double node_accesses[PREDICT_MAX_NODES];
 };
 
@@ -494,6 +495,10 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
       if (touch(m, address, o->node)) charge(out, &st, shift, address, pending + 1, mlp, false, m->tlb_ns);
       for (; e < end && e->word == w; e++) {
         const struct snapshot_object *t = &s->objects[e->target];
+        if (t->address / page + 1 != m->last_page) {
+          out->page_walks++;
+          m->last_page = t->address / page + 1;
+        }
         /* The pointer test reads the target page's header, then its mark byte. */
         uint64_t header = header_address(t->address, page), mark = mark_address(t->address, page);
         if (touch(m, header, t->node)) charge(out, &st, shift, header, pending + 1, mlp, true, m->tlb_ns);
@@ -543,6 +548,7 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
     memset(marked, 0, n ? n : 1);
     memset(m.node_accesses, 0, sizeof m.node_accesses);
     m.cache.accesses = m.cache.misses = 0;
+    m.last_page = 0;
     m.out = out;
   }
   m.life = ok ? line_life_new() : NULL;

@@ -83,6 +83,10 @@ struct graph_misses {
   /* What the translations of cached and streamed lines added (the
    * simulated TLB's misses, tools/predict/tlb.h). */
   double tlb_ns;
+  /* Pointers whose target lies on another page than the pointer before
+   * (mark.c's one-entry page cache misses and walks the page map): the
+   * profile's page_ns each, in T_1 (sgc-predict adds them). */
+  uint64_t page_walks;
   double live_lines;  /* L */
   struct graph_lines lines; /* graph_lines_free */
   unsigned nodes;

@@ -103,8 +103,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   struct predict_input in = {
-      .t1_ns = work.t1_ns + (double)work.repeat_edges * prof.edge_ns,
-      .t1_lone_ns = work.t1_lone_ns + (double)work.repeat_edges * prof.edge_ns,
+      .t1_ns = work.t1_ns + (double)work.repeat_edges * prof.edge_ns +
+               (double)misses.page_walks * prof.page_ns,
+      .t1_lone_ns = work.t1_lone_ns + (double)work.repeat_edges * prof.edge_ns +
+                    (double)misses.page_walks * prof.page_ns,
       .tinf_ns = work.tinf_ns,
       .misses = misses.misses,
       .live_lines = misses.live_lines,
@@ -138,10 +140,10 @@ int main(int argc, char **argv) {
   if (json) {
     printf("{\"snapshot\":\"%s\",\"profile\":\"%s\",\"gc_no\":%u,\"objects\":%llu,"
            "\"live_bytes\":%llu,\"t1_ns\":%.1f,\"t1_lone_ns\":%.1f,\"tinf_ns\":%.1f,\"misses\":%.0f,"
-           "\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"tlb_ns\":%.0f,\"points\":[",
+           "\"page_walks\":%llu,\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"tlb_ns\":%.0f,\"points\":[",
            argv[optind], prof.name, s.header.gc_no,
            (unsigned long long)(s.header.objects - s.header.roots), (unsigned long long)live,
-           in.t1_ns, in.t1_lone_ns, in.tinf_ns, in.misses, in.live_lines, graph_mlp(&prof), in.miss_ns, misses.tlb_ns);
+           in.t1_ns, in.t1_lone_ns, in.tinf_ns, in.misses, (unsigned long long)misses.page_walks, in.live_lines, graph_mlp(&prof), in.miss_ns, misses.tlb_ns);
   } else {
     printf("snapshot %s (collection %u): %llu objects, %llu root ranges, %llu edges, %.3f MB live\n",
            argv[optind], s.header.gc_no, (unsigned long long)(s.header.objects - s.header.roots),
@@ -152,8 +154,9 @@ int main(int argc, char **argv) {
            (unsigned long long)work.scanned_words, in.t1_lone_ns / 1e6,
            (unsigned long long)work.lone_pieces, in.tinf_ns / 1e6,
            in.tinf_ns > 0 ? in.t1_ns / in.tinf_ns : 0);
-    printf("Q1 %.0f misses of %llu accesses (%.0f on mark bytes)  L %.1f lines\n", in.misses,
-           (unsigned long long)misses.accesses, misses.mark_misses, in.live_lines);
+    printf("Q1 %.0f misses of %llu accesses (%.0f on mark bytes)  L %.1f lines  %llu page-map walks\n",
+           in.misses, (unsigned long long)misses.accesses, misses.mark_misses, in.live_lines,
+           (unsigned long long)misses.page_walks);
     printf("M1 %.1f ns a miss (MLP %.1f; %.0f misses streamed; %.3f ms translating cached and "
            "streamed lines)\n", in.miss_ns, graph_mlp(&prof), misses.streamed, misses.tlb_ns / 1e6);
     printf("%5s %11s %8s %12s %12s %9s %12s  %s\n", "P", "mark ms", "speedup", "no-content.",
