@@ -8,6 +8,7 @@
 #include "base/env.h"
 #include "heap/blacklist.h"
 #include "mark/disclaim.h"
+#include "mark/predict_model.h"
 #include "common.h"
 #include "mark/custom_kind.h"
 #include "heap/placement.h"
@@ -35,6 +36,10 @@ enum {
    * (unit_lone_split). */
   LONE_SPLIT_BYTES = 4096,
 };
+
+/* The slow predictor models these (tools/predict/graph.c). */
+_Static_assert((int)PREFETCH_DEPTH == (int)PREDICT_PREFETCH_DEPTH, "predict_model.h's prefetch depth");
+_Static_assert((int)LONE_SPLIT_BYTES == (int)PREDICT_LONE_SPLIT_BYTES, "predict_model.h's lone split");
 
 struct mark_config mark_config;
 _Atomic bool mark_concurrently;

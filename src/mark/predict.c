@@ -102,7 +102,8 @@ const struct predict_profile *predict_profile(void) {
  * aggregate (docs/prediction.md, "The fast predictor"): each scanned
  * object's first line and each mark-byte line miss with the prefetch
  * window's other fetches outstanding, latency / min(16, MLP); an
- * object's further lines stream.  Not the heap's width: a narrow heap's
+ * object's further lines stream, less what scanning the line before
+ * covers.  Not the heap's width: a narrow heap's
  * window holds nothing to overlap, but a chain lies in the order it was
  * allocated, which the hardware's stream prefetcher fetches ahead at
  * about that cost a line (charged the latency whole, a list was
@@ -117,9 +118,15 @@ static double fast_miss_ns(const struct predict_profile *prof, double first_line
   double latency = (prof->read_miss_ns + (n - 1) * prof->read_remote_miss_ns) / n;
   double mlp = prof->read_miss_ns > prof->read_overlap_ns ? prof->read_miss_ns / prof->read_overlap_ns : 1;
   double in_flight = mlp > PREDICT_PREFETCH_DEPTH ? PREDICT_PREFETCH_DEPTH : mlp;
-  /* Streams slow down from afar as the latency does. */
+  /* Streams slow down from afar as the latency does.  The prefetcher
+   * fetches an object's next line while the marker scans the line before
+   * (line / 8 words): only the rest of the stream's time is waited for
+   * (tools/predict/graph.c's streams alike); without a stream time, no
+   * prefetcher and the latency whole. */
   double stream = prof->read_stream_ns > 0 ? prof->read_stream_ns : prof->read_miss_ns;
   if (prof->read_miss_ns > 0) stream *= latency / prof->read_miss_ns;
+  double line = prof->line_bytes ? prof->line_bytes : 64, covered = line / 8 * prof->word_ns;
+  if (prof->read_stream_ns > 0) stream = stream > covered ? stream - covered : 0;
   return ((first_lines + mark_lines) * latency / in_flight + (scanned_lines - first_lines) * stream) /
          misses;
 }

@@ -64,6 +64,10 @@ double predict_solve_contention(double base, double q, double p, double m1, doub
   return t;
 }
 
+uint64_t predict_lone_split(uint64_t split) {
+  return split && split < PREDICT_LONE_SPLIT_BYTES ? PREDICT_LONE_SPLIT_BYTES : split;
+}
+
 double predict_extra_misses(const struct predict_input *in, double cuts, double caches) {
   if (in->extra_misses) return in->extra_misses(in->lines, cuts, caches);
   return cuts * in->live_lines;
@@ -89,7 +93,9 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
   double width = in->tinf_ns > 0 ? in->t1_ns / in->tinf_ns : p;
   double shared = p < width ? p : width > 1 ? width : 1;
 
-  double t1 = in->t1_ns, work = t1 / p;
+  /* One marker drains with longer pieces (fewer pushes and pops) than
+   * markers that share. */
+  double t1 = p == 1 && in->t1_lone_ns > 0 ? in->t1_lone_ns : in->t1_ns, work = t1 / p;
   /* Helpers join JOIN late: the collector marks alone meanwhile, its
    * work and its misses alike, a share ALONE of the serial mark (all of
    * it when the mark is over before they come: a tiny heap).  Up to a
@@ -225,6 +231,7 @@ static const struct field {
     FIELD(object_ns, F_DOUBLE),
     FIELD(word_ns, F_DOUBLE),
     FIELD(edge_ns, F_DOUBLE),
+    FIELD(page_ns, F_DOUBLE),
     FIELD(steal_ns, F_DOUBLE),
     FIELD(join_ns, F_DOUBLE),
     FIELD(prewake_join_ns, F_DOUBLE),

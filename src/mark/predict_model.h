@@ -12,7 +12,8 @@
 
 enum {
   PREDICT_MAX_NODES = 64,
-  PREDICT_PREFETCH_DEPTH = 16 /* mark.c's prefetch window */
+  PREDICT_PREFETCH_DEPTH = 16, /* mark.c's prefetch window */
+  PREDICT_LONE_SPLIT_BYTES = 4096 /* mark.c's LONE_SPLIT_BYTES: a lone marker's pieces */
 };
 
 /* A machine (Table 4.1 and sgc's own costs); every time in ns. */
@@ -39,6 +40,9 @@ struct predict_profile {
   double object_ns; /* per object (or piece) marked: look-up, mark, push, pop */
   double word_ns;   /* per word scanned, hits only */
   double edge_ns;   /* per pointer finding an object already marked, beyond word_ns */
+  /* per pointer into another page than the marker's last (mark.c's
+   * one-entry page cache missed: the page map walked), beyond the rest */
+  double page_ns;
   double steal_ns;  /* one successful steal */
   double join_ns;   /* from a mark's start until a sleeping GC thread joins it */
   /* ... until one the collector pre-woke joins it (parallel.c wakes the
@@ -65,7 +69,10 @@ struct predict_profile {
 
 /* A heap's figures, the model's inputs (§4.3.4). */
 struct predict_input {
-  double t1_ns;      /* work without misses, one marker */
+  double t1_ns;      /* work without misses, the ranges split as markers that share do */
+  /* ... as one marker alone splits them (predict_lone_split): P = 1's
+   * work; 0: t1_ns. */
+  double t1_lone_ns;
   double tinf_ns;    /* critical path */
   double misses;     /* Q_1, the serial mark's */
   double live_lines; /* L: lines each steal makes miss again (§4.3.6) */
@@ -143,6 +150,11 @@ bool predict_profile_parse(const char *text, struct predict_profile *prof, char 
                            size_t error_bytes);
 /* Writes PROF as a profile's text into BUF; the length, as snprintf. */
 int predict_profile_format(const struct predict_profile *prof, char *buf, size_t bytes);
+
+/* The split a marker draining alone uses for SPLIT (mark.c's
+ * mark_configure_drain): long ranges halved only down to
+ * PREDICT_LONE_SPLIT_BYTES; 0 (never split) stays 0. */
+uint64_t predict_lone_split(uint64_t split);
 
 /* ln(x) for x > 0, without libm (the library links none). */
 double predict_ln(double x);

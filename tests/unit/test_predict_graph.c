@@ -1,7 +1,8 @@
 /* The slow predictor's pieces against hand-computed answers
  * (docs/prediction.md): T_1 and T_inf of a list, a wide tree and one big
  * array split as the marker splits it; the LRU cache and the live lines
- * on known access streams; the serial mark's misses on a two-object heap;
+ * on known access streams; the serial mark's misses on a two-object heap,
+ * and streamed lines covered by the marker's work;
  * a snapshot written and read back exactly.  Costs: 10 ns per object or
  * piece, 1 ns per word. */
 #include <stdio.h>
@@ -104,6 +105,15 @@ static void test_repeat_edges(void) {
   struct graph_work w;
   CHECK(graph_work(&b.s, 10, 1, 256, &w), "work");
   CHECK(w.repeat_edges == 2, "repeat edges %llu", (unsigned long long)w.repeat_edges);
+  /* The marker's one-entry page cache: the root's pointer walks A's
+   * page, A's first walks L's, the next two stay on it, the last walks
+   * A's page again: 3 walks of 5 pointers. */
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  struct graph_misses m;
+  CHECK(graph_misses(&b.s, &prof, false, &m) && m.page_walks == 3, "page walks %llu",
+        (unsigned long long)m.page_walks);
+  graph_lines_free(&m.lines);
   /* 4 ranges x 10 + (1 + 4 + 2 + 2) words: the repeats add nothing here. */
   CHECK(NEAR(w.t1_ns, 49), "T1 %f", w.t1_ns);
   snapshot_free(&b.s);
@@ -127,6 +137,13 @@ static void test_big_array(void) {
         (unsigned long long)w.pieces);
   /* Unsplit: one range of 512 words, its last leaf found at 11 + 10 + 512. */
   check_work(&b, 0, 5653, 543, "unsplit array");
+  /* One marker alone halves only down to 4096 bytes (mark.c's
+   * LONE_SPLIT_BYTES): the array is one piece, so T_1 alone is the
+   * unsplit 5653 (1 + 1 + 512 ranges x 10 + 513 words). */
+  CHECK(predict_lone_split(256) == 4096 && predict_lone_split(64) == 4096, "lone split");
+  CHECK(predict_lone_split(0) == 0 && predict_lone_split(8192) == 8192, "lone split kept");
+  CHECK(w.lone_pieces == 1 + 1 + 512 && NEAR(w.t1_lone_ns, 5653), "alone: %llu pieces, %f",
+        (unsigned long long)w.lone_pieces, w.t1_lone_ns);
   snapshot_free(&b.s);
 }
 
@@ -272,6 +289,7 @@ static void test_window_misses(void) {
   CHECK(NEAR(m.streamed, 5) && NEAR(m.mark_streamed, 5), "streamed %f", m.streamed);
   CHECK(NEAR(m.object_dependent, 4 + 1.0 / 12), "objects %f", m.object_dependent);
   CHECK(NEAR(m.mark_dependent, 5), "headers %f", m.mark_dependent);
+  CHECK(m.page_walks == 5, "every pointer another page: %llu", (unsigned long long)m.page_walks);
   /* M_1 = (4.0833 x 100 + 5 x 100 + 5 x 10) / 16 = 59.8958 ns. */
   double m1 = graph_miss_ns(&m, &prof, 0, 0, false);
   CHECK(NEAR(m1, (4 + 1.0 / 12 + 5) * 100 / 16 + 50.0 / 16), "M1 %f", m1);
@@ -323,6 +341,48 @@ static void test_window_misses(void) {
 
 /* A 2-node forecast: 10 misses, 2 on mark bytes, each a full latency
  * (no overlap); objects 3:1 over the nodes; 100 ns local, 300 remote. */
+/* A streamed line costs the part of read_stream_ns the marker's work
+ * since its stream's last line leaves (docs/prediction.md).  The root
+ * finds A (128 bytes: two lines), scanned alone: misses on the root's
+ * line, A's header and A's first line (1 latency each), and two
+ * streamed: A's mark line, read right after its header (nothing
+ * covered: the whole 10 ns), and A's second line, read 8 words after
+ * its first (8 x word_ns covered). */
+static void test_stream_cover(void) {
+  struct builder b;
+  rooted(&b, 128, SNAP_SCANNED);
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  prof.read_miss_ns = prof.read_remote_miss_ns = 100;
+  prof.read_stream_ns = 10;
+  prof.object_ns = 5;
+  prof.word_ns = 1;
+  struct graph_misses m;
+  CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
+  CHECK(NEAR(m.misses, 5) && NEAR(m.streamed, 2) && NEAR(m.mark_streamed, 1), "misses %f, streamed %f",
+        m.misses, m.streamed);
+  /* A's second line: 1 - 8/10 of the stream's time exposed. */
+  CHECK(NEAR(m.stream_exposed, 1.2) && NEAR(m.mark_stream_exposed, 1), "exposed %f, marks %f",
+        m.stream_exposed, m.mark_stream_exposed);
+  CHECK(NEAR(m.object_dependent, 2) && NEAR(m.mark_dependent, 1), "dependent %f %f", m.object_dependent,
+        m.mark_dependent);
+  /* M_1 = (3 x 100 + 0.2 x 10 + 1 x 10) / 5. */
+  double m1 = graph_miss_ns(&m, &prof, 0, 0, false);
+  CHECK(NEAR(m1, 312.0 / 5), "M1 %f", m1);
+  graph_lines_free(&m.lines);
+  /* 2 ns a word: 16 ns of scanning covers the whole 10. */
+  prof.word_ns = 2;
+  CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
+  CHECK(NEAR(m.stream_exposed, 1) && NEAR(m.streamed, 2), "covered: %f", m.stream_exposed);
+  graph_lines_free(&m.lines);
+  /* No stream time (the thesis's profiles): no prefetcher, nothing covered. */
+  prof.read_stream_ns = 0;
+  CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
+  CHECK(NEAR(m.stream_exposed, 2), "no prefetcher: %f", m.stream_exposed);
+  graph_lines_free(&m.lines);
+  snapshot_free(&b.s);
+}
+
 static void test_numa_forecast(void) {
   struct graph_misses g = {.misses = 10, .mark_misses = 2, .object_dependent = 8, .mark_dependent = 2};
   struct predict_profile prof;
@@ -407,6 +467,7 @@ int main(void) {
   test_tlb_fit();
   test_repeat_edges();
   test_window_misses();
+  test_stream_cover();
   test_numa_forecast();
   test_read_back();
   return unit_finish();

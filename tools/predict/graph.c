@@ -93,15 +93,17 @@ static double word_time(uint64_t bytes, uint64_t w, double t, uint64_t split, do
 bool graph_work(const struct snapshot *s, double object_ns, double word_ns, uint64_t split,
                 struct graph_work *out) {
   memset(out, 0, sizeof *out);
-  uint64_t n = s->header.objects;
+  uint64_t n = s->header.objects, lone = predict_lone_split(split);
   for (uint64_t i = 0; i < n; i++) {
     const struct snapshot_object *o = &s->objects[i];
     uint64_t pieces = scanned(o) ? graph_pieces(o->bytes, split) : 1;
     uint64_t words = scanned(o) ? o->bytes / 8 : 0;
     out->pieces += pieces;
+    out->lone_pieces += scanned(o) ? graph_pieces(o->bytes, lone) : 1;
     out->scanned_words += words;
   }
   out->t1_ns = (double)out->pieces * object_ns + (double)out->scanned_words * word_ns;
+  out->t1_lone_ns = (double)out->lone_pieces * object_ns + (double)out->scanned_words * word_ns;
   uint64_t found = n - s->header.roots; /* each object is found once */
   out->repeat_edges = s->header.edges > found ? s->header.edges - found : 0;
 
@@ -319,6 +321,10 @@ struct sim {
   struct graph_misses *out;
   struct line_life *life;
   uint64_t range; /* the range fetched or scanned: a steal moves whole ranges */
+  /* The work clock's steps (the profile's object_ns, word_ns) and a
+   * streamed line's time (read_stream_ns; 0: no prefetcher). */
+  double object_ns, word_ns, stream_ns;
+  uint64_t last_page; /* the page cache's page + 1; 0: none */
   double node_accesses[PREDICT_MAX_NODES];
 };
 
@@ -370,24 +376,38 @@ double graph_overlap(double in_flight, double mlp) {
 
 /* The hardware's stream prefetcher, as the simulation sees it: the
  * lines of the last STREAMS misses; a miss within STREAM_REACH lines of
- * one of them, in the same 4 KiB page, was fetched ahead by it. */
+ * one of them, in the same 4 KiB page, was fetched ahead by it.  It
+ * fetches while the marker works: a streamed line costs only the part
+ * of the stream's time per line (STREAM_NS) that the marker's work since
+ * that stream's last line (NOW - AT, on the work clock: object_ns a
+ * range, word_ns a word) does not cover.  A profile without a stream
+ * time (the thesis's machines) has no prefetcher to fetch ahead: its
+ * streamed lines cost the latency whole, as before. */
 enum { STREAMS = 16, STREAM_REACH = 2 };
 struct streams {
   uint64_t line[STREAMS]; /* line + 1; 0: none */
+  double at[STREAMS];     /* the work clock at the stream's last line */
   unsigned next;
+  double now, stream_ns;
 };
 
-static bool streamed(struct streams *st, uint64_t line, unsigned line_shift) {
+/* Whether LINE was streamed; *EXPOSED: the share of the stream's time
+ * per line the marker waits for it. */
+static bool streamed(struct streams *st, uint64_t line, unsigned line_shift, double *exposed) {
   unsigned page_shift = line_shift < 12 ? 12 - line_shift : 0;
   for (unsigned k = 0; k < STREAMS; k++) {
     if (!st->line[k]) continue;
     uint64_t t = st->line[k] - 1, d = t > line ? t - line : line - t;
     if (d && d <= STREAM_REACH && t >> page_shift == line >> page_shift) {
+      double covered = st->now - st->at[k];
+      *exposed = !(st->stream_ns > 0) ? 1 : st->stream_ns > covered ? 1 - covered / st->stream_ns : 0;
       st->line[k] = line + 1;
+      st->at[k] = st->now;
       return true;
     }
   }
   st->line[st->next] = line + 1;
+  st->at[st->next] = st->now;
   st->next = (st->next + 1) % STREAMS;
   return false;
 }
@@ -399,9 +419,14 @@ static void charge(struct graph_misses *out, struct streams *st, unsigned line_s
                    uint64_t address, double in_flight, double mlp, bool mark, double tlb_ns) {
   out->misses++;
   if (mark) out->mark_misses++;
-  if (streamed(st, address >> line_shift, line_shift)) {
+  double exposed;
+  if (streamed(st, address >> line_shift, line_shift, &exposed)) {
     out->streamed++;
-    if (mark) out->mark_streamed++;
+    out->stream_exposed += exposed;
+    if (mark) {
+      out->mark_streamed++;
+      out->mark_stream_exposed += exposed;
+    }
     out->tlb_ns += tlb_ns;
     return;
   }
@@ -424,7 +449,7 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
   bool window_missed[PREDICT_PREFETCH_DEPTH];
   double window_tlb_ns[PREDICT_PREFETCH_DEPTH];
   unsigned first = 0, count = 0, pending = 0; /* PENDING: window entries whose fetch missed */
-  struct streams st = {{0}, 0};
+  struct streams st = {.stream_ns = m->stream_ns};
   unsigned shift = m->cache.line_shift;
   uint64_t page = s->header.page_bytes ? s->header.page_bytes : 4096;
   /* The roots in the order they were pushed: the last is popped first. */
@@ -463,12 +488,17 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
     const struct snapshot_object *o = &s->objects[index];
     const struct snapshot_edge *e = &s->edges[o->first_edge], *end = e + o->edge_count;
     m->range = index;
-    for (uint64_t w = 0; w < o->bytes / 8; w++) {
+    st.now += m->object_ns;
+    for (uint64_t w = 0; w < o->bytes / 8; w++, st.now += m->word_ns) {
       uint64_t address = o->address + 8 * w;
       /* Read while the window's fetches are outstanding (alone: none). */
       if (touch(m, address, o->node)) charge(out, &st, shift, address, pending + 1, mlp, false, m->tlb_ns);
       for (; e < end && e->word == w; e++) {
         const struct snapshot_object *t = &s->objects[e->target];
+        if (t->address / page + 1 != m->last_page) {
+          out->page_walks++;
+          m->last_page = t->address / page + 1;
+        }
         /* The pointer test reads the target page's header, then its mark byte. */
         uint64_t header = header_address(t->address, page), mark = mark_address(t->address, page);
         if (touch(m, header, t->node)) charge(out, &st, shift, header, pending + 1, mlp, true, m->tlb_ns);
@@ -488,6 +518,9 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
   memset(&m, 0, sizeof m);
   if (!cache_init(&m.cache, prof->cache_bytes, prof->cache_ways, prof->line_bytes)) return false;
   m.out = out;
+  m.object_ns = prof->object_ns;
+  m.word_ns = prof->word_ns;
+  m.stream_ns = prof->read_stream_ns;
   if (!tlb_init(&m.tlb, prof)) {
     cache_free(&m.cache);
     return false;
@@ -515,6 +548,7 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
     memset(marked, 0, n ? n : 1);
     memset(m.node_accesses, 0, sizeof m.node_accesses);
     m.cache.accesses = m.cache.misses = 0;
+    m.last_page = 0;
     m.out = out;
   }
   m.life = ok ? line_life_new() : NULL;
@@ -548,11 +582,12 @@ double graph_miss_ns(const struct graph_misses *g, const struct predict_profile 
   double stream = prof->read_stream_ns > 0 ? prof->read_stream_ns : local;
   double object_stream = local > 0 ? stream * object_ns / local : stream;
   double mark_stream = local > 0 ? stream * mark_ns / local : stream;
-  double total = g->object_dependent * object_ns + (g->streamed - g->mark_streamed) * object_stream;
+  double total = g->object_dependent * object_ns +
+                 (g->stream_exposed - g->mark_stream_exposed) * object_stream;
   if (rmw) /* a locked instruction waits for its line: no overlap */
     total += g->mark_misses *
              ((1 - mark_remote) * prof->rmw_miss_ns + mark_remote * prof->rmw_remote_miss_ns);
-  else total += g->mark_dependent * mark_ns + g->mark_streamed * mark_stream;
+  else total += g->mark_dependent * mark_ns + g->mark_stream_exposed * mark_stream;
   /* The translations of cached and streamed lines, within the misses'
    * cost (Q_1 M_1 holds them). */
   total += g->tlb_ns;

@@ -15,8 +15,9 @@ uint64_t graph_pieces(uint64_t bytes, uint64_t split);
 
 struct graph_work {
   double t1_ns;   /* every object (and extra piece) once, every scanned word once */
+  double t1_lone_ns; /* the same with the pieces of one marker alone (predict_lone_split) */
   double tinf_ns; /* the longest chain: earliest discovery, split pieces in parallel */
-  uint64_t scanned_words, pieces;
+  uint64_t scanned_words, pieces, lone_pieces;
   /* Pointers that find an object already marked (every edge but the one
    * that first finds each object): the profile's edge_ns each, in T_1
    * (sgc-predict adds them; T_inf leaves them out). */
@@ -73,11 +74,19 @@ struct graph_misses {
    * the latency are the time the misses cost; objects' lines, mark bytes. */
   double object_dependent, mark_dependent;
   /* Misses the hardware's stream prefetcher fetched ahead (a miss within
-   * 2 lines of a recent one, same 4 KiB page): they cost read_stream_ns. */
+   * 2 lines of a recent one, same 4 KiB page), and the same weighed by
+   * the share of read_stream_ns the marker's work since the stream's
+   * last line leaves to wait (the prefetcher fetches while the marker
+   * works): these times read_stream_ns are what they cost. */
   double streamed, mark_streamed;
+  double stream_exposed, mark_stream_exposed;
   /* What the translations of cached and streamed lines added (the
    * simulated TLB's misses, tools/predict/tlb.h). */
   double tlb_ns;
+  /* Pointers whose target lies on another page than the pointer before
+   * (mark.c's one-entry page cache misses and walks the page map): the
+   * profile's page_ns each, in T_1 (sgc-predict adds them). */
+  uint64_t page_walks;
   double live_lines;  /* L */
   struct graph_lines lines; /* graph_lines_free */
   unsigned nodes;

@@ -103,7 +103,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   struct predict_input in = {
-      .t1_ns = work.t1_ns + (double)work.repeat_edges * prof.edge_ns,
+      .t1_ns = work.t1_ns + (double)work.repeat_edges * prof.edge_ns +
+               (double)misses.page_walks * prof.page_ns,
+      .t1_lone_ns = work.t1_lone_ns + (double)work.repeat_edges * prof.edge_ns +
+                    (double)misses.page_walks * prof.page_ns,
       .tinf_ns = work.tinf_ns,
       .misses = misses.misses,
       .live_lines = misses.live_lines,
@@ -136,21 +139,24 @@ int main(int argc, char **argv) {
   predict_at(&prof, &in, 1, 0, &one);
   if (json) {
     printf("{\"snapshot\":\"%s\",\"profile\":\"%s\",\"gc_no\":%u,\"objects\":%llu,"
-           "\"live_bytes\":%llu,\"t1_ns\":%.1f,\"tinf_ns\":%.1f,\"misses\":%.0f,"
-           "\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"tlb_ns\":%.0f,\"points\":[",
+           "\"live_bytes\":%llu,\"t1_ns\":%.1f,\"t1_lone_ns\":%.1f,\"tinf_ns\":%.1f,\"misses\":%.0f,"
+           "\"page_walks\":%llu,\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"tlb_ns\":%.0f,\"points\":[",
            argv[optind], prof.name, s.header.gc_no,
            (unsigned long long)(s.header.objects - s.header.roots), (unsigned long long)live,
-           in.t1_ns, in.tinf_ns, in.misses, in.live_lines, graph_mlp(&prof), in.miss_ns, misses.tlb_ns);
+           in.t1_ns, in.t1_lone_ns, in.tinf_ns, in.misses, (unsigned long long)misses.page_walks, in.live_lines, graph_mlp(&prof), in.miss_ns, misses.tlb_ns);
   } else {
     printf("snapshot %s (collection %u): %llu objects, %llu root ranges, %llu edges, %.3f MB live\n",
            argv[optind], s.header.gc_no, (unsigned long long)(s.header.objects - s.header.roots),
            (unsigned long long)s.header.roots, (unsigned long long)s.header.edges, live / 1e6);
     printf("profile %s; split %llu bytes\n", prof.name, (unsigned long long)split_bytes);
-    printf("T1 %.3f ms (%llu pieces, %llu words)  Tinf %.3f ms  T1/Tinf %.1f\n", in.t1_ns / 1e6,
-           (unsigned long long)work.pieces, (unsigned long long)work.scanned_words,
-           in.tinf_ns / 1e6, in.tinf_ns > 0 ? in.t1_ns / in.tinf_ns : 0);
-    printf("Q1 %.0f misses of %llu accesses (%.0f on mark bytes)  L %.1f lines\n", in.misses,
-           (unsigned long long)misses.accesses, misses.mark_misses, in.live_lines);
+    printf("T1 %.3f ms (%llu pieces, %llu words; one marker alone: %.3f ms, %llu pieces)  Tinf %.3f ms  "
+           "T1/Tinf %.1f\n", in.t1_ns / 1e6, (unsigned long long)work.pieces,
+           (unsigned long long)work.scanned_words, in.t1_lone_ns / 1e6,
+           (unsigned long long)work.lone_pieces, in.tinf_ns / 1e6,
+           in.tinf_ns > 0 ? in.t1_ns / in.tinf_ns : 0);
+    printf("Q1 %.0f misses of %llu accesses (%.0f on mark bytes)  L %.1f lines  %llu page-map walks\n",
+           in.misses, (unsigned long long)misses.accesses, misses.mark_misses, in.live_lines,
+           (unsigned long long)misses.page_walks);
     printf("M1 %.1f ns a miss (MLP %.1f; %.0f misses streamed; %.3f ms translating cached and "
            "streamed lines)\n", in.miss_ns, graph_mlp(&prof), misses.streamed, misses.tlb_ns / 1e6);
     printf("%5s %11s %8s %12s %12s %9s %12s  %s\n", "P", "mark ms", "speedup", "no-content.",
