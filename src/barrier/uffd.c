@@ -16,6 +16,21 @@
  * UFFD_FEATURE_WP_UNPOPULATED keeps that so for pages released with
  * madvise as well).
  *
+ * Which pages are protected (docs/concurrent.md, "Pages the barrier
+ * covers"): a write faults only on a protected page, about a
+ * microsecond, and lifting a protection costs a page table entry's
+ * change (UFFDIO_WRITEPROTECT, 0.1-0.2 us a present page, whether
+ * protected or not), so the barrier protects only pages whose writes may
+ * need a rescan, and never lifts a protection.  The arm protects the
+ * pages that held survivors of the last collection; a collect reports
+ * and protects only pages holding a marked object.  Pages the program
+ * allocates into (free, or holding only objects allocated since the last
+ * collection, all white) so take no fault until they hold a marked
+ * object; the scans leave them unprotected, so written, and the first
+ * scan that covers them reports them.  After a cycle the protections
+ * stay: a page then written faults once, and the next arm protects it
+ * again only if it still holds survivors.
+ *
  * fork(): without UFFD_FEATURE_EVENT_FORK the child's mappings lose the
  * registration and their pages' protection, so its writes never fault;
  * the fd and /proc/self/pagemap it inherits still name the parent's
@@ -127,15 +142,23 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
   return true;
 }
 
-/* Scans R's pages up to its chunk's page count: the rest of the
- * reservation is not committed (a chunk grown in place meanwhile shows
- * its new pages at a later scan: untouched pages are not reported).
- * Without a lock: a collect racing heap_grow may read an older count;
- * the finalize pause's reads it exactly. */
-static bool scan_committed(struct barrier_range r, struct barrier_runs *runs) {
-  struct chunk *c = chunk_of_address(r.lo);
-  uintptr_t hi = c ? c->base + c->page_count * PAGE_BYTES : r.hi;
-  return scan(r.lo, hi < r.hi ? hi : r.hi, runs);
+/* Scans the pages WHICH selects (barrier_for_each_run), one
+ * PAGEMAP_SCAN per run; the others are neither reported nor protected
+ * (above). */
+struct scan_walk {
+  struct barrier_runs *runs;
+  bool ok;
+};
+
+static void scan_run(uintptr_t lo, uintptr_t hi, void *arg) {
+  struct scan_walk *w = arg;
+  if (w->ok) w->ok = scan(lo, hi, w->runs);
+}
+
+static bool scan_pages(enum barrier_pages which, struct barrier_runs *runs) {
+  struct scan_walk w = {runs, true};
+  barrier_for_each_run(which, scan_run, &w);
+  return w.ok;
 }
 
 /* Registers the ranges added since the last call (a new chunk). */
@@ -202,15 +225,13 @@ static bool uffd_probe(void) {
   return ok;
 }
 
-/* Protects every page written so far; the report is dropped: arm
- * forgets what came before. */
+/* Protects the written pages that held survivors of the last collection
+ * (heap_lock held, the page path closed; those not written since are
+ * protected still); the report is dropped: arm forgets what came
+ * before. */
 static bool uffd_arm(void) {
   uncovered = false;
-  if (!ready() || !register_new_ranges()) return false;
-  size_t n = barrier_range_count();
-  for (size_t i = 0; i < n; i++)
-    if (!scan_committed(barrier_range_at(i), NULL)) return false;
-  return true;
+  return ready() && register_new_ranges() && scan_pages(BARRIER_PAGES_SURVIVORS, NULL);
 }
 
 /* A new chunk while armed: registered, its pages unwritten so far. */
@@ -222,19 +243,15 @@ static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
   struct barrier_runs runs = {visit, arg, 0, 0, 0};
   bool ok = ready() && register_new_ranges();
   uint64_t start = os_now_ns();
-  size_t n = barrier_range_count();
-  for (size_t i = 0; ok && i < n; i++) ok = scan_committed(barrier_range_at(i), &runs);
+  ok = ok && scan_pages(BARRIER_PAGES_MARKED, &runs);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
   if (!ok || uncovered) return BARRIER_COLLECT_FAILED;
   return runs.pages;
 }
 
-/* Lifts the protection, so that writes between cycles take no fault.
- * Beside the program too (barrier_stop_recording): the ranges are only
- * appended to, `registered` changes only in arm, collect and cover,
- * none of which runs until this returns, and the kernel orders each
- * entry's change against the program's writes. */
+/* Lifts every protection (barrier_disarm: a fork child's cycle
+ * abandoned; not at a cycle's finish, which keeps them). */
 static void uffd_disarm(void) {
   if (!ready()) return;
   size_t n = barrier_range_count();
@@ -247,5 +264,5 @@ static void uffd_disarm(void) {
 
 const struct barrier_ops barrier_uffd_ops = {
     .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover,
-    .collect = uffd_collect, .disarm = uffd_disarm, .disarm_beside_program = true,
+    .collect = uffd_collect, .disarm = uffd_disarm, .keeps_protections = true,
     .arm_beside_program = true};
