@@ -74,13 +74,13 @@ struct barrier_runs {
 void barrier_runs_add(struct barrier_runs *r, uintptr_t lo, uintptr_t hi);
 void barrier_runs_flush(struct barrier_runs *r);
 
-/* Which pages a walk of barrier_for_each_run selects, all of kinds that
- * may hold pointers (free and pointer-free pages never need a rescan):
- * every page in use; those that held survivors of the last collection
- * (small pages of the thread-local kinds with none, formatted since, are
- * left out), with every large object and page of the other kinds; those
- * holding a marked object (small pages, large objects). */
-enum barrier_pages { BARRIER_PAGES_POINTERS, BARRIER_PAGES_SURVIVORS, BARRIER_PAGES_MARKED };
+/* Which pages a walk of barrier_for_each_run selects, all in use by
+ * kinds that may hold pointers (free and pointer-free pages never need a
+ * rescan): those that held survivors of the last collection (small pages
+ * of the thread-local kinds with none, formatted since, are left out),
+ * with every large object and page of the other kinds; or those holding
+ * a marked object (small pages, large objects). */
+enum barrier_pages { BARRIER_PAGES_SURVIVORS, BARRIER_PAGES_MARKED };
 /* Calls VISIT for each maximal run of the heap pages WHICH selects.
  * heap_lock held or the world stopped (the walk reads the pool). */
 void barrier_for_each_run(enum barrier_pages which, barrier_visit_fn *visit, void *arg);
