@@ -33,6 +33,8 @@ struct barrier_ops {
    * them; BARRIER_COLLECT_FAILED when the kernel refused (barrier.c then
    * reports every page in use, for the rest of the cycle). */
   size_t (*collect)(barrier_visit_fn *visit, void *arg);
+  /* barrier_collect_last's, where it need not re-arm (NULL: collect). */
+  size_t (*collect_last)(barrier_visit_fn *visit, void *arg);
   void (*disarm)(void);
   /* barrier_stop_recording leaves the protections (no disarm): a page
    * left protected and not written counts as unwritten at the next arm,

@@ -298,10 +298,12 @@ static size_t collect_full(barrier_visit_fn *visit, void *arg) {
   return runs.pages;
 }
 
-size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) {
+static size_t collect_dirty(barrier_visit_fn *visit, void *arg, bool last) {
   counts.collect_calls++;
   const struct barrier_ops *o = ops();
-  size_t reported = o ? o->collect(visit, arg) : collect_full(visit, arg);
+  size_t reported = !o                        ? collect_full(visit, arg)
+                    : last && o->collect_last ? o->collect_last(visit, arg)
+                                              : o->collect(visit, arg);
   if (reported == (size_t)BARRIER_COLLECT_FAILED) {
     sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the cycle ends",
              names[barrier_kind_used]);
@@ -311,3 +313,7 @@ size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) {
   counts.dirty_pages += reported;
   return reported;
 }
+
+size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) { return collect_dirty(visit, arg, false); }
+
+size_t barrier_collect_last(barrier_visit_fn *visit, void *arg) { return collect_dirty(visit, arg, true); }

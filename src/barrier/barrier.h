@@ -65,6 +65,9 @@ void barrier_cover(uintptr_t lo, uintptr_t hi);
  * and uffd leaves them unprotected, so a later collect reports them once
  * they hold one (docs/concurrent.md, invariant 3). */
 size_t barrier_collect_dirty(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* World stopped, right before barrier_stop_recording (a cycle's finish):
+ * barrier_collect_dirty, but the reported pages need not be re-armed. */
+size_t barrier_collect_last(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* Pages [LO, HI) begin holding new objects (a small page formatted, a
  * large object placed; alloc/): the mprotect barrier leaves them
  * writable for the rest of the cycle (thesis §5.2.1: the allocator

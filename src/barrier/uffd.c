@@ -120,8 +120,9 @@ static bool register_range(uintptr_t lo, uintptr_t hi) {
 }
 
 /* One PAGEMAP_SCAN over [LO, HI) that protects the written pages again
- * and, with RUNS, reports them; false when the kernel refused. */
-static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
+ * (with PROTECT) and, with RUNS, reports them; false when the kernel
+ * refused. */
+static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs, bool protect) {
   /* Static, not 3 KiB of the caller's stack: a cycle's finish runs on
    * the allocating thread's, which may be 16 KiB (bb_tiny_stacks).  One
    * caller at a time: the driver's rounds and the finish exclude each
@@ -129,7 +130,7 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
   static struct page_region vec[128];
   while (lo < hi) {
     struct pm_scan_arg arg = {
-        .size = sizeof arg, .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+        .size = sizeof arg, .flags = (protect ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC,
         .start = lo, .end = hi, .vec = runs ? (uintptr_t)vec : 0,
         .vec_len = runs ? sizeof vec / sizeof vec[0] : 0,
         .category_mask = PAGE_IS_WRITTEN, .return_mask = PAGE_IS_WRITTEN};
@@ -147,16 +148,16 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
  * (above). */
 struct scan_walk {
   struct barrier_runs *runs;
-  bool ok;
+  bool protect, ok;
 };
 
 static void scan_run(uintptr_t lo, uintptr_t hi, void *arg) {
   struct scan_walk *w = arg;
-  if (w->ok) w->ok = scan(lo, hi, w->runs);
+  if (w->ok) w->ok = scan(lo, hi, w->runs, w->protect);
 }
 
-static bool scan_pages(enum barrier_pages which, struct barrier_runs *runs) {
-  struct scan_walk w = {runs, true};
+static bool scan_pages(enum barrier_pages which, struct barrier_runs *runs, bool protect) {
+  struct scan_walk w = {runs, protect, true};
   barrier_for_each_run(which, scan_run, &w);
   return w.ok;
 }
@@ -231,7 +232,7 @@ static bool uffd_probe(void) {
  * before. */
 static bool uffd_arm(void) {
   uncovered = false;
-  return ready() && register_new_ranges() && scan_pages(BARRIER_PAGES_SURVIVORS, NULL);
+  return ready() && register_new_ranges() && scan_pages(BARRIER_PAGES_SURVIVORS, NULL, true);
 }
 
 /* A new chunk while armed: registered, its pages unwritten so far. */
@@ -239,16 +240,23 @@ static void uffd_cover(uintptr_t lo, uintptr_t hi) {
   if (!ready() || !register_new_ranges()) uncovered = true;
 }
 
-static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
+static size_t collect(barrier_visit_fn *visit, void *arg, bool protect) {
   struct barrier_runs runs = {visit, arg, 0, 0, 0};
   bool ok = ready() && register_new_ranges();
   uint64_t start = os_now_ns();
-  ok = ok && scan_pages(BARRIER_PAGES_MARKED, &runs);
+  ok = ok && scan_pages(BARRIER_PAGES_MARKED, &runs, protect);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
   if (!ok || uncovered) return BARRIER_COLLECT_FAILED;
   return runs.pages;
 }
+
+static size_t uffd_collect(barrier_visit_fn *visit, void *arg) { return collect(visit, arg, true); }
+
+/* The finish's: recording stops next, so the written pages stay as they
+ * are (the next arm protects the survivors' again), and no protection
+ * change, nor the TLB flush it takes, lengthens the pause. */
+static size_t uffd_collect_last(barrier_visit_fn *visit, void *arg) { return collect(visit, arg, false); }
 
 /* Lifts every protection (barrier_disarm: a fork child's cycle
  * abandoned; not at a cycle's finish, which keeps them). */
@@ -264,5 +272,6 @@ static void uffd_disarm(void) {
 
 const struct barrier_ops barrier_uffd_ops = {
     .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover,
-    .collect = uffd_collect, .disarm = uffd_disarm, .keeps_protections = true,
+    .collect = uffd_collect, .collect_last = uffd_collect_last, .disarm = uffd_disarm,
+    .keeps_protections = true,
     .arm_beside_program = true};

@@ -711,7 +711,7 @@ void concurrent_finish_mark(void) {
   rescan_queue_gather(true);
   custom_pushed_base = 0;
   uint64_t bytes_before = rescan_bytes;
-  finish_rescan_pages = barrier_collect_dirty(push_written, NULL);
+  finish_rescan_pages = barrier_collect_last(push_written, NULL);
   finish_rescan_bytes = rescan_bytes - bytes_before;
   rescanned_pages += finish_rescan_pages;
   barrier_stop_recording();
