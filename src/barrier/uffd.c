@@ -51,29 +51,7 @@
 #include "heap/heap.h"
 #include "os/os.h"
 
-/* Linux 6.4 and 6.7 UAPI (Debian 12's headers are 6.1's). */
-#ifndef UFFD_FEATURE_WP_UNPOPULATED
-#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
-#endif
-#ifndef UFFD_FEATURE_WP_ASYNC
-#define UFFD_FEATURE_WP_ASYNC (1 << 15)
-#endif
-#ifndef UFFD_USER_MODE_ONLY
-#define UFFD_USER_MODE_ONLY 1
-#endif
-#ifndef PAGEMAP_SCAN
-struct page_region {
-  uint64_t start, end, categories;
-};
-struct pm_scan_arg {
-  uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
-  uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
-};
-#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
-#define PAGE_IS_WRITTEN (1 << 1)
-#define PM_SCAN_WP_MATCHING (1 << 0)
-#define PM_SCAN_CHECK_WPASYNC (1 << 1)
-#endif
+#include "barrier/uffd_uapi.h"
 
 static int uffd = -1, pagemap_fd = -1;
 static pid_t owner;
