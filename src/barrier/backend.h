@@ -33,11 +33,13 @@ struct barrier_ops {
    * them; BARRIER_COLLECT_FAILED when the kernel refused (barrier.c then
    * reports every page in use, for the rest of the cycle). */
   size_t (*collect)(barrier_visit_fn *visit, void *arg);
+  /* barrier_collect_last's, where it need not re-arm (NULL: collect). */
+  size_t (*collect_last)(barrier_visit_fn *visit, void *arg);
   void (*disarm)(void);
-  /* disarm may run with the world running, after recording stopped
-   * (barrier_stop_recording): it only lifts protections, and no arm,
-   * collect or cover runs meanwhile. */
-  bool disarm_beside_program;
+  /* barrier_stop_recording leaves the protections (no disarm): a page
+   * left protected and not written counts as unwritten at the next arm,
+   * which is what it is. */
+  bool keeps_protections;
   /* arm may run with the world running (heap_lock held, the page path
    * closed): the kernel records every write from its protection on, so
    * writes before the cycle's stop are only reported too (rescanned if
@@ -73,6 +75,17 @@ struct barrier_runs {
 };
 void barrier_runs_add(struct barrier_runs *r, uintptr_t lo, uintptr_t hi);
 void barrier_runs_flush(struct barrier_runs *r);
+
+/* Which pages a walk of barrier_for_each_run selects, all in use by
+ * kinds that may hold pointers (free and pointer-free pages never need a
+ * rescan): those that held survivors of the last collection (small pages
+ * of the thread-local kinds with none, formatted since, are left out),
+ * with every large object and page of the other kinds; or those holding
+ * a marked object (small pages, large objects). */
+enum barrier_pages { BARRIER_PAGES_SURVIVORS, BARRIER_PAGES_MARKED };
+/* Calls VISIT for each maximal run of the heap pages WHICH selects.
+ * heap_lock held or the world stopped (the walk reads the pool). */
+void barrier_for_each_run(enum barrier_pages which, barrier_visit_fn *visit, void *arg);
 
 /* Statistics shared with the backends (barrier_counts reads them). */
 extern _Atomic uint64_t barrier_fault_count, barrier_arm_ns;

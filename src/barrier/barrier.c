@@ -223,21 +223,16 @@ void barrier_disarm(void) {
   atomic_store_explicit(&armed, false, memory_order_release);
 }
 
-bool barrier_stop_recording(void) {
+void barrier_stop_recording(void) {
   const struct barrier_ops *o = ops();
-  if (!o || !o->disarm_beside_program || !barrier_armed()) {
+  if (!o || !o->keeps_protections || !barrier_armed()) {
     barrier_disarm();
-    return false;
+    return;
   }
   /* Release: as barrier_disarm's.  A write from now on may still fault
-   * (the kernel resolves it); nothing reads the record any more. */
+   * (the kernel resolves it); nothing reads the record until the next
+   * arm, which forgets it. */
   atomic_store_explicit(&armed, false, memory_order_release);
-  return true;
-}
-
-void barrier_release(void) {
-  const struct barrier_ops *o = ops();
-  if (o) o->disarm();
 }
 
 bool barrier_armed(void) { return atomic_load_explicit(&armed, memory_order_acquire); }
@@ -249,30 +244,66 @@ struct barrier_counts barrier_counts(void) {
   return c;
 }
 
-/* BARRIER_FULL: every page in use, chunk by chunk, as maximal runs. */
-static size_t collect_full(barrier_visit_fn *visit, void *arg) {
+/* ---- the pages a scan covers ---- */
+
+/* Whether the page at P (state STATE, a small page or a large object's
+ * head) is one WHICH selects; barrier_pages in backend.h. */
+static bool page_selected(const struct page_header *p, uint8_t state, enum barrier_pages which) {
+  if (!kind_may_hold_pointers(p->kind)) return false;
+  if (state == PAGE_LARGE_HEAD) return which != BARRIER_PAGES_MARKED || mark_bit_test(p, p->start);
+  switch (which) {
+  case BARRIER_PAGES_SURVIVORS: return p->kind >= KIND_THREAD_LOCAL_COUNT || p->live_objects != 0;
+  case BARRIER_PAGES_MARKED:
+    /* page_any_marked, but done at the first mark (most pages in use
+     * have one among their first words). */
+    for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
+      if (atomic_load_explicit(&p->marks.word[w], memory_order_relaxed)) return true;
+    return false;
+  }
+  return true;
+}
+
+void barrier_for_each_run(enum barrier_pages which, barrier_visit_fn *visit, void *arg) {
   struct barrier_runs runs = {visit, arg, 0, 0, 0};
   FOR_EACH_CHUNK(c) {
     for (size_t i = 0; i < c->page_count;) {
-      uint8_t state = atomic_load_explicit(&c->pages[i].state, memory_order_acquire);
+      struct page_header *p = &c->pages[i];
+      uint8_t state = atomic_load_explicit(&p->state, memory_order_acquire);
       /* A large object whole: a huge one's pages past its first slot
        * keep untouched headers that read as free (heap.h). */
-      size_t step = state == PAGE_LARGE_HEAD && c->pages[i].span_pages ? c->pages[i].span_pages : 1;
+      size_t step = page_walk_step(p, state);
       if (step > c->page_count - i) step = c->page_count - i;
-      bool in_use = state == PAGE_SMALL || state == PAGE_LARGE_HEAD || state == PAGE_LARGE_TAIL;
-      uintptr_t at = c->base + i * PAGE_BYTES;
-      if (in_use) barrier_runs_add(&runs, at, at + step * PAGE_BYTES);
+      /* A tail met alone (never expected: its head's step covers it)
+       * counts, whatever its object. */
+      bool selected = state == PAGE_LARGE_TAIL ||
+                      ((state == PAGE_SMALL || state == PAGE_LARGE_HEAD) && page_selected(p, state, which));
+      if (selected) {
+        uintptr_t at = c->base + i * PAGE_BYTES;
+        barrier_runs_add(&runs, at, at + step * PAGE_BYTES);
+      }
       i += step;
     }
   }
   barrier_runs_flush(&runs);
+}
+
+static void add_to_runs(uintptr_t lo, uintptr_t hi, void *runs) { barrier_runs_add(runs, lo, hi); }
+
+/* BARRIER_FULL: every page holding a marked object that may hold
+ * pointers (the only pages a report makes the marker rescan). */
+static size_t collect_full(barrier_visit_fn *visit, void *arg) {
+  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+  barrier_for_each_run(BARRIER_PAGES_MARKED, add_to_runs, &runs);
+  barrier_runs_flush(&runs);
   return runs.pages;
 }
 
-size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) {
+static size_t collect_dirty(barrier_visit_fn *visit, void *arg, bool last) {
   counts.collect_calls++;
   const struct barrier_ops *o = ops();
-  size_t reported = o ? o->collect(visit, arg) : collect_full(visit, arg);
+  size_t reported = !o                        ? collect_full(visit, arg)
+                    : last && o->collect_last ? o->collect_last(visit, arg)
+                                              : o->collect(visit, arg);
   if (reported == (size_t)BARRIER_COLLECT_FAILED) {
     sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the cycle ends",
              names[barrier_kind_used]);
@@ -282,3 +313,7 @@ size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) {
   counts.dirty_pages += reported;
   return reported;
 }
+
+size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) { return collect_dirty(visit, arg, false); }
+
+size_t barrier_collect_last(barrier_visit_fn *visit, void *arg) { return collect_dirty(visit, arg, true); }

@@ -58,9 +58,16 @@ void barrier_cover(uintptr_t lo, uintptr_t hi);
 /* Calls VISIT for each run of pages [lo, hi) written since barrier_arm
  * or the previous call, re-arming them in the same step so that a write
  * after the report shows in the next call; returns the pages reported.
- * One caller at a time.  Pages may be reported unwritten (per backend:
- * docs/barriers.md), never the reverse. */
+ * One caller at a time, heap_lock held or the world stopped.  Pages may
+ * be reported unwritten (per backend: docs/barriers.md), never the
+ * reverse, except pages holding no marked object that may hold pointers
+ * (no rescan would find anything there): uffd and full leave those out,
+ * and uffd leaves them unprotected, so a later collect reports them once
+ * they hold one (docs/concurrent.md, invariant 3). */
 size_t barrier_collect_dirty(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* World stopped, right before barrier_stop_recording (a cycle's finish):
+ * barrier_collect_dirty, but the reported pages need not be re-armed. */
+size_t barrier_collect_last(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* Pages [LO, HI) begin holding new objects (a small page formatted, a
  * large object placed; alloc/): the mprotect barrier leaves them
  * writable for the rest of the cycle (thesis §5.2.1: the allocator
@@ -68,14 +75,11 @@ size_t barrier_collect_dirty(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg
 void barrier_pages_formatted(uintptr_t lo, uintptr_t hi);
 /* World stopped: stops recording; pages are left writable. */
 void barrier_disarm(void);
-/* World stopped: stops recording, as barrier_disarm, but where the
- * backend's lifting of protections may run beside the program (uffd's
- * walks every page table entry of the heap: milliseconds) leaves it to
- * barrier_release and returns true.  Until barrier_release returns,
- * no barrier_arm (its protections could be lifted after it). */
-bool barrier_stop_recording(void);
-/* Lifts what barrier_stop_recording left, the world running; no lock. */
-void barrier_release(void);
+/* World stopped: stops recording at a cycle's finish, as barrier_disarm,
+ * but a backend that keeps its protections between cycles (uffd) leaves
+ * them: a write meanwhile faults once (the kernel resolves it), and the
+ * next barrier_arm forgets it. */
+void barrier_stop_recording(void);
 bool barrier_armed(void);
 /* The manual barrier's record of a store into P (GC_end_stubborn_change,
  * GC_ptr_store_and_dirty); a no-op for the other backends. */

@@ -16,6 +16,21 @@
  * UFFD_FEATURE_WP_UNPOPULATED keeps that so for pages released with
  * madvise as well).
  *
+ * Which pages are protected (docs/concurrent.md, "Pages the barrier
+ * covers"): a write faults only on a protected page, about a
+ * microsecond, and lifting a protection costs a page table entry's
+ * change (UFFDIO_WRITEPROTECT, 0.1-0.2 us a present page, whether
+ * protected or not), so the barrier protects only pages whose writes may
+ * need a rescan, and never lifts a protection.  The arm protects the
+ * pages that held survivors of the last collection; a collect reports
+ * and protects only pages holding a marked object.  Pages the program
+ * allocates into (free, or holding only objects allocated since the last
+ * collection, all white) so take no fault until they hold a marked
+ * object; the scans leave them unprotected, so written, and the first
+ * scan that covers them reports them.  After a cycle the protections
+ * stay: a page then written faults once, and the next arm protects it
+ * again only if it still holds survivors.
+ *
  * fork(): without UFFD_FEATURE_EVENT_FORK the child's mappings lose the
  * registration and their pages' protection, so its writes never fault;
  * the fd and /proc/self/pagemap it inherits still name the parent's
@@ -36,29 +51,7 @@
 #include "heap/heap.h"
 #include "os/os.h"
 
-/* Linux 6.4 and 6.7 UAPI (Debian 12's headers are 6.1's). */
-#ifndef UFFD_FEATURE_WP_UNPOPULATED
-#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
-#endif
-#ifndef UFFD_FEATURE_WP_ASYNC
-#define UFFD_FEATURE_WP_ASYNC (1 << 15)
-#endif
-#ifndef UFFD_USER_MODE_ONLY
-#define UFFD_USER_MODE_ONLY 1
-#endif
-#ifndef PAGEMAP_SCAN
-struct page_region {
-  uint64_t start, end, categories;
-};
-struct pm_scan_arg {
-  uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
-  uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
-};
-#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
-#define PAGE_IS_WRITTEN (1 << 1)
-#define PM_SCAN_WP_MATCHING (1 << 0)
-#define PM_SCAN_CHECK_WPASYNC (1 << 1)
-#endif
+#include "barrier/uffd_uapi.h"
 
 static int uffd = -1, pagemap_fd = -1;
 static pid_t owner;
@@ -105,8 +98,9 @@ static bool register_range(uintptr_t lo, uintptr_t hi) {
 }
 
 /* One PAGEMAP_SCAN over [LO, HI) that protects the written pages again
- * and, with RUNS, reports them; false when the kernel refused. */
-static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
+ * (with PROTECT) and, with RUNS, reports them; false when the kernel
+ * refused. */
+static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs, bool protect) {
   /* Static, not 3 KiB of the caller's stack: a cycle's finish runs on
    * the allocating thread's, which may be 16 KiB (bb_tiny_stacks).  One
    * caller at a time: the driver's rounds and the finish exclude each
@@ -114,7 +108,7 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
   static struct page_region vec[128];
   while (lo < hi) {
     struct pm_scan_arg arg = {
-        .size = sizeof arg, .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+        .size = sizeof arg, .flags = (protect ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC,
         .start = lo, .end = hi, .vec = runs ? (uintptr_t)vec : 0,
         .vec_len = runs ? sizeof vec / sizeof vec[0] : 0,
         .category_mask = PAGE_IS_WRITTEN, .return_mask = PAGE_IS_WRITTEN};
@@ -127,15 +121,23 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
   return true;
 }
 
-/* Scans R's pages up to its chunk's page count: the rest of the
- * reservation is not committed (a chunk grown in place meanwhile shows
- * its new pages at a later scan: untouched pages are not reported).
- * Without a lock: a collect racing heap_grow may read an older count;
- * the finalize pause's reads it exactly. */
-static bool scan_committed(struct barrier_range r, struct barrier_runs *runs) {
-  struct chunk *c = chunk_of_address(r.lo);
-  uintptr_t hi = c ? c->base + c->page_count * PAGE_BYTES : r.hi;
-  return scan(r.lo, hi < r.hi ? hi : r.hi, runs);
+/* Scans the pages WHICH selects (barrier_for_each_run), one
+ * PAGEMAP_SCAN per run; the others are neither reported nor protected
+ * (above). */
+struct scan_walk {
+  struct barrier_runs *runs;
+  bool protect, ok;
+};
+
+static void scan_run(uintptr_t lo, uintptr_t hi, void *arg) {
+  struct scan_walk *w = arg;
+  if (w->ok) w->ok = scan(lo, hi, w->runs, w->protect);
+}
+
+static bool scan_pages(enum barrier_pages which, struct barrier_runs *runs, bool protect) {
+  struct scan_walk w = {runs, protect, true};
+  barrier_for_each_run(which, scan_run, &w);
+  return w.ok;
 }
 
 /* Registers the ranges added since the last call (a new chunk). */
@@ -202,15 +204,13 @@ static bool uffd_probe(void) {
   return ok;
 }
 
-/* Protects every page written so far; the report is dropped: arm
- * forgets what came before. */
+/* Protects the written pages that held survivors of the last collection
+ * (heap_lock held, the page path closed; those not written since are
+ * protected still); the report is dropped: arm forgets what came
+ * before. */
 static bool uffd_arm(void) {
   uncovered = false;
-  if (!ready() || !register_new_ranges()) return false;
-  size_t n = barrier_range_count();
-  for (size_t i = 0; i < n; i++)
-    if (!scan_committed(barrier_range_at(i), NULL)) return false;
-  return true;
+  return ready() && register_new_ranges() && scan_pages(BARRIER_PAGES_SURVIVORS, NULL, true);
 }
 
 /* A new chunk while armed: registered, its pages unwritten so far. */
@@ -218,23 +218,26 @@ static void uffd_cover(uintptr_t lo, uintptr_t hi) {
   if (!ready() || !register_new_ranges()) uncovered = true;
 }
 
-static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
+static size_t collect(barrier_visit_fn *visit, void *arg, bool protect) {
   struct barrier_runs runs = {visit, arg, 0, 0, 0};
   bool ok = ready() && register_new_ranges();
   uint64_t start = os_now_ns();
-  size_t n = barrier_range_count();
-  for (size_t i = 0; ok && i < n; i++) ok = scan_committed(barrier_range_at(i), &runs);
+  ok = ok && scan_pages(BARRIER_PAGES_MARKED, &runs, protect);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
   if (!ok || uncovered) return BARRIER_COLLECT_FAILED;
   return runs.pages;
 }
 
-/* Lifts the protection, so that writes between cycles take no fault.
- * Beside the program too (barrier_stop_recording): the ranges are only
- * appended to, `registered` changes only in arm, collect and cover,
- * none of which runs until this returns, and the kernel orders each
- * entry's change against the program's writes. */
+static size_t uffd_collect(barrier_visit_fn *visit, void *arg) { return collect(visit, arg, true); }
+
+/* The finish's: recording stops next, so the written pages stay as they
+ * are (the next arm protects the survivors' again), and no protection
+ * change, nor the TLB flush it takes, lengthens the pause. */
+static size_t uffd_collect_last(barrier_visit_fn *visit, void *arg) { return collect(visit, arg, false); }
+
+/* Lifts every protection (barrier_disarm: a fork child's cycle
+ * abandoned; not at a cycle's finish, which keeps them). */
 static void uffd_disarm(void) {
   if (!ready()) return;
   size_t n = barrier_range_count();
@@ -247,5 +250,6 @@ static void uffd_disarm(void) {
 
 const struct barrier_ops barrier_uffd_ops = {
     .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover,
-    .collect = uffd_collect, .disarm = uffd_disarm, .disarm_beside_program = true,
+    .collect = uffd_collect, .collect_last = uffd_collect_last, .disarm = uffd_disarm,
+    .keeps_protections = true,
     .arm_beside_program = true};

@@ -541,7 +541,6 @@ void collect_start_cycle(enum SGC_gc_reason reason) {
       heap_accounting.disable_count || concurrent_cycle_running() || !cycles_wanted())
     return;
   concurrent_prepare();
-  concurrent_before_start();
   collect_run(self, reason, COLLECT_CYCLE_START);
 }
 

@@ -51,10 +51,8 @@ enum {
 static pthread_mutex_t driver_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t driver_cond = PTHREAD_COND_INITIALIZER;
 /* Under driver_lock: the driver thread exists; marking is ordered; the
- * driver is marking (off its wait).  The barrier's
- * protections are left to lift after a finish (release_pending), which
- * the driver does beside the program once ordered (order_release). */
-static bool driver_exists, order_mark, driver_busy, order_release, release_pending;
+ * driver is marking (off its wait). */
+static bool driver_exists, order_mark, driver_busy;
 
 /* Written under heap_lock (running) or by the driver (ready); read
  * without it by the slow paths as a hint (relaxed). */
@@ -390,10 +388,6 @@ bool concurrent_should_finish(size_t allocated, size_t threshold, bool *fallback
 
 /* ---- the pages the program wrote ---- */
 
-static bool kind_scanned_or_custom(unsigned kind) {
-  return kind != KIND_ATOMIC && kind != KIND_ATOMIC_UNCOLLECTABLE;
-}
-
 /* Queues on marker 0 the marked objects of the page at A (their part on
  * it, for a large one): an object scanned before the program wrote into
  * it is scanned again.  Pages do not change meanwhile (the page path is
@@ -407,7 +401,7 @@ static void push_marked_on_page(uintptr_t a) {
   if (!p) return;
   uint8_t state = atomic_load_explicit(&p->state, memory_order_acquire);
   if (state == PAGE_SMALL) {
-    if (!kind_scanned_or_custom(p->kind) || !page_any_marked(p)) return;
+    if (!kind_may_hold_pointers(p->kind) || !page_any_marked(p)) return;
     size_t size = (size_t)p->object_granules << GRANULE_SHIFT;
     if (kind_is_custom(p->kind)) {
       for (unsigned j = 0; j < p->capacity; j++) {
@@ -440,7 +434,7 @@ static void push_marked_on_page(uintptr_t a) {
   }
   struct page_header *head = NULL;
   uintptr_t base = object_start_in_page(p, a, &head, true);
-  if (!base || !kind_scanned_or_custom(head->kind) || !mark_bit_test(head, base)) return;
+  if (!base || !kind_may_hold_pointers(head->kind) || !mark_bit_test(head, base)) return;
   if (kind_is_custom(head->kind)) {
     /* Its descriptor scans it whole: once per collect, from whichever of
      * its pages was written (its first page may not have been). */
@@ -460,7 +454,7 @@ static void push_marked_on_page(uintptr_t a) {
 }
 
 void concurrent_object_blackened(struct page_header *page, uintptr_t base) {
-  if (!kind_scanned_or_custom(page->kind)) return; /* nothing to scan */
+  if (!kind_may_hold_pointers(page->kind)) return; /* nothing to scan */
   size_t bytes = atomic_load_explicit(&page->state, memory_order_relaxed) == PAGE_LARGE_HEAD
                      ? page->object_bytes
                      : (size_t)page->object_granules << GRANULE_SHIFT;
@@ -588,19 +582,6 @@ static void mark_rounds(void) {
   }
 }
 
-/* Does the ordered release (driver_lock held, released meanwhile): the
- * driver, or a thread about to arm that found it not taken up yet.  No
- * cycle runs meanwhile (its arm waits), so the driver is not marked
- * busy. */
-static void take_release(void) {
-  order_release = false;
-  pthread_mutex_unlock(&driver_lock);
-  barrier_release();
-  pthread_mutex_lock(&driver_lock);
-  release_pending = false;
-  pthread_cond_broadcast(&driver_cond);
-}
-
 static void *driver_main(void *arg) {
   (void)arg;
   sigset_t all;
@@ -608,11 +589,7 @@ static void *driver_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   pthread_mutex_lock(&driver_lock);
   for (;;) {
-    while (!order_mark && !order_release) thread_cond_wait(&driver_cond, &driver_lock);
-    if (order_release) {
-      take_release();
-      continue;
-    }
+    while (!order_mark) thread_cond_wait(&driver_cond, &driver_lock);
     order_mark = false;
     driver_busy = true;
     pthread_mutex_unlock(&driver_lock);
@@ -645,41 +622,14 @@ static bool order_marking(void) {
   return driver_exists;
 }
 
-/* The finish left the barrier's protections to lift (world running):
- * the driver does it, or this thread when there is none. */
-static void order_release_now(void) {
-  pthread_mutex_lock(&driver_lock);
-  if (release_pending && driver_exists) {
-    order_release = true;
-    pthread_cond_broadcast(&driver_cond);
-  } else if (release_pending) {
-    barrier_release();
-    release_pending = false;
-  }
-  pthread_mutex_unlock(&driver_lock);
-}
-
-/* Before the barrier is armed again (or a fork): the last release done,
- * by this thread if the driver has not taken it up yet (on a busy
- * machine it may not have run since the finish). */
-static void wait_released(void) {
-  pthread_mutex_lock(&driver_lock);
-  if (release_pending && order_release) take_release();
-  while (release_pending) thread_cond_wait(&driver_cond, &driver_lock);
-  pthread_mutex_unlock(&driver_lock);
-}
-
-void concurrent_before_start(void) { wait_released(); }
-
 /* ---- the cycle's steps ---- */
 
 /* Writes between this arm and the stop are reported too: a round
  * rescans their pages' marked objects, of which there are none yet but
  * those marked by then (the marks were cleared before), which is only
  * work, never a loss (docs/concurrent.md, invariant 3). */
-/* The arm, timed for the record, once the last finish's release is done. */
+/* The arm, timed for the record. */
 static void arm_timed(void) {
-  wait_released();
   uint64_t began = os_now_ns();
   barrier_arm();
   start_arm_ns = os_now_ns() - began;
@@ -761,16 +711,10 @@ void concurrent_finish_mark(void) {
   rescan_queue_gather(true);
   custom_pushed_base = 0;
   uint64_t bytes_before = rescan_bytes;
-  finish_rescan_pages = barrier_collect_dirty(push_written, NULL);
+  finish_rescan_pages = barrier_collect_last(push_written, NULL);
   finish_rescan_bytes = rescan_bytes - bytes_before;
   rescanned_pages += finish_rescan_pages;
-  /* The protections are lifted after the restart (concurrent_end), out
-   * of the pause: nothing reads the barrier until the next arm, which
-   * waits for that. */
-  bool later = barrier_stop_recording();
-  pthread_mutex_lock(&driver_lock);
-  release_pending = later;
-  pthread_mutex_unlock(&driver_lock);
+  barrier_stop_recording();
 }
 
 void concurrent_end(SGC_gc_record_t *out, bool fallback) {
@@ -796,13 +740,11 @@ void concurrent_end(SGC_gc_record_t *out, bool fallback) {
   atomic_store_explicit(&ready, false, memory_order_relaxed);
   atomic_fetch_add_explicit(&cycles_done, 1, memory_order_relaxed);
   if (fallback) atomic_fetch_add_explicit(&fallbacks_done, 1, memory_order_relaxed);
-  order_release_now();
 }
 
 /* ---- fork ---- */
 
 void concurrent_before_fork(void) {
-  wait_released(); /* the child has no driver to finish it */
   if (concurrent_cycle_running()) concurrent_marking_stop();
 }
 
@@ -833,7 +775,7 @@ void concurrent_after_fork_child(void) {
   if (rescan_queue_usable) forget_work(&rescan_queue);
   pthread_mutex_init(&driver_lock, NULL);
   pthread_cond_init(&driver_cond, NULL);
-  driver_exists = order_mark = driver_busy = order_release = release_pending = false;
+  driver_exists = order_mark = driver_busy = false;
   if (!concurrent_cycle_running()) return;
   atomic_store_explicit(&mark_concurrently, false, memory_order_relaxed);
   barrier_disarm();

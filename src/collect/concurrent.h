@@ -52,12 +52,8 @@ void concurrent_marking_begin(void);
 void concurrent_marking_stop(void);
 /* World stopped, the roots pushed: moves the GC threads' leftover work to
  * marker 0, pushes the marked objects of every page written since the
- * last round, and stops the barrier's recording (its protections are
- * lifted after the restart, concurrent_end). */
+ * last round, and stops the barrier's recording. */
 void concurrent_finish_mark(void);
-/* Before a cycle's start stops the world: the last finish's barrier
- * release done (concurrent_arm would wait for it in the pause). */
-void concurrent_before_start(void);
 /* The program threads' marking this cycle (all of it once the finish
  * closed it): bytes, of them pointer-free, objects. */
 void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t *objects);

@@ -47,6 +47,13 @@ static inline bool kind_is_custom(unsigned kind) { return kind >= KIND_COUNT; }
 enum { CUSTOM_KIND_MAX = 28 };
 extern _Atomic unsigned custom_kind_count;
 
+/* Whether objects of KIND may hold pointers the marker follows: every
+ * kind but the atomic ones (a program's kinds are scanned by their mark
+ * procedures). */
+static inline bool kind_may_hold_pointers(unsigned kind) {
+  return kind != KIND_ATOMIC && kind != KIND_ATOMIC_UNCOLLECTABLE;
+}
+
 /* Whether a collection may reclaim objects of KIND. */
 static inline bool kind_is_collectable(unsigned kind) {
   return kind != KIND_UNCOLLECTABLE && kind != KIND_ATOMIC_UNCOLLECTABLE;

@@ -16,17 +16,10 @@
 #include "gc.h"
 #include "sgc.h"
 
-#include <fcntl.h>
 #include <stdbool.h>
-#include <linux/userfaultfd.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "common.h"
-
-/* The UAPI's values (Linux 6.7; older headers lack the names). */
-enum { FEATURE_WP_ASYNC = 1 << 15, USER_MODE_ONLY = 1 };
+#include "uffd_offered.h"
 
 enum {
   BLOCK = 64 << 10,
@@ -36,18 +29,6 @@ enum {
   RECORDS = 64,
 };
 
-/* Whether the kernel offers what the uffd barrier needs (its own probe
- * decides; this one only says whether to skip). */
-static bool uffd_offered(void) {
-  int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | USER_MODE_ONLY);
-  if (fd < 0) return false;
-  struct uffdio_api api = {.api = UFFD_API, .features = FEATURE_WP_ASYNC};
-  bool ok = ioctl(fd, UFFDIO_API, &api) == 0 && (api.features & FEATURE_WP_ASYNC);
-  close(fd);
-  return ok;
-}
-
 struct node {
   struct node *next;
   uintptr_t value;
@@ -55,7 +36,7 @@ struct node {
 
 int main(void) {
   t_test_name = "concurrent_start_pause";
-  if (!uffd_offered()) {
+  if (!t_uffd_offered()) {
     printf("concurrent_start_pause: skipped (no asynchronous userfaultfd write protection)\n");
     return 77;
   }
