@@ -253,12 +253,7 @@ static bool page_selected(const struct page_header *p, uint8_t state, enum barri
   if (state == PAGE_LARGE_HEAD) return which != BARRIER_PAGES_MARKED || mark_bit_test(p, p->start);
   switch (which) {
   case BARRIER_PAGES_SURVIVORS: return p->kind >= KIND_THREAD_LOCAL_COUNT || p->live_objects != 0;
-  case BARRIER_PAGES_MARKED:
-    /* page_any_marked, but done at the first mark (most pages in use
-     * have one among their first words). */
-    for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-      if (atomic_load_explicit(&p->marks.word[w], memory_order_relaxed)) return true;
-    return false;
+  case BARRIER_PAGES_MARKED: return page_any_marked(p);
   }
   return true;
 }

@@ -335,10 +335,11 @@ static inline unsigned page_marked_count(const struct page_header *p) {
   return (unsigned)((lanes * 0x0001000100010001ull) >> 48);
 }
 static inline bool page_any_marked(const struct page_header *p) {
-  uint64_t any = 0;
+  /* Up to the first mark: most pages in use have one among their first
+   * words. */
   for (unsigned w = 0; w < MARK_WORDS_PER_PAGE; w++)
-    any |= atomic_load_explicit(&p->marks.word[w], memory_order_relaxed);
-  return any != 0;
+    if (atomic_load_explicit(&p->marks.word[w], memory_order_relaxed)) return true;
+  return false;
 }
 /* Clears P's marks, storing only to words with a mark: a page without
  * any keeps its lines clean, and they are not written back. */
