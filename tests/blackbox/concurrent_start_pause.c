@@ -4,8 +4,10 @@
  * it made the start pause grow with the heap: 14 ms at 2 GiB (the
  * latency program with 1 GiB live), over the 10 ms target by itself.
  *
- * One thread holds 64 MiB of pointer-free blocks, touched so that every
- * page has a page table entry, and allocates short-lived lists until
+ * One thread holds 256 MiB of blocks that may hold pointers (zeros),
+ * touched so that every page has a page table entry (pointer-free blocks
+ * the arm leaves unprotected: they would make it short whatever its
+ * place), and allocates short-lived lists until
  * several cycles have finished.  Each record gives the start's pause and
  * the arm's time: armed in the pause, the pause is never shorter than the
  * arm; armed before the stop, a single thread's pause (no thread to stop,
@@ -23,7 +25,7 @@
 
 enum {
   BLOCK = 64 << 10,
-  BLOCKS = 1024, /* 64 MiB kept */
+  BLOCKS = 4096, /* 256 MiB kept */
   LIST = 1000,
   WANT_CYCLES = 8,
   RECORDS = 64,
@@ -45,9 +47,9 @@ int main(void) {
   char **kept = GC_MALLOC(BLOCKS * sizeof *kept);
   CHECK(kept != NULL);
   for (int i = 0; i < BLOCKS; i++) {
-    kept[i] = GC_MALLOC_ATOMIC(BLOCK);
+    kept[i] = GC_MALLOC(BLOCK);
     CHECK(kept[i] != NULL);
-    memset(kept[i], i, BLOCK);
+    memset(kept[i], 0, BLOCK);
   }
   size_t start = GC_get_gc_no();
   struct node *volatile head = NULL;
