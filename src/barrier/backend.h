@@ -86,6 +86,10 @@ enum barrier_pages { BARRIER_PAGES_SURVIVORS, BARRIER_PAGES_MARKED };
 /* Calls VISIT for each maximal run of the heap pages WHICH selects.
  * heap_lock held or the world stopped (the walk reads the pool). */
 void barrier_for_each_run(enum barrier_pages which, barrier_visit_fn *visit, void *arg);
+/* The same over [LO, HI), within one chunk's reservation, added to RUNS
+ * (not flushed): for a backend that knows which pages were written
+ * first, and walks only those. */
+void barrier_select_runs(enum barrier_pages which, uintptr_t lo, uintptr_t hi, struct barrier_runs *runs);
 
 /* Statistics shared with the backends (barrier_counts reads them). */
 extern _Atomic uint64_t barrier_fault_count, barrier_arm_ns;

@@ -258,28 +258,41 @@ static bool page_selected(const struct page_header *p, uint8_t state, enum barri
   return true;
 }
 
+/* Adds the pages of C's [FIRST, END) that WHICH selects to RUNS. */
+static void add_selected(struct chunk *c, size_t first, size_t end, enum barrier_pages which,
+                         struct barrier_runs *runs) {
+  if (end > c->page_count) end = c->page_count;
+  for (size_t i = first; i < end;) {
+    struct page_header *p = &c->pages[i];
+    uint8_t state = atomic_load_explicit(&p->state, memory_order_acquire);
+    /* A large object whole: a huge one's pages past its first slot
+     * keep untouched headers that read as free (heap.h). */
+    size_t step = page_walk_step(p, state);
+    if (step > c->page_count - i) step = c->page_count - i;
+    /* A tail met alone (a range starting inside a large object, or a
+     * huge one's head out of step) counts, whatever its object. */
+    bool selected = state == PAGE_LARGE_TAIL ||
+                    ((state == PAGE_SMALL || state == PAGE_LARGE_HEAD) && page_selected(p, state, which));
+    if (selected) {
+      uintptr_t at = c->base + i * PAGE_BYTES;
+      barrier_runs_add(runs, at, at + step * PAGE_BYTES);
+    }
+    i += step;
+  }
+}
+
 void barrier_for_each_run(enum barrier_pages which, barrier_visit_fn *visit, void *arg) {
   struct barrier_runs runs = {visit, arg, 0, 0, 0};
-  FOR_EACH_CHUNK(c) {
-    for (size_t i = 0; i < c->page_count;) {
-      struct page_header *p = &c->pages[i];
-      uint8_t state = atomic_load_explicit(&p->state, memory_order_acquire);
-      /* A large object whole: a huge one's pages past its first slot
-       * keep untouched headers that read as free (heap.h). */
-      size_t step = page_walk_step(p, state);
-      if (step > c->page_count - i) step = c->page_count - i;
-      /* A tail met alone (never expected: its head's step covers it)
-       * counts, whatever its object. */
-      bool selected = state == PAGE_LARGE_TAIL ||
-                      ((state == PAGE_SMALL || state == PAGE_LARGE_HEAD) && page_selected(p, state, which));
-      if (selected) {
-        uintptr_t at = c->base + i * PAGE_BYTES;
-        barrier_runs_add(&runs, at, at + step * PAGE_BYTES);
-      }
-      i += step;
-    }
-  }
+  FOR_EACH_CHUNK(c) add_selected(c, 0, c->page_count, which, &runs);
   barrier_runs_flush(&runs);
+}
+
+void barrier_select_runs(enum barrier_pages which, uintptr_t lo, uintptr_t hi, struct barrier_runs *runs) {
+  struct chunk *c = chunk_of_address(lo);
+  if (!c || lo < c->base) return;
+  size_t first = (lo - c->base) / PAGE_BYTES;
+  size_t end = (hi - c->base + PAGE_BYTES - 1) / PAGE_BYTES;
+  add_selected(c, first, end, which, runs);
 }
 
 static void add_to_runs(uintptr_t lo, uintptr_t hi, void *runs) { barrier_runs_add(runs, lo, hi); }
