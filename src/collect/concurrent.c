@@ -134,6 +134,11 @@ void concurrent_prepare(void) {
     assist_slots[i].usable = marker_init(&assist_slots[i].marker, 1000 + i);
   }
   rescan_queue_usable = marker_init(&rescan_queue, 1000 + ASSIST_SLOTS);
+  static struct marker *slot_markers[ASSIST_SLOTS];
+  unsigned usable = 0;
+  for (unsigned i = 0; i < ASSIST_SLOTS; i++)
+    if (assist_slots[i].usable) slot_markers[usable++] = &assist_slots[i].marker;
+  parallel_set_extra_victims(slot_markers, usable);
 }
 
 static struct assist_slot *assist_slot_take(void) {
@@ -216,6 +221,10 @@ static bool assist_mark(struct assist_slot *slot, uint64_t budget, unsigned resc
   }
   m->drain_budget = 0;
   bool marked = m->marked_bytes != first;
+  /* What is left, for the cycle's drains to steal (mark/parallel.c's
+   * extra victims) until a thread takes the slot again or the driver
+   * gathers it. */
+  if (!marker_empty(m)) marker_publish_all(m);
   pthread_mutex_unlock(&slot->lock);
   return marked;
 }
@@ -269,6 +278,9 @@ static bool assist_gather(void) {
     if (!slot->usable) continue;
     pthread_mutex_lock(&slot->lock);
     struct marker *m = &slot->marker;
+    /* And the marker's own lock: a drain's marker may be stealing from
+     * it (an extra victim). */
+    pthread_mutex_lock(&m->lock);
     size_t from = atomic_load_explicit(&m->bottom, memory_order_relaxed);
     for (size_t k = from; k < m->top; k++) {
       marker_push(mark_collector, m->entries[k].lo, m->entries[k].hi);
@@ -277,6 +289,7 @@ static bool assist_gather(void) {
     m->top = 0;
     atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
     atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&m->lock);
     pthread_mutex_unlock(&slot->lock);
   }
   return found;

@@ -86,8 +86,14 @@ void parallel_gather_work(void);
 void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all);
 unsigned parallel_set_active(unsigned want);
 /* One round of steals by M over the active markers (victims on M's
- * memory node first); true when it took work. */
+ * memory node first), and during a concurrent cycle over the extra
+ * victims too; true when it took work. */
 bool parallel_steal_from_someone(struct marker *m);
+/* Markers other than the GC threads' whose public work the markers of a
+ * concurrent cycle's drains may steal as well (the assisting threads'
+ * slots: collect/concurrent.c).  Once, before the first cycle; VICTIMS
+ * stays valid. */
+void parallel_set_extra_victims(struct marker *const *victims, unsigned count);
 /* Adapts the next collection's marker count to this one's parallelism
  * (from T and the markers' busy, idle and CPU times). */
 void parallel_after_collection(const struct mark_totals *t);
