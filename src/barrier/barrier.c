@@ -274,8 +274,10 @@ static void add_selected(struct chunk *c, size_t first, size_t end, enum barrier
     bool selected = state == PAGE_LARGE_TAIL ||
                     ((state == PAGE_SMALL || state == PAGE_LARGE_HEAD) && page_selected(p, state, which));
     if (selected) {
+      /* Not past END: a large object's pages beyond were not asked
+       * about (not written, for barrier_select_runs' callers). */
       uintptr_t at = c->base + i * PAGE_BYTES;
-      barrier_runs_add(runs, at, at + step * PAGE_BYTES);
+      barrier_runs_add(runs, at, c->base + (i + step < end ? i + step : end) * PAGE_BYTES);
     }
     i += step;
   }
