@@ -35,6 +35,11 @@ struct barrier_ops {
   size_t (*collect)(barrier_visit_fn *visit, void *arg);
   /* barrier_collect_last's, where it need not re-arm (NULL: collect). */
   size_t (*collect_last)(barrier_visit_fn *visit, void *arg);
+  /* barrier_collect_begin and _step (NULL: no steps; the caller does a
+   * whole collect).  begin false: the kernel refused (as collect's
+   * BARRIER_COLLECT_FAILED); step returns that too. */
+  bool (*collect_begin)(void);
+  size_t (*collect_step)(barrier_visit_fn *visit, void *arg, size_t max_pages, bool *done);
   void (*disarm)(void);
   /* barrier_stop_recording leaves the protections (no disarm): a page
    * left protected and not written counts as unwritten at the next arm,

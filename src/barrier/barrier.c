@@ -326,4 +326,30 @@ static size_t collect_dirty(barrier_visit_fn *visit, void *arg, bool last) {
 
 size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) { return collect_dirty(visit, arg, false); }
 
+bool barrier_collect_begin(void) {
+  const struct barrier_ops *o = ops();
+  if (!o || !o->collect_begin) return false;
+  counts.collect_calls++;
+  if (o->collect_begin()) return true;
+  /* Refused: this round becomes a whole collect, which reports every
+   * page in use if the kernel refuses again. */
+  counts.collect_calls--;
+  return false;
+}
+
+size_t barrier_collect_step(barrier_visit_fn *visit, void *arg, size_t max_pages, bool *done) {
+  const struct barrier_ops *o = ops();
+  size_t reported = o && o->collect_step ? o->collect_step(visit, arg, max_pages, done)
+                                         : (size_t)BARRIER_COLLECT_FAILED;
+  if (reported == (size_t)BARRIER_COLLECT_FAILED) {
+    sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the cycle ends",
+             names[barrier_kind_used]);
+    armed_full = true;
+    reported = collect_full(visit, arg);
+    *done = true;
+  }
+  counts.dirty_pages += reported;
+  return reported;
+}
+
 size_t barrier_collect_last(barrier_visit_fn *visit, void *arg) { return collect_dirty(visit, arg, true); }

@@ -65,6 +65,18 @@ void barrier_cover(uintptr_t lo, uintptr_t hi);
  * and uffd leaves them unprotected, so a later collect reports them once
  * they hold one (docs/concurrent.md, invariant 3). */
 size_t barrier_collect_dirty(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* barrier_collect_dirty in steps, for a caller that gives its locks up
+ * between them (a round of the concurrent marking: docs/concurrent.md).
+ * barrier_collect_begin takes the set of pages written so far (false:
+ * the backend has no steps; do a whole barrier_collect_dirty); each
+ * barrier_collect_step, heap_lock held, reports and re-arms about
+ * MAX_PAGES of them as barrier_collect_dirty would, and sets *DONE after
+ * the last.  A page written after the begin is reported by a later
+ * collect.  One caller at a time, as barrier_collect_dirty; a begin not
+ * stepped to the end is forgotten by the next collect of any kind. */
+bool barrier_collect_begin(void);
+size_t barrier_collect_step(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg,
+                            size_t max_pages, bool *done);
 /* World stopped, right before barrier_stop_recording (a cycle's finish):
  * barrier_collect_dirty, but the reported pages need not be re-armed. */
 size_t barrier_collect_last(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);

@@ -41,6 +41,8 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -150,6 +152,7 @@ struct scan_walk {
   struct barrier_runs *report; /* the caller's (NULL: arm) */
   bool protect, ok;
   uintptr_t span_lo, span_hi; /* selected runs to protect in one scan */
+  const struct barrier_range *span_range; /* the range holding the span */
 };
 
 /* The written runs a protecting scan reported: those selected, to the
@@ -174,13 +177,18 @@ static void scan_selected(uintptr_t lo, uintptr_t hi, void *arg) {
     barrier_runs_add(w->report, lo, hi);
     return;
   }
-  if (w->span_hi && lo >= w->span_hi && lo - w->span_hi <= SPAN_GAP_PAGES * PAGE_BYTES) {
+  /* A span never leaves its range: what lies between two may not be
+   * registered, and the kernel would refuse the scan. */
+  if (w->span_hi && lo >= w->span_hi && lo - w->span_hi <= SPAN_GAP_PAGES * PAGE_BYTES &&
+      hi <= w->span_range->hi) {
     w->span_hi = hi;
     return;
   }
   flush_span(w);
   w->span_lo = lo;
   w->span_hi = hi;
+  w->span_range = barrier_range_of(lo);
+  if (!w->span_range) w->ok = false; /* never expected: a selected page outside every range */
 }
 
 /* The arm's way, selecting first: one PAGEMAP_SCAN per run of pages
@@ -193,35 +201,72 @@ static void scan_run(uintptr_t lo, uintptr_t hi, void *arg) {
   if (w->ok) w->ok = scan(lo, hi, w->report, true);
 }
 
-static bool scan_pages(enum barrier_pages which, struct barrier_runs *report, bool protect) {
-  struct scan_walk w = {which, report, protect, true, 0, 0};
-  if (which == BARRIER_PAGES_SURVIVORS) {
-    barrier_for_each_run(which, scan_run, &w);
-    return w.ok;
+/* The written runs of every registered range, as the kernel reported
+ * them, in address order; a collect's steps process them from
+ * pending_next on.  Grown by doubling (os_alloc), never shrunk. */
+static struct page_region *pending;
+static size_t pending_count, pending_capacity, pending_next;
+
+static bool pending_add(uintptr_t lo, uintptr_t hi) {
+  if (pending_count == pending_capacity) {
+    size_t capacity = pending_capacity ? 2 * pending_capacity : 1024;
+    struct page_region *bigger = os_alloc(capacity * sizeof *bigger);
+    if (!bigger) return false;
+    if (pending_count) memcpy(bigger, pending, pending_count * sizeof *pending);
+    if (pending) os_free(pending, pending_capacity * sizeof *pending);
+    pending = bigger;
+    pending_capacity = capacity;
   }
-  struct barrier_runs selected = {scan_selected, &w, 0, 0, 0};
+  pending[pending_count++] = (struct page_region){.start = lo, .end = hi};
+  return true;
+}
+
+/* One PAGEMAP_SCAN without protection over each registered range (up to
+ * 128 runs a call): the written pages, into pending. */
+static bool read_written(void) {
   static struct page_region vec[128]; /* static: scan's reason; one caller at a time */
-  for (size_t i = 0; i < registered && w.ok; i++) {
+  pending_count = pending_next = 0;
+  for (size_t i = 0; i < registered; i++) {
     struct barrier_range r = barrier_range_at(i);
-    for (uintptr_t lo = r.lo; lo < r.hi && w.ok;) {
+    for (uintptr_t lo = r.lo; lo < r.hi;) {
       struct pm_scan_arg arg = {
           .size = sizeof arg, .flags = PM_SCAN_CHECK_WPASYNC, .start = lo, .end = r.hi,
           .vec = (uintptr_t)vec, .vec_len = sizeof vec / sizeof vec[0],
           .category_mask = PAGE_IS_WRITTEN, .return_mask = PAGE_IS_WRITTEN};
       long n = ioctl(pagemap_fd, PAGEMAP_SCAN, &arg);
-      if (n < 0 || arg.walk_end <= lo) {
-        w.ok = false;
-        break;
-      }
-      for (long k = 0; k < n; k++) barrier_select_runs(which, vec[k].start, vec[k].end, &selected);
+      if (n < 0 || arg.walk_end <= lo) return false;
+      for (long k = 0; k < n; k++)
+        if (!pending_add(vec[k].start, vec[k].end)) return false;
       lo = arg.walk_end;
     }
-    /* A span never leaves its range: what lies between two may not be
-     * registered, and the kernel would refuse the scan. */
-    barrier_runs_flush(&selected);
-    flush_span(&w);
   }
+  return true;
+}
+
+/* Processes pending runs (selects, protects, reports) until about
+ * MAX_PAGES pages of them are done or none is left. */
+static bool process_pending(enum barrier_pages which, struct barrier_runs *report, bool protect,
+                            size_t max_pages) {
+  struct scan_walk w = {which, report, protect, true, 0, 0, NULL};
+  struct barrier_runs selected = {scan_selected, &w, 0, 0, 0};
+  size_t done = 0;
+  while (pending_next < pending_count && done < max_pages && w.ok) {
+    struct page_region run = pending[pending_next++];
+    barrier_select_runs(which, run.start, run.end, &selected);
+    done += (run.end - run.start) / PAGE_BYTES;
+  }
+  barrier_runs_flush(&selected);
+  flush_span(&w);
   return w.ok;
+}
+
+static bool scan_pages(enum barrier_pages which, struct barrier_runs *report, bool protect) {
+  if (which == BARRIER_PAGES_SURVIVORS) {
+    struct scan_walk w = {which, report, protect, true, 0, 0, NULL};
+    barrier_for_each_run(which, scan_run, &w);
+    return w.ok;
+  }
+  return read_written() && process_pending(which, report, protect, SIZE_MAX);
 }
 
 /* Registers the ranges added since the last call (a new chunk). */
@@ -315,6 +360,28 @@ static size_t collect(barrier_visit_fn *visit, void *arg, bool protect) {
 
 static size_t uffd_collect(barrier_visit_fn *visit, void *arg) { return collect(visit, arg, true); }
 
+/* A collect in steps (barrier_collect_begin): the written pages are
+ * read at once, then processed a step at a time. */
+static bool uffd_collect_begin(void) {
+  pending_count = pending_next = 0;
+  if (!ready() || !register_new_ranges() || uncovered) return false;
+  uint64_t start = os_now_ns();
+  bool ok = read_written();
+  atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
+  return ok;
+}
+
+static size_t uffd_collect_step(barrier_visit_fn *visit, void *arg, size_t max_pages, bool *done) {
+  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+  uint64_t start = os_now_ns();
+  bool ok = ready() && !uncovered && process_pending(BARRIER_PAGES_MARKED, &runs, true, max_pages);
+  atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
+  barrier_runs_flush(&runs);
+  *done = pending_next >= pending_count;
+  if (!ok) return BARRIER_COLLECT_FAILED;
+  return runs.pages;
+}
+
 /* The finish's: recording stops next, so the written pages stay as they
  * are (the next arm protects the survivors' again), and no protection
  * change, nor the TLB flush it takes, lengthens the pause. */
@@ -334,6 +401,7 @@ static void uffd_disarm(void) {
 
 const struct barrier_ops barrier_uffd_ops = {
     .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover,
-    .collect = uffd_collect, .collect_last = uffd_collect_last, .disarm = uffd_disarm,
+    .collect = uffd_collect, .collect_last = uffd_collect_last,
+    .collect_begin = uffd_collect_begin, .collect_step = uffd_collect_step, .disarm = uffd_disarm,
     .keeps_protections = true,
     .arm_beside_program = true};
