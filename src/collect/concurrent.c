@@ -184,6 +184,13 @@ static uint64_t marked_so_far(void) {
  * the stop collector's trigger, where the cycle would finish stopped; as
  * it shrinks the rate rises, and with none left a thread marks all it can
  * find.  docs/concurrent.md, "Pacing". */
+/* At most ASSIST_MAX_BYTES a slow path, about a millisecond of marking:
+ * past the cycle's limit the rate asked for all the marking left, and a
+ * request of latency -m 1024 marked 18-49 MB in one slow path (30-117
+ * ms).  What it leaves is the GC threads' and the next slow paths', and
+ * a heap used up with the marking unfinished finishes the cycle stopped
+ * (concurrent_should_finish), all threads marking at once. */
+enum { ASSIST_MAX_BYTES = 1 << 20 };
 static uint64_t assist_budget(size_t bytes) {
   size_t allocated = allocated_since_gc_bytes();
   uint64_t since = allocated > allocated_at_start ? allocated - allocated_at_start : 0;
@@ -191,8 +198,8 @@ static uint64_t assist_budget(size_t bytes) {
   uint64_t estimate = live_at_start > marked + since ? live_at_start : marked + since;
   uint64_t left = estimate - marked;
   size_t room = limit_at_start > allocated ? limit_at_start - allocated : 0;
-  if (room <= bytes) return left;
-  return (uint64_t)((double)bytes * (double)left / (double)room) + 1;
+  uint64_t budget = room <= bytes ? left : (uint64_t)((double)bytes * (double)left / (double)room) + 1;
+  return budget < ASSIST_MAX_BYTES ? budget : ASSIST_MAX_BYTES;
 }
 
 static bool yield_requested(void) {
