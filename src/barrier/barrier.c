@@ -308,19 +308,28 @@ static size_t collect_full(barrier_visit_fn *visit, void *arg) {
   return runs.pages;
 }
 
+/* A backend's report of REPORTED pages counted; when the kernel refused
+ * (BARRIER_COLLECT_FAILED), every page in use is reported instead, for
+ * the rest of the cycle.  True when it did so. */
+static bool count_report(size_t *reported, barrier_visit_fn *visit, void *arg) {
+  bool failed = *reported == (size_t)BARRIER_COLLECT_FAILED;
+  if (failed) {
+    sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the cycle ends",
+             names[barrier_kind_used]);
+    armed_full = true;
+    *reported = collect_full(visit, arg);
+  }
+  counts.dirty_pages += *reported;
+  return failed;
+}
+
 static size_t collect_dirty(barrier_visit_fn *visit, void *arg, bool last) {
   counts.collect_calls++;
   const struct barrier_ops *o = ops();
   size_t reported = !o                        ? collect_full(visit, arg)
                     : last && o->collect_last ? o->collect_last(visit, arg)
                                               : o->collect(visit, arg);
-  if (reported == (size_t)BARRIER_COLLECT_FAILED) {
-    sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the cycle ends",
-             names[barrier_kind_used]);
-    armed_full = true;
-    reported = collect_full(visit, arg);
-  }
-  counts.dirty_pages += reported;
+  count_report(&reported, visit, arg);
   return reported;
 }
 
@@ -341,14 +350,7 @@ size_t barrier_collect_step(barrier_visit_fn *visit, void *arg, size_t max_pages
   const struct barrier_ops *o = ops();
   size_t reported = o && o->collect_step ? o->collect_step(visit, arg, max_pages, done)
                                          : (size_t)BARRIER_COLLECT_FAILED;
-  if (reported == (size_t)BARRIER_COLLECT_FAILED) {
-    sgc_warn("the %s barrier failed in a cycle; it reports every page in use until the cycle ends",
-             names[barrier_kind_used]);
-    armed_full = true;
-    reported = collect_full(visit, arg);
-    *done = true;
-  }
-  counts.dirty_pages += reported;
+  if (count_report(&reported, visit, arg)) *done = true;
   return reported;
 }
 
