@@ -337,13 +337,11 @@ size_t barrier_collect_dirty(barrier_visit_fn *visit, void *arg) { return collec
 
 bool barrier_collect_begin(void) {
   const struct barrier_ops *o = ops();
-  if (!o || !o->collect_begin) return false;
+  /* Refused: the caller does a whole collect, which reports every page
+   * in use if the kernel refuses again. */
+  if (!o || !o->collect_begin || !o->collect_begin()) return false;
   counts.collect_calls++;
-  if (o->collect_begin()) return true;
-  /* Refused: this round becomes a whole collect, which reports every
-   * page in use if the kernel refuses again. */
-  counts.collect_calls--;
-  return false;
+  return true;
 }
 
 size_t barrier_collect_step(barrier_visit_fn *visit, void *arg, size_t max_pages, bool *done) {

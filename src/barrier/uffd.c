@@ -123,13 +123,13 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs, bool pro
   return true;
 }
 
-/* Scans the pages WHICH selects among those written, the others
+/* A collect: the written pages holding a marked object, the others
  * neither reported nor protected (above, with one exception below).
  * The written ones first, one PAGEMAP_SCAN without protection over each
- * registered range (the kernel's walk of the page tables, up to 128
- * runs a call); then the runs of them that WHICH selects are protected
- * by PAGEMAP_SCANs that report them (PROTECT), or, without PROTECT,
- * reported as they are.  Selecting first and scanning each selected run
+ * registered range (read_written: the kernel's walk of the page tables,
+ * up to 128 runs a call); then the runs of them holding a marked object
+ * are protected by PAGEMAP_SCANs that report them (PROTECT), or,
+ * without PROTECT, reported as they are (process_pending).  Selecting first and scanning each selected run
  * took an ioctl per run of pages holding marked objects, written or
  * not: 400-480 calls and 0.3-0.9 ms a round on gcbench, under
  * heap_lock, and as much of the finish's pause.  A page written between
@@ -148,8 +148,7 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs, bool pro
 enum { SPAN_GAP_PAGES = 16 };
 
 struct scan_walk {
-  enum barrier_pages which;
-  struct barrier_runs *report; /* the caller's (NULL: arm) */
+  struct barrier_runs *report; /* the caller's */
   bool protect, ok;
   uintptr_t span_lo, span_hi; /* selected runs to protect in one scan */
   const struct barrier_range *span_range; /* the range holding the span */
@@ -159,7 +158,7 @@ struct scan_walk {
  * caller. */
 static void report_selected(uintptr_t lo, uintptr_t hi, void *arg) {
   struct scan_walk *w = arg;
-  barrier_select_runs(w->which, lo, hi, w->report);
+  barrier_select_runs(BARRIER_PAGES_MARKED, lo, hi, w->report);
 }
 
 static void flush_span(struct scan_walk *w) {
@@ -191,68 +190,55 @@ static void scan_selected(uintptr_t lo, uintptr_t hi, void *arg) {
   if (!w->span_range) w->ok = false; /* never expected: a selected page outside every range */
 }
 
-/* The arm's way, selecting first: one PAGEMAP_SCAN per run of pages
- * that held survivors.  Most of them were written since the last
- * collection, and reading the written ones first would walk every page
- * the program allocated into as well (cky: the arm's median 197 us
- * selecting first, 249 us reading the written pages first). */
-static void scan_run(uintptr_t lo, uintptr_t hi, void *arg) {
-  struct scan_walk *w = arg;
-  if (w->ok) w->ok = scan(lo, hi, w->report, true);
-}
-
 /* The written runs of every registered range, as the kernel reported
  * them, in address order; a collect's steps process them from
  * pending_next on.  Grown by doubling (os_alloc), never shrunk. */
 static struct page_region *pending;
 static size_t pending_count, pending_capacity, pending_next;
+static bool pending_full; /* os_alloc refused to grow it */
 
-static bool pending_add(uintptr_t lo, uintptr_t hi) {
+static void pending_add(uintptr_t lo, uintptr_t hi, void *arg) {
+  (void)arg;
   if (pending_count == pending_capacity) {
     size_t capacity = pending_capacity ? 2 * pending_capacity : 1024;
     struct page_region *bigger = os_alloc(capacity * sizeof *bigger);
-    if (!bigger) return false;
+    if (!bigger) {
+      pending_full = true;
+      return;
+    }
     if (pending_count) memcpy(bigger, pending, pending_count * sizeof *pending);
     if (pending) os_free(pending, pending_capacity * sizeof *pending);
     pending = bigger;
     pending_capacity = capacity;
   }
   pending[pending_count++] = (struct page_region){.start = lo, .end = hi};
-  return true;
 }
 
-/* One PAGEMAP_SCAN without protection over each registered range (up to
- * 128 runs a call): the written pages, into pending. */
+/* The written pages of every registered range into pending: one scan
+ * without protection each. */
 static bool read_written(void) {
-  static struct page_region vec[128]; /* static: scan's reason; one caller at a time */
   pending_count = pending_next = 0;
-  for (size_t i = 0; i < registered; i++) {
+  pending_full = false;
+  struct barrier_runs runs = {pending_add, NULL, 0, 0, 0};
+  bool ok = true;
+  for (size_t i = 0; i < registered && ok; i++) {
     struct barrier_range r = barrier_range_at(i);
-    for (uintptr_t lo = r.lo; lo < r.hi;) {
-      struct pm_scan_arg arg = {
-          .size = sizeof arg, .flags = PM_SCAN_CHECK_WPASYNC, .start = lo, .end = r.hi,
-          .vec = (uintptr_t)vec, .vec_len = sizeof vec / sizeof vec[0],
-          .category_mask = PAGE_IS_WRITTEN, .return_mask = PAGE_IS_WRITTEN};
-      long n = ioctl(pagemap_fd, PAGEMAP_SCAN, &arg);
-      if (n < 0 || arg.walk_end <= lo) return false;
-      for (long k = 0; k < n; k++)
-        if (!pending_add(vec[k].start, vec[k].end)) return false;
-      lo = arg.walk_end;
-    }
+    ok = scan(r.lo, r.hi, &runs, false);
   }
-  return true;
+  barrier_runs_flush(&runs);
+  return ok && !pending_full;
 }
 
-/* Processes pending runs (selects, protects, reports) until about
- * MAX_PAGES pages of them are done or none is left. */
-static bool process_pending(enum barrier_pages which, struct barrier_runs *report, bool protect,
-                            size_t max_pages) {
-  struct scan_walk w = {which, report, protect, true, 0, 0, NULL};
+/* Processes pending runs (selects the pages holding a marked object,
+ * protects and reports them, or without PROTECT reports them) until
+ * about MAX_PAGES pages of them are done or none is left. */
+static bool process_pending(struct barrier_runs *report, bool protect, size_t max_pages) {
+  struct scan_walk w = {report, protect, true, 0, 0, NULL};
   struct barrier_runs selected = {scan_selected, &w, 0, 0, 0};
   size_t done = 0;
   while (pending_next < pending_count && done < max_pages && w.ok) {
     struct page_region run = pending[pending_next++];
-    barrier_select_runs(which, run.start, run.end, &selected);
+    barrier_select_runs(BARRIER_PAGES_MARKED, run.start, run.end, &selected);
     done += (run.end - run.start) / PAGE_BYTES;
   }
   barrier_runs_flush(&selected);
@@ -260,13 +246,13 @@ static bool process_pending(enum barrier_pages which, struct barrier_runs *repor
   return w.ok;
 }
 
-static bool scan_pages(enum barrier_pages which, struct barrier_runs *report, bool protect) {
-  if (which == BARRIER_PAGES_SURVIVORS) {
-    struct scan_walk w = {which, report, protect, true, 0, 0, NULL};
-    barrier_for_each_run(which, scan_run, &w);
-    return w.ok;
-  }
-  return read_written() && process_pending(which, report, protect, SIZE_MAX);
+/* The arm's way, selecting first: one protecting PAGEMAP_SCAN per run
+ * of pages that held survivors.  Most of them were written since the
+ * last collection, and reading the written ones first would walk every
+ * page the program allocated into as well (cky: the arm's median 197 us
+ * selecting first, 249 us reading the written pages first). */
+static void protect_run(uintptr_t lo, uintptr_t hi, void *ok) {
+  if (*(bool *)ok) *(bool *)ok = scan(lo, hi, NULL, true);
 }
 
 /* Registers the ranges added since the last call (a new chunk). */
@@ -339,7 +325,10 @@ static bool uffd_probe(void) {
  * before. */
 static bool uffd_arm(void) {
   uncovered = false;
-  return ready() && register_new_ranges() && scan_pages(BARRIER_PAGES_SURVIVORS, NULL, true);
+  if (!ready() || !register_new_ranges()) return false;
+  bool ok = true;
+  barrier_for_each_run(BARRIER_PAGES_SURVIVORS, protect_run, &ok);
+  return ok;
 }
 
 /* A new chunk while armed: registered, its pages unwritten so far. */
@@ -351,7 +340,7 @@ static size_t collect(barrier_visit_fn *visit, void *arg, bool protect) {
   struct barrier_runs runs = {visit, arg, 0, 0, 0};
   bool ok = ready() && register_new_ranges();
   uint64_t start = os_now_ns();
-  ok = ok && scan_pages(BARRIER_PAGES_MARKED, &runs, protect);
+  ok = ok && read_written() && process_pending(&runs, protect, SIZE_MAX);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
   if (!ok || uncovered) return BARRIER_COLLECT_FAILED;
@@ -374,7 +363,7 @@ static bool uffd_collect_begin(void) {
 static size_t uffd_collect_step(barrier_visit_fn *visit, void *arg, size_t max_pages, bool *done) {
   struct barrier_runs runs = {visit, arg, 0, 0, 0};
   uint64_t start = os_now_ns();
-  bool ok = ready() && !uncovered && process_pending(BARRIER_PAGES_MARKED, &runs, true, max_pages);
+  bool ok = ready() && !uncovered && process_pending(&runs, true, max_pages);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
   *done = pending_next >= pending_count;

@@ -175,15 +175,6 @@ static uint64_t marked_so_far(void) {
   return sum;
 }
 
-/* Thesis §5.2's GC speed k = (M - F) / F, the pages to mark over the free
- * pages, taken afresh at every slow path: the marking left over the
- * allocation left.  The marking is what the last collection found live,
- * or more when the live data grows during the cycle: at least what is
- * marked so far plus what was allocated since the start (new objects are
- * white, and all may turn out live).  The allocation left is the room to
- * the stop collector's trigger, where the cycle would finish stopped; as
- * it shrinks the rate rises, and with none left a thread marks all it can
- * find.  docs/concurrent.md, "Pacing". */
 /* At most ASSIST_MAX_BYTES a slow path, about a millisecond of marking:
  * past the cycle's limit the rate asked for all the marking left, and a
  * request of latency -m 1024 marked 18-49 MB in one slow path (30-117
@@ -191,6 +182,16 @@ static uint64_t marked_so_far(void) {
  * a heap used up with the marking unfinished finishes the cycle stopped
  * (concurrent_should_finish), all threads marking at once. */
 enum { ASSIST_MAX_BYTES = 1 << 20 };
+
+/* Thesis §5.2's GC speed k = (M - F) / F, the pages to mark over the free
+ * pages, taken afresh at every slow path: the marking left over the
+ * allocation left.  The marking is what the last collection found live,
+ * or more when the live data grows during the cycle: at least what is
+ * marked so far plus what was allocated since the start (new objects are
+ * white, and all may turn out live).  The allocation left is the room to
+ * the stop collector's trigger, where the cycle would finish stopped; as
+ * it shrinks the rate rises, up to ASSIST_MAX_BYTES.  docs/concurrent.md,
+ * "Pacing". */
 static uint64_t assist_budget(size_t bytes) {
   size_t allocated = allocated_since_gc_bytes();
   uint64_t since = allocated > allocated_at_start ? allocated - allocated_at_start : 0;

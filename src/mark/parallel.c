@@ -55,10 +55,6 @@ static uint64_t next_random(struct marker *m) {
   return m->rng;
 }
 
-/* A random victim first, then the others in turn; with several memory
- * nodes, every victim on the thief's node before any other (papers/002
- * §3.2: stealing that ignores nodes gives locality away).  Each victim is
- * tried once either way, so termination is unchanged. */
 static struct marker *const *extra_victims;
 static unsigned extra_victim_count;
 
@@ -78,6 +74,10 @@ static bool steal_from_extra(struct marker *m) {
   return false;
 }
 
+/* A random victim first, then the others in turn; with several memory
+ * nodes, every victim on the thief's node before any other (papers/002
+ * §3.2: stealing that ignores nodes gives locality away).  Each victim is
+ * tried once either way, so termination is unchanged. */
 bool parallel_steal_from_someone(struct marker *m) {
   unsigned n = active;
   unsigned start = (unsigned)(next_random(m) % n);
