@@ -54,10 +54,7 @@ static long minor_faults(void) {
 
 int main(void) {
   t_test_name = "concurrent_alloc_pages";
-  if (!t_uffd_offered()) {
-    printf("concurrent_alloc_pages: skipped (no asynchronous userfaultfd write protection)\n");
-    return 77;
-  }
+  t_skip_without_uffd(t_test_name);
   GC_INIT();
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   /* Room for the cycle's allocation: the garbage below fills (touches)

@@ -38,10 +38,7 @@ struct node {
 
 int main(void) {
   t_test_name = "concurrent_start_pause";
-  if (!t_uffd_offered()) {
-    printf("concurrent_start_pause: skipped (no asynchronous userfaultfd write protection)\n");
-    return 77;
-  }
+  t_skip_without_uffd(t_test_name);
   GC_INIT();
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   char **kept = GC_MALLOC(BLOCKS * sizeof *kept);

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,5 +24,13 @@ static inline bool t_uffd_offered(void) {
   bool ok = ioctl(fd, UFFDIO_API, &api) == 0 && (api.features & T_UFFD_FEATURE_WP_ASYNC);
   close(fd);
   return ok;
+}
+
+/* A test that needs the uffd barrier ends here, skipped (exit 77), where
+ * the kernel lacks it. */
+static inline void t_skip_without_uffd(const char *test) {
+  if (t_uffd_offered()) return;
+  printf("%s: skipped (no asynchronous userfaultfd write protection)\n", test);
+  exit(77);
 }
 #endif

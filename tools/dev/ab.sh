@@ -13,7 +13,9 @@
 # programs that report no rate).  With -t, FIELD is instead a numeric key
 # of sgc's SGC_TRACE records, summed over the run's collections (e.g.
 # -t mark_ns: the run's total mark time; sgc builds only).  -t -f
-# mark_rate is the run's marked bytes over its mark time, in MB/s.  Environment
+# mark_rate is the run's marked bytes over its mark time, in MB/s; -t -f
+# max:KEY the largest KEY of the run's records (max:pause_ns, its worst
+# pause).  Environment
 # variables pass through to both sides; -a and -b (repeatable) add
 # settings to one side only, so a build can be compared with itself under
 # two settings.  The last line is the median over runs of B's value
@@ -55,6 +57,9 @@ while [ $i -lt "$runs" ]; do
         # different amounts (programs with several mutator threads).
         sed -n 's/.*"mark_ns":\([0-9]*\).*"marked_bytes":\([0-9]*\).*/\1 \2/p' "$tmp/trace" |
           awk '{ns += $1; b += $2} END {print ns ? b * 1000 / ns : 0}' >>"$tmp/$side"
+      elif [ "${field#max:}" != "$field" ]; then
+        sed -n "s/.*\"${field#max:}\":\([0-9.]*\).*/\1/p" "$tmp/trace" |
+          awk '$1 > m {m = $1} END {print m + 0}' >>"$tmp/$side"
       else
         sed -n "s/.*\"$field\":\([0-9.]*\).*/\1/p" "$tmp/trace" |
           awk '{s += $1} END {print s + 0}' >>"$tmp/$side"
