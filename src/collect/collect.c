@@ -604,6 +604,7 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
    * joined 16-21 us into the mark (median) once the threads waiting for
    * heap_lock were no longer signalled (threads/pthread_api.c), against
    * 0.4-0.5 us woken here (history.md, tools/analysis/helper_cpu.py). */
+  parallel_finish_takes_all(kind == COLLECT_CYCLE_FINISH);
   if (kind != COLLECT_CYCLE_START) parallel_prewake(); /* a start pause does not mark */
   lock_counted(&registry_lock);
   page_path_close();
@@ -648,6 +649,7 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
     concurrent_arm_before_stop();
   }
   roots_snapshot_static_then(kind == COLLECT_CYCLE_START ? stop_and_push_roots : stop_and_mark, &c);
+  parallel_finish_takes_all(false);
   collection_event(EVENT_PRE_START_WORLD);
   start_world();
   collection_event(EVENT_POST_START_WORLD);

@@ -82,6 +82,9 @@ unsigned parallel_markers_created(void);
  * or mark_yield_request is set; then (no phase running) the GC threads'
  * leftover entries move to marker 0. */
 void parallel_drain_concurrent(void);
+/* ON from before a cycle's finish pre-wakes the GC threads until its
+ * drain is done: that drain takes every GC thread (parallel.c). */
+void parallel_finish_takes_all(bool on);
 void parallel_gather_work(void);
 void parallel_run_phase(void (*work)(struct marker *, void *), void *arg, bool wait_all);
 unsigned parallel_set_active(unsigned want);
