@@ -529,6 +529,22 @@ void collect_poll_cycle_start(void) {
   pthread_mutex_unlock(&heap_lock);
 }
 
+/* Concurrent mode, at an allocation slow path with no lock held: a cycle
+ * whose marking has converged finishes now.  Only the refill path that
+ * takes heap_lock asked before, and most refills take none (batches,
+ * swept pages, a thread's own store): latency -m 1024 ran on for 29 ms
+ * after a cycle was ready and wrote 2,977 pages meanwhile, 18 ms of
+ * rescans in the finish's pause.  Skipped when heap_lock is busy, as a
+ * start is: the next slow path asks again. */
+void collect_poll_cycle_finish(void) {
+  if (!concurrent_cycle_ready() || collections_off()) return;
+  if (pthread_mutex_trylock(&heap_lock) != 0) return;
+  bool finish = concurrent_cycle_running() && concurrent_cycle_ready() && !collections_off();
+  if (finish) collect_locked(SGC_REASON_ALLOCATION);
+  pthread_mutex_unlock(&heap_lock);
+  if (finish) collect_after_unlock();
+}
+
 void collect_start_cycle(enum SGC_gc_reason reason) {
   struct sgc_thread *self = thread_self_or_register();
   /* The cycle moves the GC threads' leftover work between stacks
