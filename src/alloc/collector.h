@@ -29,8 +29,10 @@ bool collect_torture_turn(struct thread_alloc *t);
 void collect_torture(void);
 /* Concurrent mode, at a slow path with no lock of the collector's held
  * (collect/concurrent.c): a cycle's share of marking for a thread about
- * to take about BYTES, or the start of a cycle when one is due. */
-void concurrent_assist(size_t bytes);
+ * to take about BYTES, the start of a cycle when one is due, or the
+ * finish of one that converged: true then, and the caller runs
+ * collect_after_unlock. */
+bool concurrent_assist(size_t bytes);
 /* After heap_lock is released: queued finalizers, the trace. */
 void collect_after_unlock(void);
 /* The bytes a thread may count privately before adding them to the

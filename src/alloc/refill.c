@@ -271,9 +271,9 @@ enum { STACK_CLEAR_REFILLS = 8, REFILL_STACK_CLEAR = 2 << 10, COLLECTION_STACK_C
 SGC_NOINLINE void *refill_and_allocate(struct thread_alloc *t, unsigned kind, unsigned cls) {
   uintptr_t outer = slow_path_cut(t);
   uint64_t gc_before = atomic_load_explicit(&heap_accounting.gc_count, memory_order_relaxed);
-  bool finish = false;
   page_store_note_active(t);
-  concurrent_assist((size_t)size_class_bytes[cls] * refill_target(cls));
+  /* A cycle finished here has its finalizers run below, after the cut. */
+  bool finish = concurrent_assist((size_t)size_class_bytes[cls] * refill_target(cls));
   void *first = refill_and_allocate_inner(t, kind, cls, &finish);
   /* Every object this path hands out, from a page, a batch or a CPU's
    * list, may carry GC_free's tag (alloc.h); the link is cleared. */

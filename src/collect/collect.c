@@ -535,14 +535,15 @@ void collect_poll_cycle_start(void) {
  * swept pages, a thread's own store): latency -m 1024 ran on for 29 ms
  * after a cycle was ready and wrote 2,977 pages meanwhile, 18 ms of
  * rescans in the finish's pause.  Skipped when heap_lock is busy, as a
- * start is: the next slow path asks again. */
-void collect_poll_cycle_finish(void) {
-  if (!concurrent_cycle_ready() || collections_off()) return;
-  if (pthread_mutex_trylock(&heap_lock) != 0) return;
+ * start is: the next slow path asks again.  True when it finished one:
+ * the caller runs collect_after_unlock where finalizers may run (the
+ * refill path, once its stack cut is undone: thread_alloc.h). */
+bool collect_poll_cycle_finish(void) {
+  if (collections_off() || pthread_mutex_trylock(&heap_lock) != 0) return false;
   bool finish = concurrent_cycle_running() && concurrent_cycle_ready() && !collections_off();
   if (finish) collect_locked(SGC_REASON_ALLOCATION);
   pthread_mutex_unlock(&heap_lock);
-  if (finish) collect_after_unlock();
+  return finish;
 }
 
 void collect_start_cycle(enum SGC_gc_reason reason) {

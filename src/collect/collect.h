@@ -28,8 +28,9 @@ void collect_locked(enum SGC_gc_reason reason);
 void collect_start_cycle(enum SGC_gc_reason reason);
 /* At an allocation slow path, no lock held: starts a cycle when due. */
 void collect_poll_cycle_start(void);
-/* The same place: finishes a cycle whose marking has converged. */
-void collect_poll_cycle_finish(void);
+/* The same place: finishes a cycle whose marking has converged; true
+ * when it did (the caller then runs collect_after_unlock). */
+bool collect_poll_cycle_finish(void);
 /* Heap growth when no free page is left and no collection is due. */
 size_t collect_growth_bytes(size_t needed);
 /* What all threads together may hold back of their unlocked refills

@@ -252,19 +252,17 @@ static unsigned rescan_drains_for(size_t bytes) {
   return drains < RESCAN_DRAINS_MAX ? (unsigned)drains : RESCAN_DRAINS_MAX;
 }
 
-void concurrent_assist(size_t bytes) {
+bool concurrent_assist(size_t bytes) {
   if (!concurrent_cycle_running()) {
     collect_poll_cycle_start();
-    return;
+    return false;
   }
-  if (concurrent_cycle_ready()) {
-    collect_poll_cycle_finish();
-    return;
-  }
-  if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist()) return;
+  if (concurrent_cycle_ready()) return collect_poll_cycle_finish();
+  if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist())
+    return false;
   uint64_t budget = assist_budget(bytes);
   unsigned rescan_drains = rescan_drains_for(bytes);
-  if (!budget && !rescan_drains) return;
+  if (!budget && !rescan_drains) return false;
   atomic_fetch_add_explicit(&assist_calls, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&assist_asked, budget, memory_order_relaxed);
   /* Set before a slot is taken, cleared after it is given back: a
@@ -279,6 +277,7 @@ void concurrent_assist(size_t bytes) {
   atomic_signal_fence(memory_order_seq_cst);
   atomic_store_explicit(&self->assisting, false, memory_order_seq_cst);
   thread_park_if_asked(self);
+  return false;
 }
 
 /* Moves the slots' leftover work to marker 0 (no phase running); true
@@ -577,19 +576,24 @@ static void set_rescan_pace(size_t pages, size_t allocated, unsigned pressure) {
   atomic_store_explicit(&rescan_pages_per_mib, per_mib, memory_order_relaxed);
 }
 
+/* Marker 0's work with the GC threads, then what the program's threads
+ * left of theirs on the rescan queue and their slots, until none is
+ * left; false when the finish asks the markers to stop. */
+static bool drain_all(void) {
+  do {
+    if (yield_requested()) return false;
+    marker_publish_all(mark_collector); /* for threads assisting meanwhile */
+    parallel_drain_concurrent();
+  } while (assist_gather() | rescan_queue_gather(false));
+  return true;
+}
+
 static void mark_rounds(void) {
   size_t last = SIZE_MAX;
   size_t allocated_before = allocated_since_gc_bytes();
   unsigned pressure = FIRST_PRESSURE;
   for (;;) {
-    /* Marker 0's work with the GC threads, then what the program's
-     * threads left of theirs on the rescan queue and their slots. */
-    do {
-      if (yield_requested()) return;
-      assist_gather();
-      marker_publish_all(mark_collector); /* for threads assisting meanwhile */
-      parallel_drain_concurrent();
-    } while (rescan_queue_gather(false));
+    if (!drain_all()) return;
     if (rounds == 0) hold_for_tests();
     size_t pages = 0;
     if (yield_requested() || !rescan_written_pages(&pages)) return;
@@ -619,10 +623,7 @@ static void mark_rounds(void) {
        * two busy request threads), and the finish rescanned it: latency
        * -m 256's worst pauses 13.7-33.0 ms in 3 runs, 7.2-15.7 with this alone. */
       uint64_t marked_before = marked_so_far();
-      do {
-        parallel_drain_concurrent();
-        if (yield_requested()) return;
-      } while (assist_gather() | rescan_queue_gather(false));
+      if (!drain_all() || yield_requested()) return;
       atomic_store_explicit(&rescan_pages_per_mib, 0, memory_order_relaxed);
       /* The drain marked much more than the round's pages hold: most of
        * the marking had been left on the assisting threads' slots, and
