@@ -22,6 +22,11 @@
  *             with next to nothing allocated since the last one finished
  *             (a second thread that came for a converged cycle another
  *             had just finished started the next at once)
+ *   finalizer_gc  finalizers that run a cycle: cycles finished at
+ *             allocation slow paths (many by the poll in the small-object
+ *             path) run finalizers that build a list held only in their
+ *             own frames, start and finish a cycle, and check the list;
+ *             one run under that path's stack cut lost it
  *   uncollectable  uncollectable objects allocated during the cycle (from
  *             thread caches, shared lists, fresh pages, large; some moved
  *             by GC_realloc) hold the only pointer to white objects; the
@@ -539,10 +544,55 @@ static void case_restart(void) {
   t_note("%d cycles, none started right after the last finished", starts);
 }
 
+/* ---- finalizer_gc ---- */
+enum { FIN_CYCLES = 10, FIN_LIST = 3000, FIN_LIVE = 100000 };
+static int fin_busy, fin_runs;
+
+/* The list lives only in this frame and the registers.  The cycle
+ * started and finished here (GC_collect_a_little sets no stack cut of
+ * its own) scans this thread from the innermost cut up: had the
+ * finalizer run under an allocation path's cut, its frames would be
+ * skipped, the list reclaimed and its cells taken by the garbage built
+ * next. */
+T_NOINLINE static void collect_in_finalizer(void *obj, void *data) {
+  (void)obj;
+  (void)data;
+  if (fin_busy) return; /* the collection below may run finalizers too */
+  fin_busy = 1;
+  uint64_t seed = 1000 + (uint64_t)fin_runs;
+  cell *mine = build(FIN_LIST, seed);
+  GC_start_incremental_collection();
+  double deadline = now_s() + 30;
+  while (GC_collect_a_little()) {
+    sleep_ms(1);
+    CHECK(now_s() < deadline, "a cycle started in a finalizer did not finish in 30 s");
+  }
+  for (int i = 0; i < 4; i++) sink = build(FIN_LIST, 99);
+  sink = NULL;
+  verify(mine, FIN_LIST, seed);
+  fin_runs++;
+  fin_busy = 0;
+}
+
+static void case_finalizer_gc(void) {
+  kept = build(FIN_LIVE, 11); /* live data, so cycles take a while to mark */
+  for (int cycle = 0; cycle < FIN_CYCLES; cycle++) {
+    GC_register_finalizer(GC_malloc(48), collect_in_finalizer, NULL, NULL, NULL);
+    t_clear_stack();
+    /* Finished by the poll at a refill once the marking converged; its
+     * finalizer runs at the refill after that, or at this one. */
+    finish_by_allocating(start_cycle());
+    finish_by_allocating(start_cycle());
+  }
+  verify(kept, FIN_LIVE, 11);
+  CHECK(fin_runs >= FIN_CYCLES / 2, "finalizers ran %d times in %d cycles", fin_runs, FIN_CYCLES);
+  t_note("%d finalizers built a list, ran a cycle and found the list whole", fin_runs);
+}
+
 int main(int argc, char **argv) {
   t_test_name = "concurrent";
   GC_INIT();
-  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart");
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart|finalizer_gc");
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   if (strcmp(argv[1], "hazard") == 0) case_hazard();
   else if (strcmp(argv[1], "read") == 0) case_read();
@@ -553,6 +603,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "uncollectable") == 0) case_uncollectable();
   else if (strcmp(argv[1], "suspend") == 0) case_suspend();
   else if (strcmp(argv[1], "restart") == 0) case_restart();
+  else if (strcmp(argv[1], "finalizer_gc") == 0) case_finalizer_gc();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }
