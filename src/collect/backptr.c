@@ -28,6 +28,7 @@
 #include "gc/gc_backptr.h"
 #include "heap/heap.h"
 #include "heap/heap_lock.h"
+#include "os/scan_read.h"
 #include "roots/roots.h"
 #include "threads/thread.h"
 
@@ -53,9 +54,9 @@ static bool points_to_dest(const struct search *s, uintptr_t w) {
 static uintptr_t scan_range(const struct search *s, uintptr_t lo, uintptr_t hi) {
   for (uintptr_t a = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
        a + sizeof(uintptr_t) <= hi; a += sizeof(uintptr_t)) {
-    /* Plain reads of memory other threads own, as the marker's: they are
-     * stopped. */
-    if (points_to_dest(s, *(const volatile uintptr_t *)a)) return a;
+    /* Reads of memory other threads own, as the marker's (they are
+     * stopped), redzones included. */
+    if (points_to_dest(s, scanned_word((const uintptr_t *)a))) return a;
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include "mark/custom_kind.h"
 #include "heap/placement.h"
 #include "os/os.h"
+#include "os/scan_read.h"
 
 enum {
   /* Ranges are prefetched when popped and scanned this many pops later,
@@ -224,24 +225,6 @@ struct page_cache {
   struct page_header *page;
 };
 
-/* A word of a range scanned conservatively: stacks and data segments
- * hold what an AddressSanitizer build poisons (the redzones between
- * locals and between globals), and words other threads write meanwhile
- * (sgc's own statics among the data: a GC thread reads the collector's
- * mark stack fields as possible pointers while the collector updates
- * them, which ThreadSanitizer calls a race).  The collector must read it
- * all, so this read alone is not instrumented (tools/ci/sanitize.sh).  GCC
- * would inline it into the instrumented caller, or move the load there
- * (IPA-SRA), instrumenting it after all, so in those builds alone it is a
- * call the optimiser may not look into. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SGC_SCAN_READ static __attribute__((no_sanitize_address, noipa))
-#elif defined(__SANITIZE_THREAD__)
-#define SGC_SCAN_READ static __attribute__((no_sanitize_thread, noipa))
-#else
-#define SGC_SCAN_READ static inline __attribute__((always_inline))
-#endif
-SGC_SCAN_READ uintptr_t scanned_word(const uintptr_t *p) { return *p; }
 
 /* The owner's view of its stack, kept in locals by the drain loop so that
  * pushes and pops do not go through memory (with -fno-strict-aliasing any
