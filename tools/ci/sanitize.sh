@@ -15,7 +15,10 @@
 # with malloc.  Tests left out, and why:
 #   both: fastpath_no_atomics reads the fast paths' machine code, where
 #     the sanitizer adds calls; unit_own_roots counts the bytes of static
-#     roots, and the sanitizer's runtime has megabytes of its own.
+#     roots, and the sanitizer's runtime has megabytes of its own;
+#     bb_concurrent_start_pause wants a cycle's start pause shorter than
+#     the barrier's arm before it, and the instrumented root scan is not
+#     (2.6-4.2 ms against 1 under UBSan, 6 against 1 under ASan).
 #   address only:
 #     bb_waiters_unsignalled: a thread cancelled inside GC_do_blocking
 #       trips a CHECK inside ASan itself (asan_thread.cpp, while unwinding);
@@ -32,9 +35,8 @@
 #     bb_stale_kinds_torture: 120 s are not enough for it instrumented;
 #     bb_tiny_stacks*: ASan's frames overflow the 16 KiB stacks the test
 #       collects on (in the GC thread count's prediction, 2026-11-30);
-#     bb_gc_threads_idle, bb_concurrent_start_pause: bounds on CPU time
-#       and on a pause's parts that the instrumented code overruns (715 us
-#       a collection against 600; a start pause of 6 ms around a 1 ms arm).
+#     bb_gc_threads_idle: a bound on the GC threads' CPU time that the
+#       instrumented code overruns (715 us a collection against 600).
 # ThreadSanitizer cannot run the suite: it delivers a signal only at the
 # thread's next intercepted call, so the registers and stack pointer a
 # stopped thread reports are stale (the collector then misses what the
@@ -58,7 +60,7 @@ shift
 case $kind in
 undefined)
   flags="-fsanitize=undefined -fno-sanitize-recover=all"
-  skip='^(fastpath_no_atomics|unit_own_roots|bb_oracle_stress_as_limited)$'
+  skip='^(fastpath_no_atomics|unit_own_roots|bb_oracle_stress_as_limited|bb_concurrent_start_pause)$'
   export UBSAN_OPTIONS=print_stacktrace=1
   ;;
 address)
