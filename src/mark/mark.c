@@ -225,7 +225,6 @@ struct page_cache {
   struct page_header *page;
 };
 
-
 /* The owner's view of its stack, kept in locals by the drain loop so that
  * pushes and pops do not go through memory (with -fno-strict-aliasing any
  * store could alias the struct).  Only the owner writes top, entries,
