@@ -11,6 +11,11 @@
  *    the heap ends at most at the maximum (before, the first failed:
  *    growth came in whole chunks); GC_expand_hp(0) there fails, and
  *    allocation still works.
+ *  - fragmented: 32 MiB of 64-byte objects, one in eight kept, leave
+ *    survivors on every page; kept 256-byte objects then use the heap up
+ *    while it holds far more than the threshold's room beyond live data.
+ *    Its growth is a sixteenth of the heap (a step), not a quarter of it
+ *    or the whole threshold (before: 9 MiB of a 37 MiB heap).
  *  - tail_pointers: pointers to every page around the end of an object
  *    of 1 GiB + 1.5 MiB, which reach past its chunk's end into the rest
  *    of the page map's 4 MiB slot (reserved, not usable): GC_base and a
@@ -75,6 +80,36 @@ static int under_limit(void) {
     return 0;
 }
 
+enum { SMALL_COUNT = 32 * MIB / 64, BIG_MOST = 12 * MIB / 256 };
+
+static int fragmented(void) {
+    /* Roots of this case alone: in the data segment they would raise
+     * every case's threshold. */
+    void **smalls = malloc(SMALL_COUNT * sizeof *smalls), **bigs = calloc(BIG_MOST, sizeof *bigs);
+    CHECK(smalls && bigs);
+    GC_add_roots(smalls, smalls + SMALL_COUNT);
+    GC_add_roots(bigs, bigs + BIG_MOST);
+    GC_disable(); /* every page filled in one go, none reused in between */
+    for (size_t i = 0; i < SMALL_COUNT; i++) CHECK((smalls[i] = GC_malloc(64)) != NULL);
+    GC_enable();
+    for (size_t i = 0; i < SMALL_COUNT; i++)
+        if (i % 8) smalls[i] = NULL;
+    GC_gcollect();
+    size_t heap = GC_get_heap_size();
+    for (size_t i = 0; i < BIG_MOST; i++) {
+        CHECK((bigs[i] = GC_malloc(256)) != NULL);
+        size_t now = GC_get_heap_size();
+        if (now == heap) continue;
+        CHECK(now - heap <= heap / 16 + MIB, "a %zu-byte heap, fragmented, grew by %zu bytes after "
+              "%zu objects of 256 bytes", heap, now - heap, i + 1);
+        for (size_t j = 0; j < SMALL_COUNT; j += 8) CHECK(smalls[j] != NULL);
+        for (size_t j = 0; j <= i; j++) CHECK(bigs[j] != NULL);
+        return 0;
+    }
+    fprintf(stderr, "the heap of %zu bytes did not grow for 12 MiB of objects\n", heap);
+    return 1;
+}
+
 static uintptr_t probes[3 * 1024]; /* a root: the collection reads each */
 
 static int tail_pointers(void) {
@@ -113,6 +148,7 @@ static const struct {
     {"expand_step", expand_step},
     {"small_live", small_live},
     {"under_limit", under_limit},
+    {"fragmented", fragmented},
     {"tail_pointers", tail_pointers},
 };
 
