@@ -33,6 +33,10 @@
  *             each of 5 cycles within 3 s and without a fallback (about
  *             25 ms and 8 KiB; with neither the refill's check nor its
  *             poll, the first ran on past 3 s and 1.2 MiB)
+ *   oom_finish  a large allocation past the heap limit, the first slow
+ *             path after a cycle converged: it finishes the cycle, then
+ *             fails; the finalizer of an object the cycle found dead has
+ *             run by the time the out-of-memory function is called
  *   uncollectable  uncollectable objects allocated during the cycle (from
  *             thread caches, shared lists, fresh pages, large; some moved
  *             by GC_realloc) hold the only pointer to white objects; the
@@ -630,10 +634,62 @@ static void case_prompt(void) {
   }
 }
 
+/* ---- oom_finish ---- */
+static int oom_fin_runs, oom_fin_runs_at_oom = -1, oom_calls;
+
+static void count_oom_finalizer(void *obj, void *data) {
+  (void)obj;
+  (void)data;
+  oom_fin_runs++;
+}
+
+static void *record_oom(size_t bytes) {
+  (void)bytes;
+  oom_calls++;
+  oom_fin_runs_at_oom = oom_fin_runs;
+  return NULL;
+}
+
+T_NOINLINE static void drop_finalizable(void) {
+  void *obj = GC_malloc(64);
+  CHECK(obj != NULL);
+  GC_register_finalizer(obj, count_oom_finalizer, NULL, NULL, NULL);
+}
+
+static void *oom_kept;
+
+static void case_oom_finish(void) {
+  enum { MIB = 1 << 20 };
+  /* 8 MiB live: a request 2 MiB under the limit fits under it alone,
+   * but not beside what the heap holds. */
+  CHECK((oom_kept = GC_malloc_atomic(8 * MIB)) != NULL);
+  GC_gcollect();
+  drop_finalizable();
+  t_clear_stack();
+  size_t limit = GC_get_heap_size() + 4 * MIB, request = limit - 2 * MIB;
+  GC_set_max_heap_size(limit);
+  GC_set_oom_fn(record_oom);
+  GC_word before = GC_get_gc_no();
+  GC_start_incremental_collection();
+  sleep_ms(300); /* a tiny heap: converged long before */
+  CHECK(GC_get_gc_no() == before, "the cycle finished before any allocation");
+  CHECK(oom_fin_runs == 0);
+  void *big = GC_malloc(request);
+  CHECK(big == NULL, "%zu bytes under a limit of %zu beside 8 MiB live", request, limit);
+  CHECK(GC_get_gc_no() != before, "the failing allocation did not finish the cycle");
+  CHECK(oom_calls == 1, "the out-of-memory function ran %d times", oom_calls);
+  CHECK(oom_fin_runs_at_oom == 1, "the finalizer had run %d times when the allocation failed",
+        oom_fin_runs_at_oom);
+  GC_set_oom_fn(NULL);
+  GC_set_max_heap_size(0);
+  CHECK(GC_malloc(64) != NULL);
+  t_note("a failing large allocation finished the cycle and ran its finalizer first");
+}
+
 int main(int argc, char **argv) {
   t_test_name = "concurrent";
   GC_INIT();
-  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart|finalizer_gc|prompt");
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart|finalizer_gc|prompt|oom_finish");
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   if (strcmp(argv[1], "hazard") == 0) case_hazard();
   else if (strcmp(argv[1], "read") == 0) case_read();
@@ -646,6 +702,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "restart") == 0) case_restart();
   else if (strcmp(argv[1], "finalizer_gc") == 0) case_finalizer_gc();
   else if (strcmp(argv[1], "prompt") == 0) case_prompt();
+  else if (strcmp(argv[1], "oom_finish") == 0) case_oom_finish();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }
