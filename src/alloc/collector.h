@@ -1,6 +1,7 @@
 /* What the allocator asks of the collector: the one seam that points up
  * (docs/design.md, "The layering rule").  Declared here, at the
- * allocator's layer, and defined by collect/collect.c, so that alloc/
+ * allocator's layer, and defined in collect/ (trigger.c; concurrent_assist
+ * in concurrent.c, collect_after_unlock in collect.c), so that alloc/
  * never includes the collector.  All but collect_after_unlock and
  * unlocked_flush_step with heap_lock held. */
 #ifndef SGC_ALLOC_COLLECTOR_H
@@ -36,7 +37,7 @@ bool concurrent_assist(size_t bytes);
 /* After heap_lock is released: queued finalizers, the trace. */
 void collect_after_unlock(void);
 /* The bytes a thread may count privately before adding them to the
- * shared allocation count (collect/collect.c). */
+ * shared allocation count (collect/trigger.c). */
 size_t unlocked_flush_step(void);
 
 #endif

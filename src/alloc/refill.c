@@ -1,6 +1,6 @@
 /* The allocation slow path for small objects: refill a thread's free list
  * from swept pages of the same size class, or from a free page, collecting
- * or growing the heap when the policy says so (collect/collect.c). */
+ * or growing the heap when the policy says so (collect/trigger.c). */
 #include <string.h>
 
 #include "alloc/alloc.h"

@@ -102,7 +102,7 @@ static size_t descriptor_bytes_for(size_t pages) {
 /* The heap grows by multiples of SGC_HEAP_STEP (a power of two, a page
  * to a chunk's 4 MiB, the default), and its size counts only pages the
  * program can use.  Smaller steps give a heap closer to what the growth
- * rule (collect/collect.c) asks for, at the cost of collections: a
+ * rule (collect/trigger.c) asks for, at the cost of collections: a
  * program whose live data is small collects once its heap is used up,
  * so the heap's free room sets how often.  1 MiB steps left alloc-drop's
  * heap at 7 MiB against 8 (1.5 times the collections) and cky's at 38

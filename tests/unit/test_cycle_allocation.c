@@ -1,6 +1,6 @@
 /* What a cycle counts as allocated when the heap is used up, where that
  * count decides between collecting and growing (issue 53;
- * collect/collect.c):
+ * collect/trigger.c):
  *  - after a flip to per-CPU caches, the per-thread lists the flip left
  *    count, since the next cycle allocates from them;
  *  - when the heap is used up, bytes the threads refilled without
