@@ -55,7 +55,7 @@ SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_
   if (sgc_settings.max_heap_bytes && (pages << PAGE_SHIFT) > sgc_settings.max_heap_bytes)
     return sgc_out_of_memory(bytes);
   struct thread_alloc *t = alloc_self_or_register();
-  bool finished = concurrent_assist(pages << PAGE_SHIFT); /* collect_after_unlock: below */
+  concurrent_assist(pages << PAGE_SHIFT); /* a cycle it finishes: collect_after_unlock below */
   uintptr_t outer = slow_path_cut(t);
   heap_lock_take(thread_of_alloc(t));
   if (collect_torture_turn(t)) collect_torture();
@@ -64,7 +64,10 @@ SGC_NOINLINE static void *allocate_pages(size_t bytes, unsigned kind, bool with_
   slow_path_uncut(t, outer);
   if (!head) {
     pthread_mutex_unlock(&heap_lock);
-    if (finished) collect_after_unlock();
+    /* As on success: finalizers of a cycle the poll finished, or of the
+     * collection page_acquire ran at the limit, before the program hears
+     * of the failure. */
+    collect_after_unlock();
     return sgc_out_of_memory(bytes);
   }
   /* Cleared outside heap_lock, so other threads' slow paths do not wait

@@ -184,7 +184,7 @@ static bool concurrent_heap_used_up(void) {
  * and the next few (heap_grow rounds it up to a step).  Only just after
  * a collection: earlier the live count is stale, and where live data
  * grows, growth by sixteenths cost the same program (without -K) 7% of
- * its bursts in twice the heap-used-up stops (history.md). */
+ * its bursts, in 18 growths of 4 MiB instead of quarters (history.md). */
 static size_t fragmented_growth_bytes(size_t needed, bool collected) {
   size_t heap = heap_size_bytes(), live = heap_accounting.live_after_gc;
   size_t used = live + cycle_allocated_bytes();

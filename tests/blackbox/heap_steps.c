@@ -15,7 +15,7 @@
  *    survivors on every page; kept 256-byte objects then use the heap up
  *    while it holds far more than the threshold's room beyond live data.
  *    Its growth is a sixteenth of the heap (a step), not a quarter of it
- *    or the whole threshold (before: 9 MiB of a 37 MiB heap).
+ *    or the whole threshold (before: 10 MiB of a 39 MiB heap).
  *  - tail_pointers: pointers to every page around the end of an object
  *    of 1 GiB + 1.5 MiB, which reach past its chunk's end into the rest
  *    of the page map's 4 MiB slot (reserved, not usable): GC_base and a
