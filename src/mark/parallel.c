@@ -541,7 +541,7 @@ static void drain_with_markers(void) {
   if (active <= 1) {
     uint64_t start = os_now_ns(), cpu_start = os_thread_cpu_ns();
     /* Beside the program a lone GC marker still has thieves: the threads
-     * that assist (collect/concurrent.c) take their work from its stack,
+     * that assist (collect/assist.c) take their work from its stack,
      * so it shares as with several markers. */
     mark_configure_drain(!atomic_load_explicit(&mark_concurrently, memory_order_relaxed));
     mark_drain_own(mark_collector);
@@ -551,9 +551,18 @@ static void drain_with_markers(void) {
     return;
   }
   if (!mark_config.balance) {
-    /* Simple: deal the root entries round-robin, then no exchange. */
+    /* Simple: deal the root entries round-robin, then no exchange.
+     * Beside the program, threads that assist may be stealing from marker
+     * 0's public part (collect/concurrent.c): it turns private under the lock
+     * first.  Dealt while a thief took some, the entries kept were packed
+     * below the thief's raised bottom, where no pop reaches them, and
+     * their objects were never scanned (the oracle's objects freed while
+     * reachable, 2 runs in 6). */
     struct marker *m0 = mark_collector;
+    pthread_mutex_lock(&m0->lock);
     size_t from = atomic_load_explicit(&m0->bottom, memory_order_relaxed);
+    atomic_store_explicit(&m0->watermark, from, memory_order_relaxed);
+    pthread_mutex_unlock(&m0->lock);
     size_t n = m0->top, kept = from;
     for (size_t i = from; i < n; i++) {
       struct mark_range r = m0->entries[i];
