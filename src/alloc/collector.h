@@ -1,7 +1,7 @@
 /* What the allocator asks of the collector: the one seam that points up
  * (docs/design.md, "The layering rule").  Declared here, at the
  * allocator's layer, and defined in collect/ (trigger.c; concurrent_assist
- * in concurrent.c, collect_after_unlock in collect.c), so that alloc/
+ * in assist.c, collect_after_unlock in collect.c), so that alloc/
  * never includes the collector.  All but collect_after_unlock and
  * unlocked_flush_step with heap_lock held. */
 #ifndef SGC_ALLOC_COLLECTOR_H
@@ -29,7 +29,7 @@ bool grow_or_collect(size_t bytes, bool *collected);
 bool collect_torture_turn(struct thread_alloc *t);
 void collect_torture(void);
 /* Concurrent mode, at a slow path with no lock of the collector's held
- * (collect/concurrent.c): a cycle's share of marking for a thread about
+ * (collect/assist.c): a cycle's share of marking for a thread about
  * to take about BYTES, the start of a cycle when one is due, or the
  * finish of one that converged: true then, and the caller runs
  * collect_after_unlock. */

@@ -21,6 +21,7 @@
 #include "alloc/percpu.h"
 #include "collect/backptr.h"
 #include "collect/collect.h"
+#include "collect/assist.h"
 #include "collect/concurrent.h"
 #include "collect/events.h"
 #include "collect/debug_alloc.h"

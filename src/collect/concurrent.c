@@ -1,6 +1,7 @@
-/* Concurrent cycles: the cycle's state, the marking beside the program and
- * the policy of when to start and finish (thesis §5.2; docs/concurrent.md
- * for the invariants).  collect.c runs the two stops.
+/* Concurrent cycles: the cycle's state, the GC threads' marking beside
+ * the program and the policy of when to start and finish (thesis §5.2;
+ * docs/concurrent.md for the invariants).  collect.c runs the two stops;
+ * the program threads' share of the marking is assist.c's.
  *
  * The marking is driven by a thread of sgc's own (the driver), not
  * registered with the collector and with every signal blocked, like the
@@ -19,6 +20,7 @@
 #include "alloc/collector.h"
 #include "alloc/page_path.h"
 #include "barrier/barrier.h"
+#include "collect/assist.h"
 #include "collect/collect.h"
 #include "common.h"
 #include "heap/heap.h"
@@ -38,14 +40,11 @@ enum {
    * marking (mark_rounds). */
   LATE_MARKING_BYTES = 8 << 20,
   MAX_ROUNDS = 8,
-  /* Rounds' pacing (rescan_pressure): the mutators rescan PRESSURE times
-   * the pages they wrote in the last round, doubled up to the most while
-   * rounds do not shrink; an assist does at most RESCAN_DRAINS_MAX drains
-   * of about 64 ranges each (a few ms at the most). */
+  /* Rounds' pacing (mark_rounds): the program's threads rescan PRESSURE
+   * times the pages they wrote in the last round (collect/assist.c),
+   * doubled up to the most while rounds do not shrink. */
   FIRST_PRESSURE = 2,
   MAX_PRESSURE = 16,
-  RESCAN_DRAINS_MAX = 8,
-  RANGES_PER_DRAIN = 64,
 };
 
 static pthread_mutex_t driver_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -71,49 +70,6 @@ static size_t allocated_at_start;
 /* Across cycles: what the last cycle let the program allocate. */
 static size_t last_cycle_allocated;
 static _Atomic uint64_t cycles_done, fallbacks_done;
-/* This cycle's assists (slow paths that marked or meant to): how many,
- * how many found no work or no slot, the bytes their budgets asked for.
- * Relaxed: statistics, read at the finish after every slot was given
- * back. */
-static _Atomic uint64_t assist_calls, assist_idle, assist_asked;
-/* During rounds: the pages an assist is to rescan per MiB its thread
- * allocates (0 before the first round and once ready).  Written by the
- * driver, read by slow paths as a hint (relaxed). */
-static _Atomic uint64_t rescan_pages_per_mib;
-/* This cycle's steals from the rescan queue by assisting threads
- * (statistics; relaxed, read at the finish). */
-static _Atomic uint64_t rescan_steals;
-
-/* ---- marking by the program's threads (thesis §5.2) ----
- * A thread at an allocation slow path marks in proportion to what it
- * takes (assist_budget: the marking left over the allocation left).  It
- * borrows one of a few marker slots of its own, takes work from the GC
- * threads' stacks by stealing, marks within its budget and leaves what is
- * left on the slot's stack, which the driver (between phases) and the
- * finish gather. */
-enum { ASSIST_SLOTS = 4 };
-static struct assist_slot {
-  pthread_mutex_t lock;
-  struct marker marker;
-  bool usable; /* its stack could be mapped */
-} assist_slots[ASSIST_SLOTS];
-/* Relaxed: a hint; checked again under the slot's lock, which the finish
- * takes after clearing it. */
-static _Atomic bool assist_open;
-/* The program threads' share of a round's rescans: the driver moves what
- * a round queued here, all of it public, and threads that assist steal
- * from it before the GC threads' stacks (which the GC threads drain
- * first and steal from each other, leaving assists little to find).  The
- * driver owns it and takes back half of what is left each time its own
- * share is drained. */
-static struct marker rescan_queue;
-static bool rescan_queue_usable;
-/* Set at the start pause: what the last collection found live, and the
- * cycle's limit (cycle_limit: the allocation since the last collection
- * at which the stop collector would collect, where the cycle must be
- * done). */
-static uint64_t live_at_start;
-static size_t limit_at_start;
 
 bool concurrent_cycle_running(void) { return atomic_load_explicit(&running, memory_order_relaxed); }
 bool concurrent_cycle_ready(void) { return atomic_load_explicit(&ready, memory_order_relaxed); }
@@ -129,219 +85,7 @@ void concurrent_prepare(void) {
   if (prepared) return;
   prepared = true;
   barrier_init();
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
-    pthread_mutex_init(&assist_slots[i].lock, NULL);
-    assist_slots[i].usable = marker_init(&assist_slots[i].marker, 1000 + i);
-  }
-  rescan_queue_usable = marker_init(&rescan_queue, 1000 + ASSIST_SLOTS);
-  static struct marker *slot_markers[ASSIST_SLOTS];
-  unsigned usable = 0;
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++)
-    if (assist_slots[i].usable) slot_markers[usable++] = &assist_slots[i].marker;
-  parallel_set_extra_victims(slot_markers, usable);
-}
-
-static struct assist_slot *assist_slot_take(void) {
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
-    struct assist_slot *slot = &assist_slots[i];
-    if (!slot->usable || pthread_mutex_trylock(&slot->lock) != 0) continue;
-    if (atomic_load_explicit(&assist_open, memory_order_relaxed)) return slot;
-    pthread_mutex_unlock(&slot->lock);
-    return NULL;
-  }
-  return NULL;
-}
-
-/* Marking takes a few KiB of the caller's stack (a steal copies up to
- * 2 KiB of entries): not on a small one (PTHREAD_STACK_MIN's 16 KiB:
- * bb_tiny_stacks), nor on one sgc does not know the size of (a
- * coroutine's, a signal stack). */
-enum { ASSIST_STACK_ROOM = 64 << 10 };
-static bool stack_room_to_assist(void) {
-  struct sgc_thread *t = sgc_self;
-  uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-  return t && thread_stack_mapping_holds(t, sp) && sp - t->stack_lo >= ASSIST_STACK_ROOM;
-}
-
-/* What the cycle's markers have marked so far, as their drains last
- * published it. */
-static uint64_t marked_so_far(void) {
-  uint64_t sum = 0;
-  unsigned n = parallel_markers_created();
-  for (unsigned i = 0; i < n; i++)
-    sum += atomic_load_explicit(&parallel_marker(i)->progress, memory_order_relaxed);
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++)
-    sum += atomic_load_explicit(&assist_slots[i].marker.progress, memory_order_relaxed);
-  return sum;
-}
-
-/* At most ASSIST_MAX_BYTES a slow path, about a millisecond of marking:
- * past the cycle's limit the rate asked for all the marking left, and a
- * request of latency -m 1024 marked 18-49 MB in one slow path (30-117
- * ms).  What it leaves is the GC threads' and the next slow paths', and
- * a heap used up with the marking unfinished finishes the cycle stopped
- * (concurrent_should_finish), all threads marking at once. */
-enum { ASSIST_MAX_BYTES = 1 << 20 };
-
-/* Thesis §5.2's GC speed k = (M - F) / F, the pages to mark over the free
- * pages, taken afresh at every slow path: the marking left over the
- * allocation left.  The marking is what the last collection found live,
- * or more when the live data grows during the cycle: at least what is
- * marked so far plus what was allocated since the start (new objects are
- * white, and all may turn out live).  The allocation left is the room to
- * the stop collector's trigger, where the cycle would finish stopped; as
- * it shrinks the rate rises, up to ASSIST_MAX_BYTES.  docs/concurrent.md,
- * "Pacing". */
-static uint64_t assist_budget(size_t bytes) {
-  size_t allocated = allocated_since_gc_bytes();
-  uint64_t since = allocated > allocated_at_start ? allocated - allocated_at_start : 0;
-  uint64_t marked = marked_so_far();
-  uint64_t estimate = live_at_start > marked + since ? live_at_start : marked + since;
-  uint64_t left = estimate - marked;
-  size_t room = limit_at_start > allocated ? limit_at_start - allocated : 0;
-  uint64_t budget = room <= bytes ? left : (uint64_t)((double)bytes * (double)left / (double)room) + 1;
-  return budget < ASSIST_MAX_BYTES ? budget : ASSIST_MAX_BYTES;
-}
-
-static bool yield_requested(void) {
-  return atomic_load_explicit(&mark_yield_request, memory_order_relaxed) != 0;
-}
-
-/* Marks BUDGET bytes on SLOT's marker (held), then gives it back: its
- * slot's leftovers first, then work stolen from the GC threads' stacks,
- * again while the budget lasts (a steal takes at most 128 entries) and
- * the finish is not asking the markers to stop. */
-static bool assist_mark(struct assist_slot *slot, uint64_t budget, unsigned rescan_drains) {
-  struct marker *m = &slot->marker;
-  unsigned n = parallel_markers_created();
-  uint64_t first = m->marked_bytes;
-  for (;;) {
-    if (marker_empty(m) && rescan_queue_usable && marker_steal(m, &rescan_queue))
-      atomic_fetch_add_explicit(&rescan_steals, 1, memory_order_relaxed);
-    for (unsigned i = 0; i < n && marker_empty(m); i++) marker_steal(m, parallel_marker(i));
-    uint64_t done = m->marked_bytes - first;
-    if (marker_empty(m) || yield_requested() || (done >= budget && !rescan_drains)) break;
-    /* A rescan drain: a budget of one byte stops it at its first check
-     * (every 64 ranges) that found something new. */
-    m->drain_budget = done < budget ? budget - done : 1;
-    mark_drain_own(m); /* publishes its progress */
-    if (rescan_drains) rescan_drains--;
-  }
-  m->drain_budget = 0;
-  bool marked = m->marked_bytes != first;
-  /* What is left, for the cycle's drains to steal (mark/parallel.c's
-   * extra victims) until a thread takes the slot again or the driver
-   * gathers it. */
-  if (!marker_empty(m)) marker_publish_all(m);
-  pthread_mutex_unlock(&slot->lock);
-  return marked;
-}
-
-/* Rounds rescan the pages written since the last; marked bytes do not
- * measure that work (a rescanned object is marked already), so during
- * rounds an assist also runs drains in proportion to the pages its
- * allocation is likely to have written: rescan_pages_per_mib, the last
- * round's written pages over what the program allocated meanwhile,
- * times the pressure (thesis §5.4: the finish is left only the last
- * few pages when the rounds outpace the program's writes). */
-static unsigned rescan_drains_for(size_t bytes) {
-  uint64_t per_mib = atomic_load_explicit(&rescan_pages_per_mib, memory_order_relaxed);
-  if (!per_mib) return 0;
-  uint64_t pages = ((uint64_t)bytes * per_mib >> 20) + 1;
-  uint64_t drains = (pages + RANGES_PER_DRAIN - 1) / RANGES_PER_DRAIN;
-  return drains < RESCAN_DRAINS_MAX ? (unsigned)drains : RESCAN_DRAINS_MAX;
-}
-
-bool concurrent_assist(size_t bytes) {
-  if (!concurrent_cycle_running()) {
-    collect_poll_cycle_start();
-    return false;
-  }
-  if (concurrent_cycle_ready()) return collect_poll_cycle_finish();
-  if (!atomic_load_explicit(&assist_open, memory_order_relaxed) || !stack_room_to_assist())
-    return false;
-  uint64_t budget = assist_budget(bytes);
-  unsigned rescan_drains = rescan_drains_for(bytes);
-  if (!budget && !rescan_drains) return false;
-  atomic_fetch_add_explicit(&assist_calls, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&assist_asked, budget, memory_order_relaxed);
-  /* Set before a slot is taken, cleared after it is given back: a
-   * GC_suspend_thread meanwhile parks this thread only then (a finish
-   * waits for every slot).  The handler runs on this thread: a signal
-   * fence orders the flag against the slot's lock for it. */
-  struct sgc_thread *self = sgc_self;
-  atomic_store_explicit(&self->assisting, true, memory_order_relaxed);
-  atomic_signal_fence(memory_order_seq_cst);
-  struct assist_slot *slot = assist_slot_take();
-  if (!slot || !assist_mark(slot, budget, rescan_drains)) atomic_fetch_add_explicit(&assist_idle, 1, memory_order_relaxed);
-  atomic_signal_fence(memory_order_seq_cst);
-  atomic_store_explicit(&self->assisting, false, memory_order_seq_cst);
-  thread_park_if_asked(self);
-  return false;
-}
-
-/* Moves the slots' leftover work to marker 0 (no phase running); true
- * when there was some. */
-static bool assist_gather(void) {
-  bool found = false;
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
-    struct assist_slot *slot = &assist_slots[i];
-    if (!slot->usable) continue;
-    pthread_mutex_lock(&slot->lock);
-    struct marker *m = &slot->marker;
-    /* And the marker's own lock: a drain's marker may be stealing from
-     * it (an extra victim). */
-    pthread_mutex_lock(&m->lock);
-    size_t from = atomic_load_explicit(&m->bottom, memory_order_relaxed);
-    for (size_t k = from; k < m->top; k++) {
-      marker_push(mark_collector, m->entries[k].lo, m->entries[k].hi);
-      found = true;
-    }
-    m->top = 0;
-    atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
-    atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
-    pthread_mutex_unlock(&m->lock);
-    pthread_mutex_unlock(&slot->lock);
-  }
-  return found;
-}
-
-/* Moves what is left on the rescan queue to marker 0 (its owner: the
- * driver, or the finish with the driver stopped); true when there was
- * some.  ALL, or half of its public part (marker_pop_slow's take-back):
- * the rest stays for the program's threads while marker 0's is drained. */
-static bool rescan_queue_gather(bool all) {
-  if (!rescan_queue_usable) return false;
-  bool found = false;
-  struct mark_range r;
-  while (marker_pop(&rescan_queue, &r)) {
-    marker_push(mark_collector, r.lo, r.hi);
-    found = true;
-    if (!all && rescan_queue.top == atomic_load_explicit(&rescan_queue.watermark,
-                                                         memory_order_relaxed))
-      break;
-  }
-  return found;
-}
-
-/* Moves the ranges a round just queued on marker 0 (all private there:
- * its drain had emptied it) to the rescan queue, made public. */
-static void rescan_queue_fill(void) {
-  if (!rescan_queue_usable || mark_config.deque != DEQUE_WATERMARK) return;
-  struct mark_range r;
-  while (marker_pop(mark_collector, &r)) marker_push(&rescan_queue, r.lo, r.hi);
-  marker_publish_all(&rescan_queue);
-}
-
-void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t *objects) {
-  *bytes = *atomic_bytes = *objects = 0;
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
-    struct marker *m = &assist_slots[i].marker;
-    if (!assist_slots[i].usable) continue;
-    *bytes += m->marked_bytes;
-    *atomic_bytes += m->marked_atomic_bytes;
-    *objects += m->marked_objects;
-  }
+  assist_prepare();
 }
 
 /* Room heap − live counts as free what is not: partly used pages,
@@ -505,7 +249,7 @@ static void push_written(uintptr_t lo, uintptr_t hi, void *arg) {
  * driver.  False when the finish came first. */
 static bool lock_unless_finishing(pthread_mutex_t *lock) {
   while (pthread_mutex_trylock(lock) != 0) {
-    if (yield_requested()) return false;
+    if (mark_yield_requested()) return false;
     thread_nap(50000);
   }
   return true;
@@ -552,7 +296,7 @@ static bool rescan_written_pages(size_t *pages) {
     *pages += barrier_collect_step(push_written, NULL, ROUND_STEP_PAGES, &done);
     round_unlock();
     if (done) return true;
-    if (yield_requested() || !round_lock()) return false;
+    if (mark_yield_requested() || !round_lock()) return false;
   }
 }
 
@@ -562,7 +306,7 @@ static bool rescan_written_pages(size_t *pages) {
  * and scanned (black) and what it allocates now unmarked (white). */
 static void hold_for_tests(void) {
   uint64_t until = os_now_ns() + (uint64_t)sgc_settings.concurrent_hold_ms * 1000000;
-  while (sgc_settings.concurrent_hold_ms && os_now_ns() < until && !yield_requested()) {
+  while (sgc_settings.concurrent_hold_ms && os_now_ns() < until && !mark_yield_requested()) {
     thread_nap(1000000);
   }
 }
@@ -573,7 +317,7 @@ static void hold_for_tests(void) {
 static void set_rescan_pace(size_t pages, size_t allocated, unsigned pressure) {
   if (allocated < PAGE_BYTES) allocated = PAGE_BYTES;
   uint64_t per_mib = (uint64_t)((double)pages * pressure * (1 << 20) / (double)allocated) + 1;
-  atomic_store_explicit(&rescan_pages_per_mib, per_mib, memory_order_relaxed);
+  assist_rescan_pace(per_mib);
 }
 
 /* Marker 0's work with the GC threads, then what the program's threads
@@ -581,7 +325,7 @@ static void set_rescan_pace(size_t pages, size_t allocated, unsigned pressure) {
  * left; false when the finish asks the markers to stop. */
 static bool drain_all(void) {
   do {
-    if (yield_requested()) return false;
+    if (mark_yield_requested()) return false;
     marker_publish_all(mark_collector); /* for threads assisting meanwhile */
     parallel_drain_concurrent();
   } while (assist_gather() | rescan_queue_gather(false));
@@ -596,7 +340,7 @@ static void mark_rounds(void) {
     if (!drain_all()) return;
     if (rounds == 0) hold_for_tests();
     size_t pages = 0;
-    if (yield_requested() || !rescan_written_pages(&pages)) return;
+    if (mark_yield_requested() || !rescan_written_pages(&pages)) return;
     rounds++;
     rescanned_pages += pages;
     /* Random writes over a large heap dirty as many pages during a
@@ -622,14 +366,14 @@ static void mark_rounds(void) {
        * at full speed during that drain (the driver sharing a CPU with
        * two busy request threads), and the finish rescanned it: latency
        * -m 256's worst pauses 13.7-33.0 ms in 3 runs, 7.2-15.7 with this alone. */
-      uint64_t marked_before = marked_so_far();
-      if (!drain_all() || yield_requested()) return;
-      atomic_store_explicit(&rescan_pages_per_mib, 0, memory_order_relaxed);
+      uint64_t marked_before = cycle_marked_so_far();
+      if (!drain_all() || mark_yield_requested()) return;
+      assist_rescan_pace(0);
       /* The drain marked much more than the round's pages hold: most of
        * the marking had been left on the assisting threads' slots, and
        * the program wrote meanwhile as during any long drain: another
        * round, not the finish. */
-      if (marked_so_far() - marked_before > LATE_MARKING_BYTES && !yield_requested()) {
+      if (cycle_marked_so_far() - marked_before > LATE_MARKING_BYTES && !mark_yield_requested()) {
         last = SIZE_MAX;
         continue;
       }
@@ -699,19 +443,7 @@ void concurrent_arm_before_stop(void) {
 }
 
 void concurrent_arm(size_t allocated, size_t threshold) {
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
-    struct marker *m = &assist_slots[i].marker;
-    m->marked_bytes = m->marked_atomic_bytes = m->marked_objects = 0;
-  }
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++)
-    atomic_store_explicit(&assist_slots[i].marker.progress, 0, memory_order_relaxed);
-  atomic_store_explicit(&assist_calls, 0, memory_order_relaxed);
-  atomic_store_explicit(&assist_idle, 0, memory_order_relaxed);
-  atomic_store_explicit(&assist_asked, 0, memory_order_relaxed);
-  atomic_store_explicit(&rescan_pages_per_mib, 0, memory_order_relaxed);
-  atomic_store_explicit(&rescan_steals, 0, memory_order_relaxed);
-  live_at_start = heap_accounting.live_after_gc;
-  limit_at_start = cycle_limit(threshold);
+  assist_cycle_begin(heap_accounting.live_after_gc, cycle_limit(threshold), allocated);
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
   if (!armed_before_stop) arm_timed();
   armed_before_stop = false;
@@ -733,12 +465,12 @@ void concurrent_marking_begin(void) {
    * not run for a while on a busy machine, and threads that assist take
    * their work by stealing. */
   marker_publish_all(mark_collector);
-  atomic_store_explicit(&assist_open, true, memory_order_relaxed);
+  assist_open_slots();
   if (!order_marking()) atomic_store_explicit(&ready, true, memory_order_relaxed);
 }
 
 void concurrent_marking_stop(void) {
-  atomic_store_explicit(&assist_open, false, memory_order_relaxed);
+  assist_close_slots();
   atomic_store_explicit(&mark_yield_request, 1, memory_order_relaxed);
   pthread_mutex_lock(&driver_lock);
   order_mark = false; /* one not yet taken up is cancelled */
@@ -747,11 +479,7 @@ void concurrent_marking_stop(void) {
   /* And for threads marking at their slow paths, before any stop (one
    * stopped holding its slot would be waited for forever); none starts
    * after, assist_open being clear. */
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
-    if (!assist_slots[i].usable) continue;
-    pthread_mutex_lock(&assist_slots[i].lock);
-    pthread_mutex_unlock(&assist_slots[i].lock);
-  }
+  assist_wait_slots();
   /* The driver is off the markers: the finish's own drain must not stop. */
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
 }
@@ -783,17 +511,12 @@ void concurrent_end(SGC_gc_record_t *out, bool fallback) {
   out->rounds = rounds;
   out->concurrent = 1;
   out->fallback = fallback;
-  uint64_t atomic_bytes, objects;
-  concurrent_assist_totals(&out->mutator_marked_bytes, &atomic_bytes, &objects);
+  assist_record(out);
   out->cycle_allocated_bytes = last_cycle_allocated;
   out->finish_rescan_pages = finish_rescan_pages;
   out->finish_rescan_bytes = finish_rescan_bytes;
-  out->assists = atomic_load_explicit(&assist_calls, memory_order_relaxed);
-  out->assists_idle = atomic_load_explicit(&assist_idle, memory_order_relaxed);
-  out->assist_asked_bytes = atomic_load_explicit(&assist_asked, memory_order_relaxed);
   out->rescanned_bytes = rescan_bytes;
   out->start_arm_ns = start_arm_ns;
-  out->assist_rescan_steals = atomic_load_explicit(&rescan_steals, memory_order_relaxed);
   atomic_store_explicit(&running, false, memory_order_relaxed);
   atomic_store_explicit(&ready, false, memory_order_relaxed);
   atomic_fetch_add_explicit(&cycles_done, 1, memory_order_relaxed);
@@ -808,29 +531,18 @@ void concurrent_before_fork(void) {
 
 void concurrent_after_fork_parent(void) {
   if (!concurrent_cycle_running()) return;
-  atomic_store_explicit(&assist_open, true, memory_order_relaxed);
+  assist_open_slots();
   if (!concurrent_cycle_ready()) order_marking();
 }
 
 /* The child has neither the driver nor the GC threads: the cycle is
  * abandoned, its marks are never read (no page waits to be swept during
  * a cycle) and the next collection starts afresh. */
-static void forget_work(struct marker *m) {
-  m->top = 0;
-  atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
-  atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
-}
-
 void concurrent_after_fork_child(void) {
-  atomic_store_explicit(&assist_open, false, memory_order_relaxed);
-  for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
-    pthread_mutex_init(&assist_slots[i].lock, NULL);
-    if (assist_slots[i].usable) forget_work(&assist_slots[i].marker);
-  }
+  assist_after_fork_child();
   /* The abandoned cycle's work, left where the fork stopped its marking:
    * the next collection starts with empty stacks. */
-  forget_work(mark_collector);
-  if (rescan_queue_usable) forget_work(&rescan_queue);
+  marker_forget(mark_collector);
   pthread_mutex_init(&driver_lock, NULL);
   pthread_cond_init(&driver_cond, NULL);
   driver_exists = order_mark = driver_busy = false;

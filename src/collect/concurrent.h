@@ -54,9 +54,6 @@ void concurrent_marking_stop(void);
  * marker 0, pushes the marked objects of every page written since the
  * last round, and stops the barrier's recording. */
 void concurrent_finish_mark(void);
-/* The program threads' marking this cycle (all of it once the finish
- * closed it): bytes, of them pointer-free, objects. */
-void concurrent_assist_totals(uint64_t *bytes, uint64_t *atomic_bytes, uint64_t *objects);
 /* The cycle recorded as over: its figures go into the finish's record
  * (the concurrent fields of SGC_gc_record_t but the finish's own
  * parts). */

@@ -32,6 +32,9 @@ void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base)
  * them to stop and leave their work on their stacks. */
 extern _Atomic bool mark_concurrently;
 extern _Atomic int mark_yield_request;
+static inline bool mark_yield_requested(void) {
+  return atomic_load_explicit(&mark_yield_request, memory_order_relaxed) != 0;
+}
 /* The world stopped: scans marker 0's entries from FROM on (the roots
  * pushed so far) now, marking what they point to and queueing those
  * objects in their place, so the roots need not stay readable while the
@@ -94,7 +97,7 @@ unsigned parallel_set_active(unsigned want);
 bool parallel_steal_from_someone(struct marker *m);
 /* Markers other than the GC threads' whose public work the markers of a
  * concurrent cycle's drains may steal as well (the assisting threads'
- * slots: collect/concurrent.c).  Once, before the first cycle; VICTIMS
+ * slots: collect/assist.c).  Once, before the first cycle; VICTIMS
  * stays valid. */
 void parallel_set_extra_victims(struct marker *const *victims, unsigned count);
 /* Adapts the next collection's marker count to this one's parallelism

@@ -126,6 +126,12 @@ void marker_publish_all(struct marker *m) {
   pthread_mutex_unlock(&m->lock);
 }
 
+void marker_forget(struct marker *m) {
+  m->top = 0;
+  atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
+  atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
+}
+
 bool marker_steal(struct marker *thief, struct marker *victim) {
   thief->steal_attempts++;
   /* Cheap look without the lock first: most victims have nothing. */

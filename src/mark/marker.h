@@ -54,12 +54,12 @@ struct marker {
   /* Statistics of the current collection (owner only). */
   uint64_t marked_bytes, marked_objects;
   uint64_t marked_atomic_bytes; /* of them, in objects with no pointers */
-  /* A program thread's share of a concurrent cycle (collect/concurrent.c):
+  /* A program thread's share of a concurrent cycle (collect/assist.c):
    * its drain stops once it has marked this many bytes (0: no bound). */
   uint64_t drain_budget;
   /* Its marked_bytes as a concurrent drain last published them (every
    * 64 ranges and at its end), for the cycle's pacing to read from any
-   * thread (collect/concurrent.c).  Relaxed: an estimate. */
+   * thread (collect/assist.c).  Relaxed: an estimate. */
   _Atomic uint64_t progress;
   uint64_t steal_attempts, steal_successes;
   uint64_t busy_ns, idle_ns;
@@ -208,6 +208,8 @@ void marker_share(struct marker *m);
  * (a concurrent cycle's assisting threads among them) find work even
  * while the owner does not run. */
 void marker_publish_all(struct marker *m);
+/* After fork(), in the child (no drain anywhere): M's entries dropped. */
+void marker_forget(struct marker *m);
 /* Moves up to half of VICTIM's public entries to THIEF's stack. */
 bool marker_steal(struct marker *thief, struct marker *victim);
 static inline bool marker_empty(struct marker *m) {

@@ -553,7 +553,7 @@ static void drain_with_markers(void) {
   if (!mark_config.balance) {
     /* Simple: deal the root entries round-robin, then no exchange.
      * Beside the program, threads that assist may be stealing from marker
-     * 0's public part (collect/concurrent.c): it turns private under the lock
+     * 0's public part (collect/assist.c): it turns private under the lock
      * first.  Dealt while a thief took some, the entries kept were packed
      * below the thief's raised bottom, where no pop reaches them, and
      * their objects were never scanned (the oracle's objects freed while

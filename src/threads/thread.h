@@ -67,7 +67,7 @@ struct sgc_thread {
   _Atomic uint32_t ext_suspend;
   _Atomic uint32_t ext_parked;
   /* Set by the thread itself while it marks for a concurrent cycle
-   * (collect/concurrent.c), holding a marker slot the cycle's finish
+   * (collect/assist.c), holding a marker slot the cycle's finish
    * waits for: asked to park then, it parks once done
    * (thread_park_if_asked), not in the handler.  Read by its own signal
    * handler only. */
