@@ -34,7 +34,9 @@ static void *free_lists[2][SIZE_CLASS_COUNT]; /* [kind - KIND_UNCOLLECTABLE] */
  * nonzero byte as a root and change none; the marker may set the byte of
  * an object on a shared list that a stale word points to, which only
  * makes it a root (it is cleared) until a refill sets the byte again.
- * GC_free tells a double free by a byte other than STATE_ALLOCATED. */
+ * The marker neither scans such an object nor counts it live (mark.c):
+ * its first word links the list.  GC_free tells a double free by a byte
+ * other than STATE_ALLOCATED. */
 enum uncollectable_state {
   STATE_SHARED = 0,    /* on a shared list (heap_lock) */
   STATE_ALLOCATED = 1, /* the program's */
