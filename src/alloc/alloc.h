@@ -70,9 +70,10 @@ void custom_free_small(struct thread_alloc *self, struct page_header *page, void
 void custom_kinds_before_mark(bool keep_lists, void (*unlisted)(void *));
 void custom_kinds_free_lists_undo(void (*visit)(void *));
 void custom_kinds_after_mark(void);
-/* After each collection's sweep (heap_lock held): the small uncollectable
- * pages whose objects are all free go back to the free-page pool. */
-void uncollectable_release_free_pages(void);
+/* heap_lock held, after each collection's sweep and before the heap
+ * grows: the small uncollectable pages whose objects are all free go
+ * back to the free-page pool.  True when one did. */
+bool uncollectable_release_free_pages(void);
 /* Calls VISIT on every object on T's custom-kind cache (world stopped). */
 void custom_caches_for_each_free(struct thread_alloc *t, void (*visit)(void *));
 /* T exits: its cached objects go to the shared lists; heap_lock held. */

@@ -122,7 +122,8 @@ static void *shared_pop(unsigned k, unsigned cls) {
 /* live_objects of a page whose objects are leaving the shared list. */
 enum { PAGE_DRAINING = UINT32_MAX };
 
-void uncollectable_release_free_pages(void) {
+bool uncollectable_release_free_pages(void) {
+  bool released = false;
   for (unsigned k = 0; k < 2; k++)
     for (unsigned c = 0; c < SIZE_CLASS_COUNT; c++) {
       if (!whole_pages[k][c]) continue;
@@ -144,8 +145,10 @@ void uncollectable_release_free_pages(void) {
         page_clear_marks(page); /* stale words may have marked shared objects */
         small_page_release(page);
         whole_pages[k][c]--;
+        released = true;
       }
     }
+  return released;
 }
 
 /* heap_lock held: T's empty cache refilled from the shared list (fresh
