@@ -260,9 +260,7 @@ bool assist_gather(void) {
       marker_push(mark_collector, m->entries[k].lo, m->entries[k].hi);
       found = true;
     }
-    m->top = 0;
-    atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
-    atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
+    marker_forget(m);
     pthread_mutex_unlock(&m->lock);
     pthread_mutex_unlock(&slot->lock);
   }

@@ -364,10 +364,10 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   else if (unlikely(kind_is_custom(kind))) scan_custom_object(v, m, kind, base, size);
   /* An uncollectable object whose mark was clear is free, on a shared
    * list (alloc/uncollectable.c): the mark makes it a root until a refill
-   * hands it out, which costs nothing, but it is not live.  Counted, a
-   * stale vector over freed `new` objects counted 46 MB live of 8 in a
-   * concurrent cycle, and the heap grew to 52-64 MiB (bb_cpp_new part F;
-   * stop mode 32-40). */
+   * hands it out, which costs nothing, but it is not live, and scanned it
+   * leads along its free list's links: a stale vector over freed `new`
+   * objects had a concurrent cycle count 46 MB live of 8 (bb_cpp_new's
+   * part F; bb_free_uncollectable_live). */
   else return 0;
   return size;
 }

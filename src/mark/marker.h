@@ -208,7 +208,8 @@ void marker_share(struct marker *m);
  * (a concurrent cycle's assisting threads among them) find work even
  * while the owner does not run. */
 void marker_publish_all(struct marker *m);
-/* After fork(), in the child (no drain anywhere): M's entries dropped. */
+/* M's entries dropped, its stack empty again: no drain on M, and no
+ * thief (its lock held, or none can run: a fork's child). */
 void marker_forget(struct marker *m);
 /* Moves up to half of VICTIM's public entries to THIEF's stack. */
 bool marker_steal(struct marker *thief, struct marker *victim);

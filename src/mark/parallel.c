@@ -570,8 +570,7 @@ static void drain_with_markers(void) {
       if (to == 0) m0->entries[kept++] = r;
       else marker_push(markers[to], r.lo, r.hi);
     }
-    m0->top = kept;
-    atomic_store_explicit(&m0->watermark, from, memory_order_relaxed);
+    m0->top = kept; /* the watermark stays at FROM: all kept entries private */
   }
   /* Helpers start idle (they own no work) and may join late or never. */
   for (unsigned k = 0; k < active; k++) {
@@ -593,9 +592,7 @@ void parallel_gather_work(void) {
     /* No phase runs: the owner is parked, its whole stack readable. */
     size_t from = atomic_load_explicit(&m->bottom, memory_order_relaxed);
     for (size_t k = from; k < m->top; k++) marker_push(to, m->entries[k].lo, m->entries[k].hi);
-    m->top = 0;
-    atomic_store_explicit(&m->bottom, 0, memory_order_relaxed);
-    atomic_store_explicit(&m->watermark, 0, memory_order_relaxed);
+    marker_forget(m);
   }
   /* Marker 0's own public part becomes private again, as a drain
    * expects at its start. */
