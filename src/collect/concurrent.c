@@ -26,6 +26,7 @@
 #include "heap/heap.h"
 #include "heap/accounting.h"
 #include "heap/heap_lock.h"
+#include "mark/custom_kind.h"
 #include "mark/mark.h"
 #include "os/os.h"
 #include "threads/thread.h"
@@ -438,6 +439,7 @@ static void arm_timed(void) {
 }
 
 void concurrent_arm_before_stop(void) {
+  custom_kind_defer_procs();
   armed_before_stop = barrier_arm_beside_program();
   if (armed_before_stop) arm_timed();
 }
@@ -495,6 +497,7 @@ void concurrent_finish_mark(void) {
   parallel_gather_work();
   assist_gather();
   rescan_queue_gather(true);
+  custom_kind_run_deferred(mark_collector);
   custom_pushed_base = 0;
   uint64_t bytes_before = rescan_bytes;
   finish_rescan_pages = barrier_collect_last(push_written, NULL);
@@ -543,6 +546,7 @@ void concurrent_after_fork_child(void) {
   /* The abandoned cycle's work, left where the fork stopped its marking:
    * the next collection starts with empty stacks. */
   marker_forget(mark_collector);
+  custom_kind_forget_deferred();
   pthread_mutex_init(&driver_lock, NULL);
   pthread_cond_init(&driver_cond, NULL);
   driver_exists = order_mark = driver_busy = false;

@@ -3,6 +3,7 @@
  * marker calls for objects of such kinds (mark/custom_kind.h). */
 #include "mark/custom_kind.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "heap/accounting.h"
@@ -155,10 +156,79 @@ static uintptr_t per_object_descriptor(uintptr_t base, size_t size, uintptr_t de
   return type_record ? *(const uintptr_t *)(type_record + (uintptr_t)(-offset) - 16) : 0;
 }
 
+/* ---- procedures kept for a cycle's finish ---- */
+
+/* During a concurrent cycle a mark procedure never runs beside the
+ * program: procedures read what the program may be changing, often
+ * outside the heap where no barrier sees the writes (Guile's thread
+ * objects walk their VM stacks, mmap'd and no root: run beside the
+ * program the walk followed half-written frames round forever, and
+ * pointers stored there after it ran were lost).  The object waits here,
+ * marked, and its procedure runs at the finish with the world stopped,
+ * as every procedure does in stop mode (docs/concurrent.md). */
+static _Atomic bool procs_wait_for_finish;
+static struct mark_range *deferred; /* lo: the object, hi: its kind */
+static size_t deferred_count, deferred_capacity;
+static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void defer_to_finish(uintptr_t base, unsigned kind) {
+  pthread_mutex_lock(&deferred_lock);
+  if (deferred_count == deferred_capacity) {
+    size_t grown = deferred_capacity ? 2 * deferred_capacity : 256;
+    struct mark_range *list = os_alloc(grown * sizeof *list);
+    if (!list) sgc_fatal("out of memory for objects waiting for their mark procedure");
+    if (deferred) {
+      memcpy(list, deferred, deferred_count * sizeof *list);
+      os_free(deferred, deferred_capacity * sizeof *list);
+    }
+    deferred = list;
+    deferred_capacity = grown;
+  }
+  deferred[deferred_count++] = (struct mark_range){base, kind};
+  pthread_mutex_unlock(&deferred_lock);
+}
+
+static int by_object(const void *a, const void *b) {
+  uintptr_t x = ((const struct mark_range *)a)->lo, y = ((const struct mark_range *)b)->lo;
+  return (x > y) - (x < y);
+}
+
+void custom_kind_defer_procs(void) {
+  /* Relaxed: set before the start's stop, which orders it for every
+   * marker (the stop and the phases' epochs are release/acquire). */
+  atomic_store_explicit(&procs_wait_for_finish, true, memory_order_relaxed);
+}
+
+void custom_kind_run_deferred(struct marker *m) {
+  atomic_store_explicit(&procs_wait_for_finish, false, memory_order_relaxed);
+  /* Rescans of written pages meet an object again: each runs once. */
+  qsort(deferred, deferred_count, sizeof *deferred, by_object);
+  for (size_t i = 0; i < deferred_count; i++) {
+    uintptr_t base = deferred[i].lo;
+    unsigned kind = (unsigned)deferred[i].hi;
+    if (i > 0 && base == deferred[i - 1].lo) continue;
+    /* Still that kind's marked object: a large one freed meanwhile may
+     * have left its pages to others (a freshly formatted page has its
+     * marks clear). */
+    struct page_header *head = NULL;
+    if (object_start_rule(base, &head, false) != base || head->kind != kind ||
+        !mark_bit_test(head, base))
+      continue;
+    custom_kind_scan(m, kind, base, object_size(head));
+  }
+  deferred_count = 0;
+}
+
+void custom_kind_forget_deferred(void) {
+  atomic_store_explicit(&procs_wait_for_finish, false, memory_order_relaxed);
+  pthread_mutex_init(&deferred_lock, NULL);
+  deferred_count = 0;
+}
+
 /* Queues what DESCRIPTOR names in the object at BASE: ranges on M's
  * stack, or the object on M's pending list for its procedure. */
-static void push_by_descriptor(struct marker *m, uintptr_t base, size_t size, uintptr_t descriptor,
-                               bool adjust) {
+static void push_by_descriptor(struct marker *m, unsigned kind, uintptr_t base, size_t size,
+                               uintptr_t descriptor, bool adjust) {
   if (tag_of(descriptor) == DESCRIPTOR_PER_OBJECT) {
     descriptor = per_object_descriptor(base, size, descriptor, adjust);
     adjust = false;
@@ -177,7 +247,12 @@ static void push_by_descriptor(struct marker *m, uintptr_t base, size_t size, ui
       if (bits >> 63) marker_push(m, base + word * 8, base + word * 8 + 8);
     return;
   }
-  case DESCRIPTOR_PROC: pending_add(m, base, descriptor); return;
+  case DESCRIPTOR_PROC:
+    if (atomic_load_explicit(&procs_wait_for_finish, memory_order_relaxed))
+      defer_to_finish(base, kind);
+    else
+      pending_add(m, base, descriptor);
+    return;
   default:
     /* A per-object descriptor that leads to another: the object whole,
      * which keeps at least what it would. */
@@ -195,7 +270,7 @@ void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t si
     return;
   const struct custom_kind *k = &custom_kinds[kind - KIND_COUNT];
   size_t before = m->pending_count;
-  push_by_descriptor(m, base, size, k->descriptor, k->adjust);
+  push_by_descriptor(m, kind, base, size, k->descriptor, k->adjust);
   if (m->pending_count == before || proc_depth > 0) return; /* the outermost call runs them */
   while (m->pending_count) {
     struct mark_range o = m->pending[--m->pending_count];

@@ -59,6 +59,16 @@ void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t si
  * GC_MARK_AND_PUSH, cover the heap. */
 void custom_kind_publish_heap_bounds(uintptr_t lowest, uintptr_t highest);
 
+/* Concurrent cycles: from custom_kind_defer_procs (before the start's
+ * stop: the start's root scan may scan small objects in place) an object
+ * whose descriptor names a mark procedure is kept for the finish, where
+ * custom_kind_run_deferred (world stopped, markers idle) runs them on M:
+ * no procedure runs beside the program, nor on the start's state alone.
+ * After a fork the child forgets the abandoned cycle's. */
+void custom_kind_defer_procs(void);
+void custom_kind_run_deferred(struct marker *m);
+void custom_kind_forget_deferred(void);
+
 /* The marker of the mark procedure this thread is running, or NULL. */
 struct marker *custom_kind_current_marker(void);
 

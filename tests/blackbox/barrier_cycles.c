@@ -3,8 +3,9 @@
  * succeeds, and a program's own SIGSEGV handlers, installed before and
  * after the collector starts, still get the faults on their memory.
  *   barrier_cycles read|sigsegv
- * Skips (77) while GC_enable_incremental() leaves the collector
- * stop-the-world: the barrier is armed only in concurrent cycles. */
+ * Skips (77) where GC_enable_incremental() leaves the collector
+ * stop-the-world (SGC_MODE=stop in the environment, leak mode): the
+ * barrier is armed only in concurrent cycles. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -44,6 +44,11 @@
  *             by GC_realloc) hold the only pointer to white objects; the
  *             finish scans no uncollectable object again, so the barrier
  *             must have seen the stores, and the white objects survive
+ *   mark_proc  a custom kind's mark procedure marks what an array outside
+ *             the heap holds (a runtime's VM stack); objects stored only
+ *             there after the cycle's drain survive, and the procedure
+ *             never runs while a program thread runs (it waits for the
+ *             finish's stop)
  *
  * The test runs with SGC_CONCURRENT_HOLD_MS set: after its first drain a
  * cycle's marking waits that long, so everything reachable at the start
@@ -66,6 +71,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -688,10 +694,92 @@ static void case_oom_finish(void) {
   t_note("a failing large allocation finished the cycle and ran its finalizer first");
 }
 
+/* ---- mark_proc ---- */
+/* A runtime's frame (Guile's thread object marks its VM stack so): a
+ * custom kind whose mark procedure marks what an array outside the heap
+ * holds, mmap'd, so neither a root nor seen by any barrier. */
+enum { SLOTS = 2000, FRAME_MAGIC = 0xf4a3e };
+static void **outside;
+static void **chain; /* .bss root: a list whose last cell holds the frame, so
+                        that the cycle's drain, not the start's stop, finds it */
+static _Atomic unsigned long program_ticks;
+static _Atomic int ticker_stop, proc_calls, procs_beside_program;
+
+static struct GC_ms_entry *mark_frame(GC_word *addr, struct GC_ms_entry *msp,
+                                      struct GC_ms_entry *limit, GC_word env) {
+  (void)env;
+  if (addr[0] != FRAME_MAGIC) return msp; /* a free object of the kind */
+  unsigned long ticks = atomic_load(&program_ticks);
+  for (int i = 0; i < SLOTS; i++) msp = GC_MARK_AND_PUSH(outside[i], msp, limit, &outside[i]);
+  /* A millisecond more: a program thread that runs meanwhile ticks. */
+  double until = now_s() + 0.001;
+  while (now_s() < until) {}
+  if (atomic_load(&program_ticks) != ticks) procs_beside_program++;
+  proc_calls++;
+  return msp;
+}
+
+static void *tick(void *arg) {
+  (void)arg;
+  while (!atomic_load(&ticker_stop)) atomic_fetch_add(&program_ticks, 1);
+  return NULL;
+}
+
+T_NOINLINE static void store_outside(int cycle) {
+  for (int i = 0; i < SLOTS; i++) {
+    void *w = new_white(i, cycle);
+    links[i] = GC_HIDE_POINTER(w);
+    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
+    outside[i] = w;
+  }
+}
+
+static void case_mark_proc(void) {
+  outside = mmap(NULL, SLOTS * sizeof(void *), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  links = calloc(SLOTS, sizeof *links);
+  CHECK(outside != MAP_FAILED && links != NULL);
+  int kind = (int)GC_new_kind(GC_new_free_list(), GC_MAKE_PROC(GC_new_proc(mark_frame), 0), 0, 1);
+  GC_word *frame = GC_generic_malloc(4 * sizeof(GC_word), kind);
+  CHECK(frame != NULL);
+  frame[0] = FRAME_MAGIC;
+  chain = GC_malloc(2 * sizeof(void *));
+  void **cell = chain;
+  for (int i = 0; i < 256; i++, cell = cell[0]) cell[0] = GC_malloc(2 * sizeof(void *));
+  cell[0] = frame;
+  frame = NULL;
+  cell = NULL;
+  pthread_t ticker;
+  CHECK(pthread_create(&ticker, NULL, tick, NULL) == 0);
+  for (int cycle = 0; cycle < 3; cycle++) {
+    GC_gcollect();
+    for (int i = 0; i < SLOTS; i++) outside[i] = NULL;
+    GC_word before = start_cycle(); /* the frame is black: its procedure ran, or waits */
+    store_outside(cycle);
+    t_clear_stack();
+    finish_by_allocating(before);
+    int lost = 0;
+    for (int i = 0; i < SLOTS; i++) lost += links[i] == 0;
+    CHECK(lost == 0, "cycle %d: %d of %d objects held only outside the heap, through a mark "
+          "procedure, were reclaimed", cycle, lost, SLOTS);
+    for (int i = 0; i < SLOTS; i++) {
+      check_white(outside[i], i, cycle);
+      GC_unregister_disappearing_link((void **)&links[i]);
+    }
+  }
+  atomic_store(&ticker_stop, 1);
+  pthread_join(ticker, NULL);
+  CHECK(proc_calls > 0, "the mark procedure never ran");
+  CHECK(procs_beside_program == 0, "%d of %d mark procedure calls ran beside the program",
+        procs_beside_program, proc_calls);
+  t_note("%d mark procedure calls, none beside the program; %d objects a cycle held outside the heap survived",
+         proc_calls, SLOTS);
+}
+
 int main(int argc, char **argv) {
   t_test_name = "concurrent";
   GC_INIT();
-  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart|finalizer_gc|prompt|oom_finish");
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart|finalizer_gc|prompt|oom_finish|mark_proc");
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   if (strcmp(argv[1], "hazard") == 0) case_hazard();
   else if (strcmp(argv[1], "read") == 0) case_read();
@@ -705,6 +793,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "finalizer_gc") == 0) case_finalizer_gc();
   else if (strcmp(argv[1], "prompt") == 0) case_prompt();
   else if (strcmp(argv[1], "oom_finish") == 0) case_oom_finish();
+  else if (strcmp(argv[1], "mark_proc") == 0) case_mark_proc();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }
