@@ -19,7 +19,7 @@
 #             (SGC_LAB=cpu SGC_SWEEP=parallel)
 #   ps        the private-pages policy (SGC_PAGE_POLICY=ps)
 #   incremental  bdwgc's incremental mode, sgc's concurrent cycles
-#             (GC_ENABLE_INCREMENTAL=1; not in the default list)
+#             (GC_ENABLE_INCREMENTAL=1)
 #
 # A program passes when it exits 0 within its time limit and its output
 # has no "FAIL"/"failed" line; each failure's log tail is printed.
@@ -45,7 +45,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$here/build}" && pwd)
 [ $# -gt 0 ] && shift
 modes=("$@")
-[ ${#modes[@]} -gt 0 ] || modes=(default markers4 torture cpu ps)
+[ ${#modes[@]} -gt 0 ] || modes=(default markers4 torture cpu ps incremental)
 lib=$build/src/libsgc.so
 [ -f "$lib" ] || { echo "$0: no $lib (build sgc first)" >&2; exit 2; }
 

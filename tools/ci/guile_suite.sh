@@ -14,9 +14,14 @@
 #   default   the default settings
 #   markers4  4 GC threads, never fewer (SGC_MARKERS=4 SGC_ADAPTIVE=0)
 #   torture   a collection every 50 refills (SGC_TORTURE=50)
+#   concurrent  concurrent cycles, one started or finished every 50
+#             slow paths, every page in use rescanned at the finish
+#             (SGC_MODE=concurrent SGC_BARRIER=full SGC_TORTURE=50: the
+#             barrier every machine has; docs/concurrent.md)
 #
 # A file passes when every check's outcome (PASS, FAIL, UNRESOLVED, ...)
-# is libgc's; the differing checks are printed.  A file that differs is
+# and the process's exit status are libgc's (some files end by a stack
+# overflow's SIGSEGV on libgc too); the differing checks are printed.  A file that differs is
 # run again, on both, up to SGC_GUILE_RETRIES times (default 2): checks
 # that are flaky on libgc itself (a stale word on the stack, a thread's
 # timing) must not count against sgc, and only a difference every time
@@ -32,7 +37,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$here/build}" && pwd)
 [ $# -gt 0 ] && shift
 modes=("$@")
-[ ${#modes[@]} -gt 0 ] || modes=(default markers4 torture)
+[ ${#modes[@]} -gt 0 ] || modes=(default markers4 torture concurrent)
 lib=$build/src/libsgc.so
 [ -f "$lib" ] || { echo "$0: no $lib (build sgc first)" >&2; exit 2; }
 skip() { echo "$0: SKIP: $*" >&2; exit 77; }
@@ -97,6 +102,7 @@ mode_env() {
     default) echo "LD_PRELOAD=$lib" ;;
     markers4) echo "LD_PRELOAD=$lib SGC_MARKERS=4 SGC_ADAPTIVE=0" ;;
     torture) echo "LD_PRELOAD=$lib SGC_TORTURE=50" ;;
+    concurrent) echo "LD_PRELOAD=$lib SGC_MODE=concurrent SGC_BARRIER=full SGC_TORTURE=50" ;;
     *) echo "$0: unknown mode $1" >&2; exit 2 ;;
   esac
 }
@@ -121,6 +127,7 @@ run_file() {
      -L "$suite" -e main -s "$suite/guile-test" --test-suite "$suite/tests" \
      --log-file "$base.log" "$file" >"$base.out" 2>&1)
   local st=$?
+  echo "$st" >"$base.rc"
   if [ $st -eq 124 ] || [ $st -eq 137 ]; then echo "TIMEOUT: $file" >"$base"
   else grep -E '^[A-Z]+: ' "$base.log" 2>/dev/null | normalise | sort >"$base"; fi
   rm -rf "$base.tmp"
@@ -134,6 +141,7 @@ run_file() {
 # aim (collect what bdwgc collects).
 agrees() {
   [ -f "$1" ] && [ -f "$2" ] || return 1
+  cmp -s "$1.rc" "$2.rc" || return 1
   awk 'NR == FNR { if (sub(/^PASS: /, "")) passed[$0] = 1; next }
        { line = $0; if (sub(/^UNRESOLVED: /, "") && ($0 in passed)) line = "PASS: " $0; print line }' \
     "$2" "$1" | sort | cmp -s - "$2"
@@ -165,7 +173,9 @@ check_file() {
     fi
     { echo "DIFFERS $mode $file ($((try + 1)) runs each):"
       diff "$out/libgc/$file.$try" "$out/$mode/$file.$try" | grep '^[<>]' | head -10 |
-        sed 's/^</  libgc:/; s/^>/  sgc:  /'; } >>"$v"
+        sed 's/^</  libgc:/; s/^>/  sgc:  /'
+      cmp -s "$out/libgc/$file.$try.rc" "$out/$mode/$file.$try.rc" ||
+        echo "  exit status: libgc $(cat "$out/libgc/$file.$try.rc"), sgc $(cat "$out/$mode/$file.$try.rc")"; } >>"$v"
   done
   [ -s "$v" ] || echo same >"$v"
 }

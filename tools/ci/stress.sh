@@ -3,7 +3,8 @@
 # oracle under every marking variant, both sweeps, every page policy, 1 to
 # 8 GC threads, per-thread, per-CPU and flip caches, mark stacks that
 # overflow, and torture mode, plus
-# the threads test under torture; concurrent cycles under each barrier,
+# the threads test under torture; concurrent cycles under each barrier
+# and beside other settings, custom kinds' mark procedures in them,
 # system calls into the heap beside the mprotect barrier's steps,
 # NUMA placements on fake nodes.
 # Usage: tools/ci/stress.sh [ROUNDS]   (default 400; about 12 minutes on 2 cores)
@@ -68,6 +69,16 @@ for barrier in uffd mprotect full; do
   run SGC_MODE=concurrent SGC_BARRIER=$barrier SGC_MARKERS=2 $B/bb_oracle_stress -r $ROUNDS -t 4
   run SGC_MODE=concurrent SGC_BARRIER=$barrier SGC_CONCURRENT_TRIGGER=1 GC_FREE_SPACE_DIVISOR=10 $B/bb_oracle_stress -r $ROUNDS -t 6
   run SGC_MODE=concurrent SGC_BARRIER=$barrier SGC_TORTURE=4 SGC_MARKERS=3 $B/bb_oracle_stress -r $((ROUNDS / 10 + 1)) -o 2000 -t 3
+done
+# concurrent cycles beside other settings (a hunt found Simple marking's
+# deal racing with assisting threads' steals, history.md), and custom
+# kinds' mark procedures, which wait for the finish
+run SGC_MODE=concurrent SGC_MARK_VARIANT=simple SGC_MARKERS=3 SGC_ADAPTIVE=0 $B/bb_oracle_stress -r $ROUNDS -t 4
+run SGC_MODE=concurrent SGC_LAB=cpu SGC_SWEEP=parallel $B/bb_oracle_stress -r $ROUNDS -t 6
+run SGC_MODE=concurrent SGC_MARK_DEQUE=chase-lev SGC_PAGE_POLICY=ps $B/bb_oracle_stress -r $ROUNDS -t 4
+for i in 1 2 3; do
+  run SGC_MODE=concurrent SGC_CONCURRENT_HOLD_MS=500 $B/bb_concurrent mark_proc
+  run SGC_MODE=concurrent SGC_TORTURE=3 $B/bb_custom_kinds
 done
 # system calls into the heap beside the mprotect barrier's faults,
 # collects and arms, on one CPU with threads waking to preempt the others
