@@ -273,6 +273,18 @@ static void add_selected(struct chunk *c, size_t first, size_t end, enum barrier
      * huge one's head out of step) counts, whatever its object. */
     bool selected = state == PAGE_LARGE_TAIL ||
                     ((state == PAGE_SMALL || state == PAGE_LARGE_HEAD) && page_selected(p, state, which));
+    /* So does a huge object's page whose header was never written: it
+     * reads as free (heap.h), and a write there went unreported, its
+     * object never rescanned (an 8 MiB object lost every pointer stored
+     * past its first slot during a cycle under uffd). */
+    struct page_header *huge;
+    if (state == PAGE_FREE && page_header_untouched(p) &&
+        large_lazy_object_start(c->base + i * PAGE_BYTES, &huge)) {
+      selected = true;
+      uintptr_t end = huge->start + huge->object_bytes;
+      step = (end - (c->base + i * PAGE_BYTES) + PAGE_BYTES - 1) / PAGE_BYTES;
+      if (step > c->page_count - i) step = c->page_count - i;
+    }
     if (selected) {
       /* Not past END: a large object's pages beyond were not asked
        * about (not written, for barrier_select_runs' callers). */

@@ -44,6 +44,9 @@
  *             by GC_realloc) hold the only pointer to white objects; the
  *             finish scans no uncollectable object again, so the barrier
  *             must have seen the stores, and the white objects survive
+ *   huge      pointers stored during the cycle past the first 4 MiB of a
+ *             16 MiB object (whose later pages' headers read as free)
+ *             to white objects: they survive
  *   mark_proc  a custom kind's mark procedure marks what an array outside
  *             the heap holds (a runtime's VM stack); objects stored only
  *             there after the cycle's drain survive, and the procedure
@@ -694,6 +697,48 @@ static void case_oom_finish(void) {
   t_note("a failing large allocation finished the cycle and ran its finalizer first");
 }
 
+/* ---- huge ---- */
+/* An object of 16 MiB: its pages past the first 4 MiB slot keep headers
+ * that read as free (sgc's huge objects), and stores there must reach
+ * the barrier's report like any other. */
+enum { HUGE_BYTES = 16 << 20, HUGE_STORES = 1000 };
+static void **huge; /* .bss root: black once the cycle drained */
+
+T_NOINLINE static void store_into_huge(int cycle) {
+  size_t words = HUGE_BYTES / sizeof(void *);
+  for (int i = 0; i < HUGE_STORES; i++) {
+    void *w = new_white(i, cycle);
+    links[i] = GC_HIDE_POINTER(w);
+    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
+    /* Spread over the last 12 MiB, a page or so apart. */
+    GC_ptr_store_and_dirty(&huge[words - 1 - (size_t)i * 1536], w);
+  }
+}
+
+static void case_huge(void) {
+  links = calloc(HUGE_STORES, sizeof *links);
+  huge = GC_malloc(HUGE_BYTES);
+  CHECK(links != NULL && huge != NULL);
+  size_t words = HUGE_BYTES / sizeof(void *);
+  for (int cycle = 0; cycle < 3; cycle++) {
+    GC_gcollect();
+    GC_word before = start_cycle();
+    store_into_huge(cycle);
+    t_clear_stack();
+    finish_by_allocating(before);
+    int lost = 0;
+    for (int i = 0; i < HUGE_STORES; i++) lost += links[i] == 0;
+    CHECK(lost == 0, "cycle %d: %d of %d objects stored into a 16 MiB object were reclaimed",
+          cycle, lost, HUGE_STORES);
+    for (int i = 0; i < HUGE_STORES; i++) {
+      check_white(huge[words - 1 - (size_t)i * 1536], i, cycle);
+      GC_unregister_disappearing_link((void **)&links[i]);
+    }
+  }
+  t_note("%d objects a cycle stored past a 16 MiB object's first 4 MiB survived 3 cycles",
+         HUGE_STORES);
+}
+
 /* ---- mark_proc ---- */
 /* A runtime's frame (Guile's thread object marks its VM stack so): a
  * custom kind whose mark procedure marks what an array outside the heap
@@ -779,7 +824,7 @@ static void case_mark_proc(void) {
 int main(int argc, char **argv) {
   t_test_name = "concurrent";
   GC_INIT();
-  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart|finalizer_gc|prompt|oom_finish|mark_proc");
+  CHECK(argc == 2, "usage: concurrent hazard|read|fork|threads|finalize|setmark|uncollectable|suspend|restart|finalizer_gc|prompt|oom_finish|mark_proc|huge");
   CHECK(GC_is_incremental_mode(), "run with SGC_MODE=concurrent");
   if (strcmp(argv[1], "hazard") == 0) case_hazard();
   else if (strcmp(argv[1], "read") == 0) case_read();
@@ -794,6 +839,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "prompt") == 0) case_prompt();
   else if (strcmp(argv[1], "oom_finish") == 0) case_oom_finish();
   else if (strcmp(argv[1], "mark_proc") == 0) case_mark_proc();
+  else if (strcmp(argv[1], "huge") == 0) case_huge();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }
