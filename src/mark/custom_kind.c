@@ -100,15 +100,9 @@ struct marker *custom_kind_current_marker(void) { return proc_marker; }
  * may hold malloc's lock. */
 static void pending_add(struct marker *m, uintptr_t base, uintptr_t descriptor) {
   if (m->pending_count == m->pending_capacity) {
-    size_t grown = m->pending_capacity ? 2 * m->pending_capacity : 256;
-    struct mark_range *list = os_alloc(grown * sizeof *list);
-    if (!list) sgc_fatal("out of memory for objects waiting for their mark procedure");
-    if (m->pending) {
-      memcpy(list, m->pending, m->pending_count * sizeof *list);
-      os_free(m->pending, m->pending_capacity * sizeof *list);
-    }
-    m->pending = list;
-    m->pending_capacity = grown;
+    m->pending = os_grow_array(m->pending, m->pending_count, &m->pending_capacity,
+                               sizeof *m->pending, 256);
+    if (!m->pending) sgc_fatal("out of memory for objects waiting for their mark procedure");
   }
   /* lo: the object, hi: its procedure descriptor. */
   m->pending[m->pending_count++] = (struct mark_range){base, descriptor};
@@ -174,15 +168,8 @@ static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
 static void defer_to_finish(uintptr_t base, unsigned kind) {
   pthread_mutex_lock(&deferred_lock);
   if (deferred_count == deferred_capacity) {
-    size_t grown = deferred_capacity ? 2 * deferred_capacity : 256;
-    struct mark_range *list = os_alloc(grown * sizeof *list);
-    if (!list) sgc_fatal("out of memory for objects waiting for their mark procedure");
-    if (deferred) {
-      memcpy(list, deferred, deferred_count * sizeof *list);
-      os_free(deferred, deferred_capacity * sizeof *list);
-    }
-    deferred = list;
-    deferred_capacity = grown;
+    deferred = os_grow_array(deferred, deferred_count, &deferred_capacity, sizeof *deferred, 256);
+    if (!deferred) sgc_fatal("out of memory for objects waiting for a cycle's finish");
   }
   deferred[deferred_count++] = (struct mark_range){base, kind};
   pthread_mutex_unlock(&deferred_lock);

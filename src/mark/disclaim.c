@@ -110,15 +110,8 @@ static size_t noted_count, noted_capacity;
 
 static void note_page(struct page_header *page) {
   if (noted_count == noted_capacity) {
-    size_t grown = noted_capacity ? 2 * noted_capacity : 512;
-    struct page_header **table = os_alloc(grown * sizeof *table);
-    if (!table) sgc_fatal("out of memory for the pages of kinds marked from all (gc_disclaim.h)");
-    if (noted) {
-      memcpy(table, noted, noted_count * sizeof *table);
-      os_free(noted, noted_capacity * sizeof *table);
-    }
-    noted = table;
-    noted_capacity = grown;
+    noted = os_grow_array(noted, noted_count, &noted_capacity, sizeof *noted, 512);
+    if (!noted) sgc_fatal("out of memory for the pages of kinds marked from all (gc_disclaim.h)");
   }
   noted[noted_count++] = page;
 }

@@ -39,6 +39,18 @@ void os_free(void *p, size_t size) {
   if (p) munmap(p, size);
 }
 
+void *os_grow_array(void *old, size_t count, size_t *capacity, size_t size, size_t first) {
+  size_t grown = *capacity ? 2 * *capacity : first;
+  void *bigger = os_alloc(grown * size);
+  if (!bigger) return NULL;
+  if (old) {
+    memcpy(bigger, old, count * size);
+    os_free(old, *capacity * size);
+  }
+  *capacity = grown;
+  return bigger;
+}
+
 bool os_decommit(void *p, size_t size) { return madvise(p, size, MADV_DONTNEED) == 0; }
 
 void futex_wait(_Atomic uint32_t *word, uint32_t expected) {

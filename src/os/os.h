@@ -19,6 +19,11 @@ bool os_commit(void *p, size_t size);
 /* Anonymous zeroed memory for sgc's own tables; NULL on failure. */
 void *os_alloc(size_t size);
 void os_free(void *p, size_t size);
+/* The os_alloc'd array OLD (COUNT elements of SIZE bytes, room for
+ * *CAPACITY) copied into one twice as large (FIRST elements when it has
+ * none), the old one freed and *CAPACITY updated; NULL, OLD kept, when
+ * the OS refuses.  For tables filled where malloc's lock may be held. */
+void *os_grow_array(void *old, size_t count, size_t *capacity, size_t size, size_t first);
 /* Give the pages back to the kernel; they read as zero afterwards.  False
  * when the kernel refused (locked pages, say): then they keep their
  * contents and must still be counted as written. */
