@@ -3,7 +3,6 @@
  * marker calls for objects of such kinds (mark/custom_kind.h). */
 #include "mark/custom_kind.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "heap/accounting.h"
@@ -175,9 +174,26 @@ static void defer_to_finish(uintptr_t base, unsigned kind) {
   pthread_mutex_unlock(&deferred_lock);
 }
 
-static int by_object(const void *a, const void *b) {
-  uintptr_t x = ((const struct mark_range *)a)->lo, y = ((const struct mark_range *)b)->lo;
-  return (x > y) - (x < y);
+/* A heapsort by object, in place: the finish has the world stopped, and
+ * qsort may take malloc's lock, which a stopped thread may hold. */
+static void sift_down(struct mark_range *a, size_t root, size_t n) {
+  for (size_t child; (child = 2 * root + 1) < n; root = child) {
+    if (child + 1 < n && a[child + 1].lo > a[child].lo) child++;
+    if (a[root].lo >= a[child].lo) return;
+    struct mark_range t = a[root];
+    a[root] = a[child];
+    a[child] = t;
+  }
+}
+
+static void sort_by_object(struct mark_range *a, size_t n) {
+  for (size_t i = n / 2; i-- > 0;) sift_down(a, i, n);
+  for (size_t end = n; end > 1; end--) {
+    struct mark_range t = a[0];
+    a[0] = a[end - 1];
+    a[end - 1] = t;
+    sift_down(a, 0, end - 1);
+  }
 }
 
 void custom_kind_defer_procs(void) {
@@ -189,7 +205,7 @@ void custom_kind_defer_procs(void) {
 void custom_kind_run_deferred(struct marker *m) {
   atomic_store_explicit(&procs_wait_for_finish, false, memory_order_relaxed);
   /* Rescans of written pages meet an object again: each runs once. */
-  qsort(deferred, deferred_count, sizeof *deferred, by_object);
+  sort_by_object(deferred, deferred_count);
   for (size_t i = 0; i < deferred_count; i++) {
     uintptr_t base = deferred[i].lo;
     unsigned kind = (unsigned)deferred[i].hi;
