@@ -132,21 +132,51 @@ static void check_white(const unsigned *w, int i, int cycle) {
         "object %d of cycle %d was reclaimed (words %x %x %x)", i, cycle, w[0], w[1], w[2]);
 }
 
+static GC_hidden_pointer *links; /* malloc'd: not a root */
+
+/* A white object whose disappearing link links[I] says whether it lives. */
+static void *new_linked_white(int i, int cycle) {
+  void *w = new_white(i, cycle);
+  links[i] = GC_HIDE_POINTER(w);
+  CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
+  return w;
+}
+
+/* Three cycles, each started and held, STORE(cycle) making N linked
+ * white objects reachable only the case's way, then finished by
+ * allocating: none may be reclaimed, and HELD(i) must still be object I
+ * of that cycle.  DONE(i), if given, then lets holder I go. */
+static void three_cycles(int n, const char *how, void (*store)(int cycle), void *(*held)(int i),
+                         void (*done)(int i)) {
+  for (int cycle = 0; cycle < 3; cycle++) {
+    GC_gcollect();
+    GC_word before = start_cycle();
+    store(cycle);
+    t_clear_stack();
+    finish_by_allocating(before);
+    int lost = 0;
+    for (int i = 0; i < n; i++) lost += links[i] == 0;
+    CHECK(lost == 0, "cycle %d: %d of %d objects %s were reclaimed", cycle, lost, n, how);
+    for (int i = 0; i < n; i++) {
+      CHECK(held(i) == GC_REVEAL_POINTER(links[i]));
+      check_white(held(i), i, cycle);
+      GC_unregister_disappearing_link((void **)&links[i]);
+      if (done) done(i);
+    }
+  }
+  t_note("%d objects %s survived 3 cycles", n, how);
+}
+
 /* ---- hazard ---- */
 enum { PAIRS = 4000 };
 static void **black[PAIRS]; /* .bss roots: black once the cycle drained */
-static GC_hidden_pointer *links; /* malloc'd: not a root */
 
 T_NOINLINE static void move_into_black(int cycle) {
   void **gray[PAIRS / 8];
   for (int i = 0; i < PAIRS; i++) {
     /* C: white, reachable from this frame; W: white, only in C. */
     void **c = GC_malloc(2 * sizeof(void *));
-    void *w = new_white(i, cycle);
-    GC_ptr_store_and_dirty(&c[0], w);
-    links[i] = GC_HIDE_POINTER(w);
-    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
-    w = NULL;
+    GC_ptr_store_and_dirty(&c[0], new_linked_white(i, cycle));
     /* The move: into an object already scanned, then out of C. */
     GC_ptr_store_and_dirty(&black[i][0], c[0]);
     GC_ptr_store_and_dirty(&c[0], NULL);
@@ -155,27 +185,13 @@ T_NOINLINE static void move_into_black(int cycle) {
   __asm__ volatile("" : : "r"(gray) : "memory");
 }
 
+static void *black_child(int i) { return black[i][0]; }
+
 static void case_hazard(void) {
   links = calloc(PAIRS, sizeof *links);
   CHECK(links != NULL);
   for (int i = 0; i < PAIRS; i++) black[i] = GC_malloc(2 * sizeof(void *));
-  for (int cycle = 0; cycle < 3; cycle++) {
-    GC_gcollect();
-    GC_word before = start_cycle();
-    move_into_black(cycle);
-    t_clear_stack();
-    finish_by_allocating(before);
-    int lost = 0;
-    for (int i = 0; i < PAIRS; i++) lost += links[i] == 0;
-    CHECK(lost == 0, "cycle %d: %d of %d objects moved into black ones were reclaimed", cycle,
-          lost, PAIRS);
-    for (int i = 0; i < PAIRS; i++) {
-      CHECK(black[i][0] == GC_REVEAL_POINTER(links[i]));
-      check_white(black[i][0], i, cycle);
-      GC_unregister_disappearing_link((void **)&links[i]);
-    }
-  }
-  t_note("%d objects a cycle moved into black objects survived 3 cycles", PAIRS);
+  three_cycles(PAIRS, "moved into black ones", move_into_black, black_child, NULL);
 }
 
 /* ---- setmark ---- */
@@ -185,12 +201,9 @@ static GC_hidden_pointer *parents; /* malloc'd: not a root */
 T_NOINLINE static void make_hidden_pairs(int cycle) {
   for (int i = 0; i < PAIRS; i++) {
     void **p = GC_malloc(2 * sizeof(void *));
-    void *w = new_white(i, cycle);
     CHECK(p != NULL);
-    p[0] = w;
+    p[0] = new_linked_white(i, cycle);
     parents[i] = GC_HIDE_POINTER(p);
-    links[i] = GC_HIDE_POINTER(w);
-    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
   }
 }
 
@@ -230,15 +243,14 @@ T_NOINLINE static void fill_uncollectables(int cycle) {
     size_t bytes = i % 400 == 0 ? 3 * 4096 : (size_t)(16 + (i % 8) * 16);
     void **u = GC_malloc_uncollectable(bytes);
     CHECK(u != NULL);
-    void *w = new_white(i, cycle);
-    GC_ptr_store_and_dirty(&u[0], w);
-    links[i] = GC_HIDE_POINTER(w);
-    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
-    w = NULL;
+    GC_ptr_store_and_dirty(&u[0], new_linked_white(i, cycle));
     if (i % 4 == 1) u = GC_realloc(u, 2 * bytes + 64);
     holders[i] = u;
   }
 }
+
+static void *holder_child(int i) { return holders[i][0]; }
+static void free_holder(int i) { GC_free(holders[i]); }
 
 static void case_uncollectable(void) {
   links = calloc(UNCOLLECTABLES, sizeof *links);
@@ -247,25 +259,8 @@ static void case_uncollectable(void) {
   /* Free ones waiting in this thread's caches and on the shared lists. */
   for (int i = 0; i < UNCOLLECTABLES; i++) holders[i] = GC_malloc_uncollectable(16 + (i % 8) * 16);
   for (int i = 0; i < UNCOLLECTABLES; i++) GC_free(holders[i]);
-  for (int cycle = 0; cycle < 3; cycle++) {
-    GC_gcollect();
-    GC_word before = start_cycle();
-    fill_uncollectables(cycle);
-    t_clear_stack();
-    finish_by_allocating(before);
-    int lost = 0;
-    for (int i = 0; i < UNCOLLECTABLES; i++) lost += links[i] == 0;
-    CHECK(lost == 0, "cycle %d: %d of %d objects held only by uncollectable ones were reclaimed",
-          cycle, lost, UNCOLLECTABLES);
-    for (int i = 0; i < UNCOLLECTABLES; i++) {
-      CHECK(holders[i][0] == GC_REVEAL_POINTER(links[i]));
-      check_white(holders[i][0], i, cycle);
-      GC_unregister_disappearing_link((void **)&links[i]);
-      GC_free(holders[i]);
-    }
-  }
-  t_note("%d objects held by uncollectable ones allocated during cycles survived 3 cycles",
-         UNCOLLECTABLES);
+  three_cycles(UNCOLLECTABLES, "held only by uncollectable ones allocated during the cycle",
+               fill_uncollectables, holder_child, free_holder);
 }
 
 /* ---- read ---- */
@@ -276,11 +271,9 @@ static void **scanned_buffer; /* .bss root: black once the cycle drained */
 T_NOINLINE static void read_into_heap(int fds[2], int cycle) {
   void **holders[READS];
   for (int i = 0; i < READS; i++) {
-    void *w = new_white(i, cycle);
+    void *w = new_linked_white(i, cycle);
     holders[i] = GC_malloc(sizeof(void *));
     GC_ptr_store_and_dirty(&holders[i][0], w);
-    links[i] = GC_HIDE_POINTER(w);
-    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
     CHECK(write(fds[1], &w, sizeof w) == (ssize_t)sizeof w);
     w = NULL;
     /* The kernel writes the pointer into the black buffer. */
@@ -707,36 +700,19 @@ static void **huge; /* .bss root: black once the cycle drained */
 T_NOINLINE static void store_into_huge(int cycle) {
   size_t words = HUGE_BYTES / sizeof(void *);
   for (int i = 0; i < HUGE_STORES; i++) {
-    void *w = new_white(i, cycle);
-    links[i] = GC_HIDE_POINTER(w);
-    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
     /* Spread over the last 12 MiB, a page or so apart. */
-    GC_ptr_store_and_dirty(&huge[words - 1 - (size_t)i * 1536], w);
+    GC_ptr_store_and_dirty(&huge[words - 1 - (size_t)i * 1536], new_linked_white(i, cycle));
   }
 }
+
+static void *huge_child(int i) { return huge[HUGE_BYTES / sizeof(void *) - 1 - (size_t)i * 1536]; }
 
 static void case_huge(void) {
   links = calloc(HUGE_STORES, sizeof *links);
   huge = GC_malloc(HUGE_BYTES);
   CHECK(links != NULL && huge != NULL);
-  size_t words = HUGE_BYTES / sizeof(void *);
-  for (int cycle = 0; cycle < 3; cycle++) {
-    GC_gcollect();
-    GC_word before = start_cycle();
-    store_into_huge(cycle);
-    t_clear_stack();
-    finish_by_allocating(before);
-    int lost = 0;
-    for (int i = 0; i < HUGE_STORES; i++) lost += links[i] == 0;
-    CHECK(lost == 0, "cycle %d: %d of %d objects stored into a 16 MiB object were reclaimed",
-          cycle, lost, HUGE_STORES);
-    for (int i = 0; i < HUGE_STORES; i++) {
-      check_white(huge[words - 1 - (size_t)i * 1536], i, cycle);
-      GC_unregister_disappearing_link((void **)&links[i]);
-    }
-  }
-  t_note("%d objects a cycle stored past a 16 MiB object's first 4 MiB survived 3 cycles",
-         HUGE_STORES);
+  three_cycles(HUGE_STORES, "stored past a 16 MiB object's first 4 MiB", store_into_huge,
+               huge_child, NULL);
 }
 
 /* ---- mark_proc ---- */
@@ -772,12 +748,11 @@ static void *tick(void *arg) {
 
 T_NOINLINE static void store_outside(int cycle) {
   for (int i = 0; i < SLOTS; i++) {
-    void *w = new_white(i, cycle);
-    links[i] = GC_HIDE_POINTER(w);
-    CHECK(GC_general_register_disappearing_link((void **)&links[i], w) == GC_SUCCESS);
-    outside[i] = w;
+    outside[i] = new_linked_white(i, cycle);
   }
 }
+
+static void *outside_child(int i) { return outside[i]; }
 
 static void case_mark_proc(void) {
   outside = mmap(NULL, SLOTS * sizeof(void *), PROT_READ | PROT_WRITE,
@@ -796,29 +771,15 @@ static void case_mark_proc(void) {
   cell = NULL;
   pthread_t ticker;
   CHECK(pthread_create(&ticker, NULL, tick, NULL) == 0);
-  for (int cycle = 0; cycle < 3; cycle++) {
-    GC_gcollect();
-    for (int i = 0; i < SLOTS; i++) outside[i] = NULL;
-    GC_word before = start_cycle(); /* the frame is black: its procedure ran, or waits */
-    store_outside(cycle);
-    t_clear_stack();
-    finish_by_allocating(before);
-    int lost = 0;
-    for (int i = 0; i < SLOTS; i++) lost += links[i] == 0;
-    CHECK(lost == 0, "cycle %d: %d of %d objects held only outside the heap, through a mark "
-          "procedure, were reclaimed", cycle, lost, SLOTS);
-    for (int i = 0; i < SLOTS; i++) {
-      check_white(outside[i], i, cycle);
-      GC_unregister_disappearing_link((void **)&links[i]);
-    }
-  }
+  /* The frame is black once the cycle drained: its procedure ran, or waits. */
+  three_cycles(SLOTS, "held only outside the heap, by a mark procedure,", store_outside,
+               outside_child, NULL);
   atomic_store(&ticker_stop, 1);
   pthread_join(ticker, NULL);
   CHECK(proc_calls > 0, "the mark procedure never ran");
   CHECK(procs_beside_program == 0, "%d of %d mark procedure calls ran beside the program",
         procs_beside_program, proc_calls);
-  t_note("%d mark procedure calls, none beside the program; %d objects a cycle held outside the heap survived",
-         proc_calls, SLOTS);
+  t_note("%d mark procedure calls, none beside the program", proc_calls);
 }
 
 int main(int argc, char **argv) {
