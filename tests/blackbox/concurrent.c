@@ -51,7 +51,8 @@
  *             the heap holds (a runtime's VM stack); objects stored only
  *             there after the cycle's drain survive, and the procedure
  *             never runs while a program thread runs (it waits for the
- *             finish's stop)
+ *             finish's stop); a fork while it waits leaves the child's
+ *             own collections running it
  *
  * The test runs with SGC_CONCURRENT_HOLD_MS set: after its first drain a
  * cycle's marking waits that long, so everything reachable at the start
@@ -754,6 +755,48 @@ T_NOINLINE static void store_outside(int cycle) {
 
 static void *outside_child(int i) { return outside[i]; }
 
+/* The outside array's objects of cycle CYCLE all live and are intact. */
+static void check_outside(int cycle, const char *where) {
+  int lost = 0;
+  for (int i = 0; i < SLOTS; i++) lost += links[i] == 0;
+  CHECK(lost == 0, "%s: %d of %d objects held by the mark procedure were reclaimed", where, lost,
+        SLOTS);
+  for (int i = 0; i < SLOTS; i++) check_white(outside[i], i, cycle);
+}
+
+/* A fork while the frame's procedure waits for the cycle's finish: the
+ * child forgets the abandoned cycle's waiting objects, and its own
+ * collections (stop, then a cycle) must run the procedure again. */
+static void fork_with_deferred_proc(void) {
+  GC_gcollect();
+  GC_word before = start_cycle();
+  store_outside(3);
+  t_clear_stack();
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    alarm(60);
+    GC_gcollect();
+    check_outside(3, "child's first collection");
+    for (int i = 0; i < SLOTS; i++) GC_unregister_disappearing_link((void **)&links[i]);
+    store_outside(4);
+    GC_gcollect();
+    check_outside(4, "child's second collection");
+    GC_word mine = GC_get_gc_no();
+    GC_start_incremental_collection();
+    finish_by_allocating(mine);
+    check_outside(4, "child's cycle");
+    _exit(0);
+  }
+  int status;
+  CHECK(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %#x", status);
+  finish_by_allocating(before);
+  check_outside(3, "parent's cycle across the fork");
+  for (int i = 0; i < SLOTS; i++) GC_unregister_disappearing_link((void **)&links[i]);
+  t_note("a fork while the procedure waited: child and parent kept its objects");
+}
+
 static void case_mark_proc(void) {
   outside = mmap(NULL, SLOTS * sizeof(void *), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -776,6 +819,7 @@ static void case_mark_proc(void) {
                outside_child, NULL);
   atomic_store(&ticker_stop, 1);
   pthread_join(ticker, NULL);
+  fork_with_deferred_proc();
   CHECK(proc_calls > 0, "the mark procedure never ran");
   CHECK(procs_beside_program == 0, "%d of %d mark procedure calls ran beside the program",
         procs_beside_program, proc_calls);
