@@ -67,6 +67,13 @@
  *                          another (each hands its roots to the next)
  *                          ORACLE_LIVE: target reachable objects per thread
  *                          (default 4000)
+ *                          ORACLE_API_MIX=1: each explicit collection is one
+ *                          of bdwgc's ways to ask for one (GC_gcollect,
+ *                          GC_start_incremental_collection, GC_collect_a_little
+ *                          until done, GC_gcollect_and_unmap, GC_try_to_collect,
+ *                          GC_disable around some work), and one thread, once,
+ *                          switches the run to incremental mode
+ *                          (GC_enable_incremental) while the others mutate
  *                          ORACLE_SELFTEST_FREE=1: GC_free objects that are
  *                          still referenced; the oracle must catch it.
  *                          ORACLE_SELFTEST_HIDDEN=1: keep some references
@@ -971,6 +978,47 @@ static void do_op(ctx *c)
     }
 }
 
+static int g_api_mix; /* ORACLE_API_MIX=1 */
+static _Atomic int g_switched_to_incremental;
+static _Atomic uint64_t g_api_calls[7];
+static int never_stop(void) { return 0; }
+
+/* An explicit collection: GC_gcollect, or with ORACLE_API_MIX one of
+ * bdwgc's other ways to ask for one, some of which only start or step a
+ * concurrent cycle and leave it running beside the other threads. */
+static void explicit_collection(ctx *c)
+{
+    atomic_fetch_add(&g_explicit_gcs, 1);
+    unsigned way = g_api_mix ? (unsigned)t_rng_below(&c->rng, 7) : 0;
+    atomic_fetch_add(&g_api_calls[way], 1);
+    switch (way) {
+    case 0: GC_gcollect(); break;
+    case 1: GC_start_incremental_collection(); break;
+    case 2:
+        for (int i = 0; i < 100000 && GC_collect_a_little(); i++) {}
+        break;
+    case 3: GC_gcollect_and_unmap(); break;
+    case 4: /* 0 while another thread's GC_disable holds */
+        GC_try_to_collect(never_stop);
+        break;
+    case 5:
+        /* Allocation with collections off (the heap grows instead). */
+        GC_disable();
+        for (int i = 0; i < 50; i++) do_op(c);
+        GC_enable();
+        break;
+    case 6:
+        if (atomic_exchange(&g_switched_to_incremental, 1) == 0) {
+            GC_enable_incremental();
+            CHECK(GC_is_incremental_mode() || getenv("SGC_MODE"),
+                  "GC_enable_incremental left the collector in stop mode");
+        } else {
+            GC_collect_a_little();
+        }
+        break;
+    }
+}
+
 static void note_heap(ctx *c, int round)
 {
     size_t hs = GC_get_heap_size();
@@ -1089,10 +1137,7 @@ static void *worker(void *arg)
          * result; then perhaps a collection with it kept that way. */
         pthread_t predecessor = p->predecessor;
         verify_all(&c, l0, l1, l2);
-        if (t_rng_below(&c.rng, 2) == 0) {
-            GC_gcollect();
-            atomic_fetch_add(&g_explicit_gcs, 1);
-        }
+        if (t_rng_below(&c.rng, 2) == 0) explicit_collection(&c);
         void *result = NULL;
         CHECK(pthread_join(predecessor, &result) == 0);
         farewell *f = result;
@@ -1127,10 +1172,7 @@ static void *worker(void *arg)
                 c.last_count = vs.objects;
                 atomic_fetch_add(&g_partial_verifies, 1);
             }
-            if (t_rng_below(&c.rng, (uint64_t)n_ops * 3) == 0) {
-                GC_gcollect();
-                atomic_fetch_add(&g_explicit_gcs, 1);
-            }
+            if (t_rng_below(&c.rng, (uint64_t)n_ops * 3) == 0) explicit_collection(&c);
         }
         vstats vs = verify_all(&c, l0, l1, l2);
         c.last_count = vs.objects;
@@ -1194,6 +1236,7 @@ int main(int argc, char **argv)
     g_selftest_free = (int)t_env_long("ORACLE_SELFTEST_FREE", 0);
     g_selftest_hidden = (int)t_env_long("ORACLE_SELFTEST_HIDDEN", 0);
     g_selftest_typed = (int)t_env_long("ORACLE_SELFTEST_TYPED", 0);
+    g_api_mix = (int)t_env_long("ORACLE_API_MIX", 0);
     n_lives = (int)t_env_long("ORACLE_LIVES", 16);
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
@@ -1296,6 +1339,13 @@ int main(int argc, char **argv)
            count(&g_weak_checked), count(&g_weak_moved), count(&g_finalizers_set),
            count(&g_finalizers_run));
 
+    if (g_api_mix)
+        t_note("explicit collections: %llu GC_gcollect, %llu started, %llu stepped, "
+               "%llu unmapping, %llu tried, %llu with collections off, %llu switch or step; "
+               "%s at exit",
+               count(&g_api_calls[0]), count(&g_api_calls[1]), count(&g_api_calls[2]),
+               count(&g_api_calls[3]), count(&g_api_calls[4]), count(&g_api_calls[5]),
+               count(&g_api_calls[6]), GC_is_incremental_mode() ? "incremental" : "stop mode");
     CHECK(!atomic_load(&g_failed));
     CHECK(ngc >= 1, "no collection happened at all (gc_no did not advance)");
     CHECK(atomic_load(&g_lives_started) == (uint64_t)n_threads * n_lives);
