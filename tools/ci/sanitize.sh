@@ -36,7 +36,10 @@
 #     bb_tiny_stacks*: ASan's frames overflow the 16 KiB stacks the test
 #       collects on (in the GC thread count's prediction, 2026-11-30);
 #     bb_gc_threads_idle: a bound on the GC threads' CPU time that the
-#       instrumented code overruns (715 us a collection against 600).
+#       instrumented code overruns (715 us a collection against 600);
+#     bb_concurrent_heap_room: instrumented cycles fall further behind
+#       the allocation, and the heap peaks at 80-84 MiB against stop
+#       mode's 40 (the bound is twice; 68 uninstrumented, 2026-11-30).
 # ThreadSanitizer cannot run the suite: it delivers a signal only at the
 # thread's next intercepted call, so the registers and stack pointer a
 # stopped thread reports are stale (the collector then misses what the
@@ -65,7 +68,7 @@ undefined)
   ;;
 address)
   flags="-fsanitize=address -fno-omit-frame-pointer"
-  skip='^(fastpath_no_atomics|unit_own_roots|bb_waiters_unsignalled|bb_coroutines.*|bb_crystal_preload|bb_nix_preload|bench_runner_smoke|bb_compat_api.*|unit_free_span_marks.*|unit_release|bb_dead_stack.*|bb_stale_kinds_torture|bb_oracle_stress_as_limited|bb_tiny_stacks.*|bb_gc_threads_idle|bb_concurrent_start_pause)$'
+  skip='^(fastpath_no_atomics|unit_own_roots|bb_waiters_unsignalled|bb_coroutines.*|bb_crystal_preload|bb_nix_preload|bench_runner_smoke|bb_compat_api.*|unit_free_span_marks.*|unit_release|bb_dead_stack.*|bb_stale_kinds_torture|bb_oracle_stress_as_limited|bb_tiny_stacks.*|bb_gc_threads_idle|bb_concurrent_start_pause|bb_concurrent_heap_room)$'
   # Leak checks would report the heap sgc never frees at exit; the
   # preload tests put libsgc.so, and with it libasan, behind the program.
   export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
