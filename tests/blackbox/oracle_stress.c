@@ -1346,6 +1346,13 @@ int main(int argc, char **argv)
                count(&g_api_calls[0]), count(&g_api_calls[1]), count(&g_api_calls[2]),
                count(&g_api_calls[3]), count(&g_api_calls[4]), count(&g_api_calls[5]),
                count(&g_api_calls[6]), GC_is_incremental_mode() ? "incremental" : "stop mode");
+    if (g_api_mix && count(&g_explicit_gcs) >= 70) {
+        /* Each way taken (1 in 7 each: one missing after 70 calls is
+         * 7 x (6/7)^70, 1 run in 6,800), and the switch held. */
+        for (int way = 0; way < 7; way++)
+            CHECK(count(&g_api_calls[way]) > 0, "explicit collection way %d never taken", way);
+        CHECK(GC_is_incremental_mode() || getenv("SGC_MODE"), "the switch to incremental mode did not hold");
+    }
     CHECK(!atomic_load(&g_failed));
     CHECK(ngc >= 1, "no collection happened at all (gc_no did not advance)");
     CHECK(atomic_load(&g_lives_started) == (uint64_t)n_threads * n_lives);
