@@ -144,6 +144,10 @@ typedef struct SGC_gc_record {
   /* Steals by assisting threads from the rounds' rescan queue: their
    * share of the rescans (docs/concurrent.md, "Rounds"). */
   uint64_t assist_rescan_steals;
+  /* Assists that found no work while the cycle was behind (its marking
+   * left at least the room left) and gave up the CPU once, so that the
+   * GC threads holding the work run (SGC_ASSIST_YIELD). */
+  uint64_t assist_yields;
 } SGC_gc_record_t;
 
 /* Totals since start. */

@@ -48,6 +48,7 @@ struct sgc_settings {
   bool concurrent;
   unsigned concurrent_trigger;  /* SGC_CONCURRENT_TRIGGER: % of the threshold; 0 = adaptive */
   unsigned concurrent_hold_ms;  /* SGC_CONCURRENT_HOLD_MS: a test's hold on the marking */
+  bool assist_yield;            /* SGC_ASSIST_YIELD: idle assists of a late cycle yield */
   unsigned extra_bytes;       /* bytes added to every request (bdwgc: 1) */
   size_t small_request_limit; /* MAX_SMALL_BYTES - extra_bytes */
   unsigned markers;

@@ -8,6 +8,7 @@
 #include "collect/assist.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include "alloc/collector.h"
 #include "collect/collect.h"
@@ -62,6 +63,8 @@ static _Atomic uint64_t rescan_pages_per_mib;
 /* This cycle's steals from the rescan queue by assisting threads
  * (statistics; relaxed, read at the finish). */
 static _Atomic uint64_t rescan_steals;
+/* This cycle's assists that yielded the CPU (relaxed: statistics). */
+static _Atomic uint64_t assist_yields;
 
 void assist_prepare(void) {
   for (unsigned i = 0; i < ASSIST_SLOTS; i++) {
@@ -87,6 +90,7 @@ void assist_cycle_begin(uint64_t live, size_t limit, size_t allocated) {
   atomic_store_explicit(&assist_asked, 0, memory_order_relaxed);
   atomic_store_explicit(&rescan_pages_per_mib, 0, memory_order_relaxed);
   atomic_store_explicit(&rescan_steals, 0, memory_order_relaxed);
+  atomic_store_explicit(&assist_yields, 0, memory_order_relaxed);
   live_at_start = live;
   limit_at_start = limit;
   allocated_at_start = allocated;
@@ -215,6 +219,17 @@ static unsigned rescan_drains_for(size_t bytes) {
   return drains < RESCAN_DRAINS_MAX ? (unsigned)drains : RESCAN_DRAINS_MAX;
 }
 
+/* An assist that found nothing to take while its cycle is behind (a
+ * budget of at least the bytes taken: as much marking left as room) gives
+ * up its CPU once.  The work is then private to the driver or a GC thread
+ * that busy program threads keep off the CPUs, and the cycle would run
+ * out of heap and finish stopped (history.md, "Idle assists yield").  A
+ * cycle on pace leaves the threads alone: their waits are latency. */
+static void assist_yield(void) {
+  atomic_fetch_add_explicit(&assist_yields, 1, memory_order_relaxed);
+  sched_yield();
+}
+
 bool concurrent_assist(size_t bytes) {
   if (!concurrent_cycle_running()) {
     collect_poll_cycle_start();
@@ -236,10 +251,12 @@ bool concurrent_assist(size_t bytes) {
   atomic_store_explicit(&self->assisting, true, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   struct assist_slot *slot = assist_slot_take();
-  if (!slot || !assist_mark(slot, budget, rescan_drains)) atomic_fetch_add_explicit(&assist_idle, 1, memory_order_relaxed);
+  bool idle = !slot || !assist_mark(slot, budget, rescan_drains);
+  if (idle) atomic_fetch_add_explicit(&assist_idle, 1, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   atomic_store_explicit(&self->assisting, false, memory_order_seq_cst);
   thread_park_if_asked(self);
+  if (idle && budget >= bytes && sgc_settings.assist_yield) assist_yield();
   return false;
 }
 
@@ -312,6 +329,7 @@ void assist_record(SGC_gc_record_t *out) {
   out->assists_idle = atomic_load_explicit(&assist_idle, memory_order_relaxed);
   out->assist_asked_bytes = atomic_load_explicit(&assist_asked, memory_order_relaxed);
   out->assist_rescan_steals = atomic_load_explicit(&rescan_steals, memory_order_relaxed);
+  out->assist_yields = atomic_load_explicit(&assist_yields, memory_order_relaxed);
 }
 
 /* The child of fork() has no driver and no GC threads: the slots' locks

@@ -356,7 +356,7 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    ",\"assists\":%" PRIu64 ",\"assists_idle\":%" PRIu64
                    ",\"assist_asked_bytes\":%" PRIu64 ",\"rescanned_bytes\":%" PRIu64
                    ",\"start_arm_ns\":%" PRIu64
-                   ",\"assist_rescan_steals\":%" PRIu64,
+                   ",\"assist_rescan_steals\":%" PRIu64 ",\"assist_yields\":%" PRIu64,
                    r->gc_no, reason_name(r->reason), r->threads, r->markers, r->start_ns,
                    r->pause_ns, r->stop_ns, r->mark_ns, r->sweep_ns, r->marked_bytes,
                    r->marked_objects, r->live_bytes, r->heap_bytes, r->allocated_bytes,
@@ -370,7 +370,7 @@ static void write_trace(int fd, const SGC_gc_record_t *r, const struct marker_re
                    r->finish_rescan_bytes, r->finish_rescan_ns, r->finish_roots_ns,
                    r->finish_drain_ns, r->finish_marked_bytes, r->assists, r->assists_idle,
                    r->assist_asked_bytes, r->rescanned_bytes, r->start_arm_ns,
-                   r->assist_rescan_steals);
+                   r->assist_rescan_steals, r->assist_yields);
   if (nm && r->numa_nodes > 1 && n > 0 && (size_t)n < sizeof line)
     n += numa_json(line + n, sizeof line - (size_t)n, r);
   if (n > 0 && (size_t)n < sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, ",\"mark_threads\":[");
