@@ -9,7 +9,7 @@
  * Pages holding survivors of many threads once let LPS grow the heap
  * with their spread (152 MiB around 12 MB live at 500 threads; 28 after).
  *
- * Environment: SLEEPERS_THREADS (400), SLEEPERS_SECONDS (1.5),
+ * Environment: SLEEPERS_THREADS (1,000, the issue's count), SLEEPERS_SECONDS (1.5),
  * SLEEPERS_NO_BOUND=1 checks the objects only (AL keeps every emptied
  * page with the thread that emptied it, by design: thesis §2.2.2). */
 #define GC_THREADS 1
@@ -75,7 +75,7 @@ int main(void) {
   t_test_name = "many_sleepers";
   GC_INIT();
   const char *e = getenv("SLEEPERS_THREADS");
-  int threads = e ? atoi(e) : 400;
+  int threads = e ? atoi(e) : 1000;
   e = getenv("SLEEPERS_SECONDS");
   double seconds = e ? atof(e) : 1.5;
   pthread_t *tids = calloc((size_t)threads, sizeof *tids);
