@@ -204,6 +204,13 @@ PROGRAMS = {
         "bin": "sleepers", "metric": "bursts_per_s", "malloc": False, "hash": False,
         "args": sizes(["-d", "0.5", "-K", "10000"], ["-d", "3", "-K", "100000"], full=["-K", "100000"]),
     },
+    # ... with bursts of one object: the rate this machine's sleeps allow
+    # when allocating costs next to nothing, the floor under every
+    # allocator's sleepers figure (issue 53's 1.5x target at 50 threads)
+    "sleepers-floor": {
+        "bin": "sleepers", "metric": "bursts_per_s", "malloc": False, "hash": False,
+        "args": sizes(["-d", "0.5", "-b", "1"], ["-d", "3", "-b", "1"], full=["-b", "1"]),
+    },
     # ... waiting on condition variables of their own with timeouts instead
     # (an idle server worker; threads/cond_waits.c)
     "sleepers-cond": {
@@ -377,7 +384,9 @@ EXPERIMENTS = {
     "bursty": {"programs": ["bursty"], "impls": ["sgc", "bdwgc"], "threads": [200, 500, 1000],
                "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip"]},
     # heap against thread count when most threads sleep (issue 53)
-    "sleepers": {"programs": ["sleepers", "sleepers-same-live", "sleepers-cond"], "impls": ["sgc", "bdwgc"], "threads": [50, 500, 2000],
+    "sleepers": {"programs": ["sleepers", "sleepers-same-live", "sleepers-cond", "sleepers-floor"],
+                 "impls": ["sgc", "bdwgc"], "threads": [50, 500, 2000],
+                 "program_threads": {"sleepers-floor": [50]},
                  "gc_threads": [None], "variants": ["lab-thread", "lab-cpu", "lab-flip", "step-2m"]},
     # flip mode must also pick per-thread caches where they are better
     "lab-gcbench": {"programs": ["gcbench"], "impls": ["sgc"], "threads": [1, 2],

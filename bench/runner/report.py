@@ -407,7 +407,9 @@ def section_sleepers(rows):
     return ["## Sleeping threads with their own live sets (issue 53)\n",
             "`ceiling bursts/s`: the rate if bursts cost nothing, from each run's own sleep "
             "schedule (sum over threads of bursts / seconds of sleep asked for); no allocator "
-            "can pass it.  `oversleep`: seconds asleep over seconds asked for.\n",
+            "can pass it.  `oversleep`: seconds asleep over seconds asked for.  "
+            "`sleepers-floor`: bursts of one object, what the sleeps alone allow on this "
+            "machine when allocating costs next to nothing.\n",
             md_table(["program", "impl", "variant", "threads", "bursts/s", "ceiling bursts/s",
                       "oversleep", "collections", "peak heap MB",
                       "kept MB", "worst burst ms", "p99 burst ms", "status"], body), ""]
