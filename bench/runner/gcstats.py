@@ -272,6 +272,15 @@ def parse_bdwgc_stats(path, gc_threads):
     return summarize_gcs(pauses, marks, marked, heaps, lives, markers=markers)
 
 
+def nearest_rank(values, q):
+    """The Q-quantile of VALUES by nearest rank: the smallest value with at
+    least a share Q of them at or below it (with fewer than 100 pauses,
+    the 99th percentile is the worst)."""
+    ordered = sorted(values)
+    k = max(1, -(-len(ordered) * q // 1))  # ceil(n q), at least 1
+    return ordered[int(k) - 1]
+
+
 def summarize_gcs(pauses, marks, marked, heaps, lives, stop=None, sweep=None, markers=None,
                   start_pauses=None):
     """PAUSES: one per collection (a concurrent cycle's finish); START_PAUSES:
@@ -289,6 +298,7 @@ def summarize_gcs(pauses, marks, marked, heaps, lives, stop=None, sweep=None, ma
         "sweep_s": sum(sweep) if sweep else None,
         "max_pause_ms": max(every) * 1e3 if every else 0.0,
         "mean_pause_ms": sum(every) / len(every) * 1e3 if every else 0.0,
+        "p99_pause_ms": nearest_rank(every, 0.99) * 1e3 if every else 0.0,
         "heap_bytes": max(heaps) if heaps else None,
         "live_bytes": max(lives) if lives else None,
         "marked_bytes": mb,

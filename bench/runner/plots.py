@@ -69,6 +69,37 @@ def plot_gc_user(plt, rows, path):
     return save(plt, fig, path, "Run time split into user and GC (stopped) time (cf. thesis Fig. 3.5)")
 
 
+def plot_concurrent(plt, data, path):
+    """Fig 5.2: each program's run time under every collector over sgc stop
+    mode's (report.concurrent_rows), a panel per thread count."""
+    threads = sorted({d["threads"] for d in data})
+    fig, axs = panels(plt, len(threads), 2, 7, 3.6)
+    for ax, t in zip(axs, threads):
+        rows = [d for d in data if d["threads"] == t and d["ratio"] is not None]
+        progs, configs = [], []
+        for d in rows:
+            if d["program"] not in progs:
+                progs.append(d["program"])
+            c = d["impl"] if d["impl"] != "sgc" else d["variant"].replace("default", "stop")
+            if c not in configs:
+                configs.append(c)
+        width = 0.8 / max(1, len(configs))
+        for i, c in enumerate(configs):
+            ys = []
+            for prog in progs:
+                v = [d["ratio"] for d in rows if d["program"] == prog and
+                     (d["impl"] if d["impl"] != "sgc" else d["variant"].replace("default", "stop")) == c]
+                ys.append(v[0] if v else 0)
+            ax.bar([x + i * width for x in range(len(progs))], ys, width, label=c)
+        ax.axhline(1.0, color="black", linewidth=0.6)
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(progs))])
+        ax.set_xticklabels(progs, fontsize=8)
+        ax.set_ylabel("run time / sgc stop")
+        ax.set_title(f"{t} thread{'s' if t != 1 else ''}")
+        ax.legend(fontsize=7)
+    return save(plt, fig, path, "Run time over sgc stop mode's (cf. thesis Fig. 5.2)")
+
+
 def plot_speedup(plt, rows, path):
     """Fig 3.7: mark-phase speed-up (marked bytes / mark time) vs GC threads,
     relative to one GC thread of the same implementation and variant."""

@@ -12,7 +12,7 @@ import time
 from .mark_scaling import section_mark_scaling
 from .markers_auto import section_markers_auto
 from .matrix import ALLOC_PROGRAMS, CEILING, IMPLS
-from .plots import get_plt, plot_alloc, plot_gc_user, plot_speedup, plot_unfair
+from .plots import get_plt, plot_alloc, plot_concurrent, plot_gc_user, plot_speedup, plot_unfair
 from .results import agg, agg_extra, group, hash_mismatches, ok_rows, read_csv, status_of, write_csv
 from .tables import (all_configs_table, alloc_peer_ratios, alloc_series, comparison_rows,
                      headline_table, mark_object_rate_rows, mark_rate_rows, md_table,
@@ -443,17 +443,67 @@ def section_pauses(rows):
                  if r.get("stop_s") is not None and r.get("collections")]
         pause_rows.append([prog, impl, t, gct_label(gct), var,
                            fmt_num(agg(rs, "collections")), fmt_num(agg(rs, "mean_pause_ms")),
-                           fmt_num(agg(rs, "max_pause_ms")),
+                           fmt_num(agg(rs, "p99_pause_ms")), fmt_num(agg(rs, "max_pause_ms")),
                            fmt_num(median(stops)) if stops else "-"])
     return table_section(
         "## Pause times (cf. Table 5.1)\n",
-        "Average and worst stop-the-world pause per run (median over runs), ms, "
+        "Average, 99th-percentile (nearest rank over a run's pauses, a concurrent "
+        "cycle's start and finish each counted: with under 100 pauses it is the "
+        "worst) and worst stop-the-world pause per run (median over runs), ms, "
         "and the mean time to stop the world per collection (from the first stop "
         "signal until every thread has acknowledged it; threads waiting in sgc for "
         "its lock or in GC_pthread_join are not signalled; sgc only).\n",
         ["program", "impl", "thr", "GC thr", "variant", "collections", "mean pause ms",
-         "max pause ms", "mean stop µs"],
+         "p99 pause ms", "max pause ms", "mean stop µs"],
         pause_rows)
+
+
+def concurrent_rows(rows):
+    """Fig. 5.2 and Tables 5.1-5.2's analogue: for each program and thread
+    count run in sgc's stop mode and in some concurrent configuration,
+    every collector's run time over stop mode's (median of the per-round
+    ratios, as paired_ratio takes them), pauses and peak RSS."""
+    g = group(rows)
+    out = []
+    for base_key in list(g):
+        prog, impl, t, gct, var = base_key
+        if impl != "sgc" or var != "default" or gct is not None:
+            continue
+        peers = [k for k in g if k[0] == prog and k[2] == t and k[3] is None
+                 and (k[4].startswith("concurrent") or k[1] != "sgc")]
+        if not any(k[4].startswith("concurrent") or k[1] == "bdwgc-incr" for k in peers):
+            continue
+        for k in [base_key] + peers:
+            rs = g[k]
+            ratio = 1.0 if k == base_key else paired_ratio(g, k, base_key, "wall_s")
+            rss = agg(rs, "peak_rss_kb")
+            out.append({"program": prog, "threads": t, "impl": k[1], "variant": k[4],
+                        "wall_s": agg(rs, "wall_s"), "ratio": ratio,
+                        "mean_pause_ms": agg(rs, "mean_pause_ms"),
+                        "p99_pause_ms": agg(rs, "p99_pause_ms"),
+                        "max_pause_ms": agg(rs, "max_pause_ms"),
+                        "rss_mb": rss / 1024 if rss is not None else None,
+                        "status": status_of(rs)})
+    return out
+
+
+def section_concurrent(rows, out_dir, plt):
+    data = concurrent_rows(rows)
+    if not data:
+        return []
+    body = [[d["program"], d["threads"], d["impl"], d["variant"], fmt_num(d["wall_s"]),
+             fmt_num(d["ratio"]), fmt_num(d["mean_pause_ms"]), fmt_num(d["p99_pause_ms"]),
+             fmt_num(d["max_pause_ms"]), fmt_num(d["rss_mb"]), d["status"]] for d in data]
+    lines = ["## Concurrent collection against stop mode (cf. Fig. 5.2, Tables 5.1-5.2)\n",
+             "`/ stop`: the run's wall time over sgc stop mode's in the same round, the "
+             "median over rounds (< 1: faster than stop mode).  Pauses as in the pause "
+             "table below (a concurrent cycle's start and finish each a pause); "
+             "bdwgc-incr is bdwgc with `GC_ENABLE_INCREMENTAL=1`.\n",
+             md_table(["program", "thr", "impl", "variant", "wall s", "/ stop", "mean pause ms",
+                       "p99 pause ms", "max pause ms", "peak RSS MB", "status"], body), ""]
+    if plt is not None and plot_concurrent(plt, data, os.path.join(out_dir, "concurrent_time.png")):
+        lines.append("![run time over stop mode's](concurrent_time.png)\n")
+    return lines
 
 
 def write_report(out_dir, rows, meta):
@@ -465,7 +515,7 @@ def write_report(out_dir, rows, meta):
              + section_ceiling(rows)
              + section_alloc(rows, out_dir, plt)
              + section_unfair(rows, out_dir, plt) + section_bursty(rows) + section_sleepers(rows) + section_latency(rows)
-             + section_pauses(rows))
+             + section_concurrent(rows, out_dir, plt) + section_pauses(rows))
     lines += ["## All configurations\n", all_configs_table(rows), "",
               "Raw data: `results.csv` (one row per run; columns in bench/README.md); "
               "logs of every run in `logs/` (in copies kept under docs/benchmarks/results, "

@@ -11,8 +11,8 @@ from .util import median, to_float
 CSV_COLUMNS = [
     "experiment", "program", "impl", "threads", "gc_threads", "variant", "run", "status",
     "exit_code", "check", "wall_s", "proc_wall_s", "user_s", "sys_s", "gc_s", "mark_s",
-    "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "peak_rss_kb", "collections",
-    "gc_count", "heap_bytes", "live_bytes", "marked_bytes", "mark_mb_per_s",
+    "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "p99_pause_ms", "peak_rss_kb",
+    "collections", "gc_count", "heap_bytes", "live_bytes", "marked_bytes", "mark_mb_per_s",
     "marked_objects_enum", "marked_bytes_enum", "mark_mobj_per_s", "markers_used",
     "pages_consumed", "remote_ratio", "cache_kb", "mark_idle_share", "prestop_s",
     "cycle_speedup", "cycle_mb_per_gc_1",
@@ -23,7 +23,8 @@ CSV_COLUMNS = [
 
 NUMERIC = {
     "threads", "gc_threads", "run", "exit_code", "wall_s", "proc_wall_s", "user_s", "sys_s",
-    "gc_s", "mark_s", "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "peak_rss_kb",
+    "gc_s", "mark_s", "stop_s", "sweep_s", "max_pause_ms", "mean_pause_ms", "p99_pause_ms",
+    "peak_rss_kb",
     "collections", "gc_count", "heap_bytes", "live_bytes", "marked_bytes", "mark_mb_per_s",
     "marked_objects_enum", "marked_bytes_enum", "mark_mobj_per_s", "markers_used",
     "pages_consumed", "remote_ratio", "cache_kb", "mark_idle_share", "metric",

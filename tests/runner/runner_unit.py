@@ -190,6 +190,15 @@ class Trace(unittest.TestCase):
         self.assertAlmostEqual(s["mean_pause_ms"], 20.0 / 3)
         self.assertAlmostEqual(s["gc_s"], 0.020)
 
+    def test_p99_pause_by_nearest_rank(self):
+        # 200 collections of 1 ms and two of 9 ms: the 99th percentile is
+        # the 200th of 202, 1 ms; with 50 pauses it is the worst.
+        recs = [{"pause_ns": 1000000}] * 200 + [{"pause_ns": 9000000}] * 2
+        self.assertAlmostEqual(parse_trace(recs)["p99_pause_ms"], 1.0)
+        recs = [{"pause_ns": 1000000}] * 49 + [{"pause_ns": 9000000}]
+        self.assertAlmostEqual(parse_trace(recs)["p99_pause_ms"], 9.0)
+        self.assertEqual(gcstats.nearest_rank([3, 1, 2], 0.5), 2)
+
     def test_idle_share_counts_parallel_collections_only(self):
         recs = [
             # alone: not counted
@@ -284,6 +293,30 @@ class Trace(unittest.TestCase):
                       "| 50/50/51 |", text)
         self.assertNotIn("cycle-store", text)  # a 1,2 cycle has its own section
         self.assertEqual(mark_scaling.section_mark_scaling(rows[3:], "/nonexistent", None), [])
+
+
+class Concurrent(unittest.TestCase):
+    def test_run_time_over_stop_mode_paired_by_round(self):
+        rows = [row("gcbench", "sgc", 2, None, "default", 1, wall_s=1.0),
+                row("gcbench", "sgc", 2, None, "default", 2, wall_s=2.0),
+                row("gcbench", "sgc", 2, None, "concurrent-uffd", 1, wall_s=1.5, p99_pause_ms=0.5),
+                row("gcbench", "sgc", 2, None, "concurrent-uffd", 2, wall_s=3.0, p99_pause_ms=0.7),
+                row("gcbench", "bdwgc-incr", 2, None, "default", 1, wall_s=2.0),
+                row("gcbench", "bdwgc-incr", 2, None, "default", 2, wall_s=2.0),
+                # no concurrent configuration at this thread count: left out
+                row("cky", "sgc", 1, None, "default", 1, wall_s=1.0),
+                row("cky", "bdwgc", 1, None, "default", 1, wall_s=1.0)]
+        data = {(d["program"], d["threads"], d["impl"], d["variant"]): d
+                for d in report.concurrent_rows(rows)}
+        self.assertEqual(sorted(data), [("gcbench", 2, "bdwgc-incr", "default"),
+                                        ("gcbench", 2, "sgc", "concurrent-uffd"),
+                                        ("gcbench", 2, "sgc", "default")])
+        self.assertAlmostEqual(data[("gcbench", 2, "sgc", "concurrent-uffd")]["ratio"], 1.5)
+        self.assertAlmostEqual(data[("gcbench", 2, "sgc", "concurrent-uffd")]["p99_pause_ms"], 0.6)
+        # 2.0 / 1.0 and 2.0 / 2.0: the median of the rounds' ratios, not
+        # of the walls (2.0 / 1.5)
+        self.assertAlmostEqual(data[("gcbench", 2, "bdwgc-incr", "default")]["ratio"], 1.5)
+        self.assertEqual(data[("gcbench", 2, "sgc", "default")]["ratio"], 1.0)
 
 
 class ThreadLists(unittest.TestCase):
