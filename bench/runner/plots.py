@@ -69,6 +69,12 @@ def plot_gc_user(plt, rows, path):
     return save(plt, fig, path, "Run time split into user and GC (stopped) time (cf. thesis Fig. 3.5)")
 
 
+def collector_label(d):
+    """A concurrent_rows entry's collector: sgc's variant (its default
+    named "stop"), else the peer."""
+    return d["variant"].replace("default", "stop") if d["impl"] == "sgc" else d["impl"]
+
+
 def plot_concurrent(plt, data, path):
     """Fig 5.2: each program's run time under every collector over sgc stop
     mode's (report.concurrent_rows), a panel per thread count."""
@@ -80,20 +86,19 @@ def plot_concurrent(plt, data, path):
         for d in rows:
             if d["program"] not in progs:
                 progs.append(d["program"])
-            c = d["impl"] if d["impl"] != "sgc" else d["variant"].replace("default", "stop")
+            c = collector_label(d)
             if c not in configs:
                 configs.append(c)
         width = 0.8 / max(1, len(configs))
         for i, c in enumerate(configs):
             ys = []
             for prog in progs:
-                v = [d["ratio"] for d in rows if d["program"] == prog and
-                     (d["impl"] if d["impl"] != "sgc" else d["variant"].replace("default", "stop")) == c]
+                v = [d["ratio"] for d in rows if d["program"] == prog and collector_label(d) == c]
                 ys.append(v[0] if v else 0)
             ax.bar([x + i * width for x in range(len(progs))], ys, width, label=c)
         ax.axhline(1.0, color="black", linewidth=0.6)
-        # bdwgc's incremental mode runs up to 16 times stop mode's time on
-        # two CPUs: on a linear axis the other bars were slivers.
+        # bdwgc's incremental mode ran up to 15.5 times stop mode's time
+        # on two CPUs: on a linear axis the other bars were slivers.
         if max((d["ratio"] for d in rows), default=1) > 4:
             ax.set_yscale("log")
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(progs))])
