@@ -3,6 +3,7 @@ object per collection) and bdwgc's GC_PRINT_STATS log (see bench/run.py's
 docstring for the lines used)."""
 
 import json
+import math
 import re
 import statistics
 
@@ -277,8 +278,7 @@ def nearest_rank(values, q):
     least a share Q of them at or below it (with fewer than 100 pauses,
     the 99th percentile is the worst)."""
     ordered = sorted(values)
-    k = max(1, -(-len(ordered) * q // 1))  # ceil(n q), at least 1
-    return ordered[int(k) - 1]
+    return ordered[max(1, math.ceil(len(ordered) * q)) - 1]
 
 
 def summarize_gcs(pauses, marks, marked, heaps, lives, stop=None, sweep=None, markers=None,

@@ -462,12 +462,14 @@ def concurrent_rows(rows):
     """Fig. 5.2 and Tables 5.1-5.2's analogue: for each program and thread
     count run in sgc's stop mode and in some concurrent configuration,
     every collector's run time over stop mode's (median of the per-round
-    ratios, as paired_ratio takes them), pauses and peak RSS."""
+    ratios, as paired_ratio takes them), pauses and peak RSS.  The latency
+    programs run for a fixed time (their wall time says nothing): their
+    own section gives their rates."""
     g = group(rows)
     out = []
     for base_key in list(g):
         prog, impl, t, gct, var = base_key
-        if impl != "sgc" or var != "default" or gct is not None:
+        if impl != "sgc" or var != "default" or gct is not None or prog.startswith("latency"):
             continue
         peers = [k for k in g if k[0] == prog and k[2] == t and k[3] is None
                  and (k[4].startswith("concurrent") or k[1] != "sgc")]

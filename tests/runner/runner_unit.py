@@ -305,7 +305,10 @@ class Concurrent(unittest.TestCase):
                 row("gcbench", "bdwgc-incr", 2, None, "default", 2, wall_s=2.0),
                 # no concurrent configuration at this thread count: left out
                 row("cky", "sgc", 1, None, "default", 1, wall_s=1.0),
-                row("cky", "bdwgc", 1, None, "default", 1, wall_s=1.0)]
+                row("cky", "bdwgc", 1, None, "default", 1, wall_s=1.0),
+                # a fixed-time program: left out, whatever it ran
+                row("latency-1g", "sgc", 2, None, "default", 1, wall_s=20.0),
+                row("latency-1g", "sgc", 2, None, "concurrent-uffd", 1, wall_s=20.0)]
         data = {(d["program"], d["threads"], d["impl"], d["variant"]): d
                 for d in report.concurrent_rows(rows)}
         self.assertEqual(sorted(data), [("gcbench", 2, "bdwgc-incr", "default"),
