@@ -40,6 +40,12 @@ struct barrier_ops {
    * BARRIER_COLLECT_FAILED); step returns that too. */
   bool (*collect_begin)(void);
   size_t (*collect_step)(barrier_visit_fn *visit, void *arg, size_t max_pages, bool *done);
+  /* barrier_collect_last in parts (NULL: not in parts): last_parts gives
+   * their count, 0 when it cannot now; last_part reports part K as
+   * collect_last would, BARRIER_COLLECT_FAILED when the kernel refused.
+   * Several threads call last_part at once. */
+  size_t (*last_parts)(void);
+  size_t (*last_part)(size_t k, barrier_visit_fn *visit, void *arg);
   void (*disarm)(void);
   /* barrier_stop_recording leaves the protections (no disarm): a page
    * left protected and not written counts as unwritten at the next arm,

@@ -365,3 +365,24 @@ size_t barrier_collect_step(barrier_visit_fn *visit, void *arg, size_t max_pages
 }
 
 size_t barrier_collect_last(barrier_visit_fn *visit, void *arg) { return collect_dirty(visit, arg, true); }
+
+size_t barrier_collect_last_parts(void) {
+  const struct barrier_ops *o = ops();
+  return o && o->last_parts ? o->last_parts() : 0;
+}
+
+bool barrier_collect_last_part(size_t k, barrier_visit_fn *visit, void *arg, size_t *pages) {
+  *pages = ops()->last_part(k, visit, arg);
+  bool ok = *pages != (size_t)BARRIER_COLLECT_FAILED;
+  if (!ok) *pages = 0;
+  return ok;
+}
+
+size_t barrier_collect_last_end(size_t pages, bool refused, barrier_visit_fn *visit, void *arg) {
+  counts.collect_calls++;
+  /* Refused: every page in use is reported now (what the parts reported
+   * is among them, queued twice: only work). */
+  size_t reported = refused ? (size_t)BARRIER_COLLECT_FAILED : pages;
+  count_report(&reported, visit, arg);
+  return reported;
+}

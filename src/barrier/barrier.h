@@ -80,6 +80,19 @@ size_t barrier_collect_step(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg)
 /* World stopped, right before barrier_stop_recording (a cycle's finish):
  * barrier_collect_dirty, but the reported pages need not be re-armed. */
 size_t barrier_collect_last(void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* barrier_collect_last in parts that several threads report at once
+ * (the finish's parallel rescan, world stopped): barrier_collect_last_parts
+ * says how many (0: not in parts; call barrier_collect_last); any thread
+ * reports part K with barrier_collect_last_part, which sets *PAGES and
+ * is false when the kernel refused; once all are done, one thread calls
+ * barrier_collect_last_end with the pages reported and whether any part
+ * was refused (then every page in use is reported to VISIT, as for a
+ * refused collect), and it returns the pages, as barrier_collect_last. */
+size_t barrier_collect_last_parts(void);
+bool barrier_collect_last_part(size_t k, void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg,
+                               size_t *pages);
+size_t barrier_collect_last_end(size_t pages, bool refused,
+                                void (*visit)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* Pages [LO, HI) begin holding new objects (a small page formatted, a
  * large object placed; alloc/): the mprotect barrier leaves them
  * writable for the rest of the cycle (thesis §5.2.1: the allocator

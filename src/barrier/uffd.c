@@ -102,17 +102,14 @@ static bool register_range(uintptr_t lo, uintptr_t hi) {
 /* One PAGEMAP_SCAN over [LO, HI) that protects the written pages again
  * (with PROTECT) and, with RUNS, reports them; false when the kernel
  * refused. */
-static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs, bool protect) {
-  /* Static, not 3 KiB of the caller's stack: a cycle's finish runs on
-   * the allocating thread's, which may be 16 KiB (bb_tiny_stacks).  One
-   * caller at a time: the driver's rounds and the finish exclude each
-   * other, and arm runs before a cycle's marking (heap_lock held). */
-  static struct page_region vec[128];
+enum { SCAN_VEC = 128 };
+static bool scan_into(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs, bool protect,
+                      struct page_region *vec, size_t vec_len) {
   while (lo < hi) {
     struct pm_scan_arg arg = {
         .size = sizeof arg, .flags = (protect ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC,
         .start = lo, .end = hi, .vec = runs ? (uintptr_t)vec : 0,
-        .vec_len = runs ? sizeof vec / sizeof vec[0] : 0,
+        .vec_len = runs ? vec_len : 0,
         .category_mask = PAGE_IS_WRITTEN, .return_mask = PAGE_IS_WRITTEN};
     long n = ioctl(pagemap_fd, PAGEMAP_SCAN, &arg);
     if (n < 0) return false;
@@ -121,6 +118,16 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs, bool pro
     lo = arg.walk_end;
   }
   return true;
+}
+
+static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs, bool protect) {
+  /* Static, not 3 KiB of the caller's stack: a cycle's finish runs on
+   * the allocating thread's, which may be 16 KiB (bb_tiny_stacks).  One
+   * caller at a time: the driver's rounds and the finish exclude each
+   * other, and arm runs before a cycle's marking (heap_lock held); the
+   * finish's parts have vectors of their own. */
+  static struct page_region vec[SCAN_VEC];
+  return scan_into(lo, hi, runs, protect, vec, SCAN_VEC);
 }
 
 /* A collect: the written pages holding a marked object, the others
@@ -376,6 +383,63 @@ static size_t uffd_collect_step(barrier_visit_fn *visit, void *arg, size_t max_p
  * change, nor the TLB flush it takes, lengthens the pause. */
 static size_t uffd_collect_last(barrier_visit_fn *visit, void *arg) { return collect(visit, arg, false); }
 
+/* The finish's collect in parts (barrier_collect_last_parts): the
+ * registered ranges' committed pages (those past a chunk's committed end
+ * were never written) in slices of LAST_PART_PAGES, each read by one
+ * PAGEMAP_SCAN without protection and its written pages holding a marked
+ * object reported, as collect_last does for all.  A slice of 4 MiB: a
+ * heap of 60 MiB makes 15 parts to share among the GC threads, one of
+ * 1 GiB 256. */
+enum { LAST_PART_PAGES = 1024, PART_VEC = 32 };
+
+static uintptr_t committed_end(struct barrier_range r) {
+  struct chunk *c = chunk_of_address(r.lo);
+  uintptr_t end = c ? c->base + c->page_count * PAGE_BYTES : r.hi;
+  return end < r.hi ? end : r.hi;
+}
+
+static size_t range_parts(struct barrier_range r) {
+  uintptr_t end = committed_end(r);
+  size_t pages = end > r.lo ? (end - r.lo) / PAGE_BYTES : 0;
+  return (pages + LAST_PART_PAGES - 1) / LAST_PART_PAGES;
+}
+
+static size_t uffd_last_parts(void) {
+  if (!ready() || !register_new_ranges() || uncovered) return 0;
+  size_t parts = 0;
+  for (size_t i = 0; i < registered; i++) parts += range_parts(barrier_range_at(i));
+  return parts;
+}
+
+/* A part's written runs, to the caller's report by the pages holding a
+ * marked object. */
+static void select_marked(uintptr_t lo, uintptr_t hi, void *report) {
+  barrier_select_runs(BARRIER_PAGES_MARKED, lo, hi, report);
+}
+
+static size_t uffd_last_part(size_t k, barrier_visit_fn *visit, void *arg) {
+  /* Each reader's own vector, small enough for the finishing thread's
+   * stack (16 KiB in bb_tiny_stacks): 768 bytes, a call per 32 runs. */
+  struct page_region vec[PART_VEC];
+  for (size_t i = 0; i < registered; i++) {
+    struct barrier_range r = barrier_range_at(i);
+    size_t n = range_parts(r);
+    if (k >= n) {
+      k -= n;
+      continue;
+    }
+    uintptr_t lo = r.lo + k * LAST_PART_PAGES * PAGE_BYTES, end = committed_end(r);
+    uintptr_t hi = end - lo > LAST_PART_PAGES * PAGE_BYTES ? lo + LAST_PART_PAGES * PAGE_BYTES : end;
+    struct barrier_runs report = {visit, arg, 0, 0, 0};
+    struct barrier_runs written = {select_marked, &report, 0, 0, 0};
+    bool ok = scan_into(lo, hi, &written, false, vec, PART_VEC);
+    barrier_runs_flush(&written);
+    barrier_runs_flush(&report);
+    return ok ? report.pages : (size_t)BARRIER_COLLECT_FAILED;
+  }
+  return 0;
+}
+
 /* Lifts every protection (barrier_disarm: a fork child's cycle
  * abandoned; not at a cycle's finish, which keeps them). */
 static void uffd_disarm(void) {
@@ -391,6 +455,7 @@ static void uffd_disarm(void) {
 const struct barrier_ops barrier_uffd_ops = {
     .probe = uffd_probe, .arm = uffd_arm, .cover = uffd_cover,
     .collect = uffd_collect, .collect_last = uffd_collect_last,
-    .collect_begin = uffd_collect_begin, .collect_step = uffd_collect_step, .disarm = uffd_disarm,
+    .collect_begin = uffd_collect_begin, .collect_step = uffd_collect_step,
+    .last_parts = uffd_last_parts, .last_part = uffd_last_part, .disarm = uffd_disarm,
     .keeps_protections = true,
     .arm_beside_program = true};

@@ -157,15 +157,23 @@ bool concurrent_should_finish(size_t allocated, size_t threshold, bool *fallback
 
 /* ---- the pages the program wrote ---- */
 
-/* Queues on marker 0 the marked objects of the page at A (their part on
- * it, for a large one): an object scanned before the program wrote into
- * it is scanned again.  Pages do not change meanwhile (the page path is
- * closed and page operations waited for, or the world is stopped). */
-/* The base of the custom-kind large object pushed whole last, so that
- * several of its written pages in one collect push it once. */
-static uintptr_t custom_pushed_base;
+/* Where a rescan of written pages queues their marked objects: a
+ * marker's stack (marker 0's, or each GC thread's own in the finish's
+ * parallel rescan), with the bytes queued and the base of the
+ * custom-kind large object pushed whole last, so that several of its
+ * written pages in one collect push it once. */
+struct rescan_push {
+  struct marker *m;
+  uint64_t bytes;
+  uintptr_t custom_base;
+};
 
-static void push_marked_on_page(uintptr_t a) {
+/* Queues on R's marker the marked objects of the page at A (their part
+ * on it, for a large one): an object scanned before the program wrote
+ * into it is scanned again.  Pages do not change meanwhile (the page
+ * path is closed and page operations waited for, or the world is
+ * stopped). */
+static void push_marked_on_page(struct rescan_push *r, uintptr_t a) {
   struct page_header *p = page_of_address(a);
   if (!p) return;
   uint8_t state = atomic_load_explicit(&p->state, memory_order_acquire);
@@ -176,8 +184,8 @@ static void push_marked_on_page(uintptr_t a) {
       for (unsigned j = 0; j < p->capacity; j++) {
         uintptr_t obj = p->start + j * size;
         if (mark_bit_test(p, obj)) {
-          mark_push_contents(p, obj);
-          rescan_bytes += size;
+          mark_push_contents_on(r->m, p, obj);
+          r->bytes += size;
         }
       }
       return;
@@ -190,14 +198,14 @@ static void push_marked_on_page(uintptr_t a) {
       bool marked = mark_bit_test(p, obj);
       if (marked && !run) run = obj;
       if (!marked && run) {
-        mark_push_range(run, obj);
-        rescan_bytes += obj - run;
+        mark_push_range_on(r->m, run, obj);
+        r->bytes += obj - run;
         run = 0;
       }
     }
     if (run) {
-      mark_push_range(run, obj);
-      rescan_bytes += obj - run;
+      mark_push_range_on(r->m, run, obj);
+      r->bytes += obj - run;
     }
     return;
   }
@@ -207,18 +215,18 @@ static void push_marked_on_page(uintptr_t a) {
   if (kind_is_custom(head->kind)) {
     /* Its descriptor scans it whole: once per collect, from whichever of
      * its pages was written (its first page may not have been). */
-    if (base != custom_pushed_base) {
-      custom_pushed_base = base;
-      mark_push_contents(head, base);
-      rescan_bytes += head->object_bytes;
+    if (base != r->custom_base) {
+      r->custom_base = base;
+      mark_push_contents_on(r->m, head, base);
+      r->bytes += head->object_bytes;
     }
     return;
   }
   uintptr_t lo = base > a ? base : a, end = base + head->object_bytes;
   uintptr_t hi = end < a + PAGE_BYTES ? end : a + PAGE_BYTES;
   if (hi > lo) {
-    mark_push_range(lo, hi);
-    rescan_bytes += hi - lo;
+    mark_push_range_on(r->m, lo, hi);
+    r->bytes += hi - lo;
   }
 }
 
@@ -237,11 +245,19 @@ void concurrent_object_blackened(struct page_header *page, uintptr_t base) {
   }
 }
 
+/* A barrier's visit: ARG the rescan_push. */
 static void push_written(uintptr_t lo, uintptr_t hi, void *arg) {
-  (void)arg;
   for (uintptr_t a = lo & ~(uintptr_t)(PAGE_BYTES - 1); a < hi; a += PAGE_BYTES)
-    push_marked_on_page(a);
+    push_marked_on_page(arg, a);
 }
+
+/* The rescans of one holder of the locks (the driver's round, or the
+ * finish's serial path) go on marker 0, their bytes counted in
+ * rescan_bytes when done. */
+static struct rescan_push serial_push;
+
+static void serial_push_begin(void) { serial_push = (struct rescan_push){mark_collector, 0, 0}; }
+static void serial_push_end(void) { rescan_bytes += serial_push.bytes; }
 
 /* ---- the driver ---- */
 
@@ -267,11 +283,12 @@ static bool round_lock(void) {
     return false;
   }
   page_path_close();
-  custom_pushed_base = 0;
+  serial_push_begin();
   return true;
 }
 
 static void round_unlock(void) {
+  serial_push_end();
   page_path_open();
   pthread_mutex_unlock(&registry_lock);
   pthread_mutex_unlock(&heap_lock);
@@ -289,12 +306,12 @@ static bool rescan_written_pages(size_t *pages) {
   *pages = 0;
   if (!round_lock()) return false;
   if (!barrier_collect_begin()) {
-    *pages = barrier_collect_dirty(push_written, NULL);
+    *pages = barrier_collect_dirty(push_written, &serial_push);
     round_unlock();
     return true;
   }
   for (bool done = false;;) {
-    *pages += barrier_collect_step(push_written, NULL, ROUND_STEP_PAGES, &done);
+    *pages += barrier_collect_step(push_written, &serial_push, ROUND_STEP_PAGES, &done);
     round_unlock();
     if (done) return true;
     if (mark_yield_requested() || !round_lock()) return false;
@@ -486,6 +503,58 @@ void concurrent_marking_stop(void) {
   atomic_store_explicit(&mark_yield_request, 0, memory_order_relaxed);
 }
 
+/* The finish's rescan of written pages by every GC thread at once
+ * (thesis §5.2: dirty pages rescanned in parallel), where the barrier
+ * splits its report into parts (uffd: its walk of the page tables and
+ * the choice of pages holding marked objects were the finish's longest
+ * steps, 0.3 of gcbench's 0.33 ms pauses); each thread takes parts in
+ * turn and queues what they hold on its own stack, and those stacks are
+ * gathered onto marker 0 for the drain (world stopped). */
+static size_t part_count;
+static _Atomic size_t next_part;
+static _Atomic uint64_t parts_pages, parts_bytes;
+static _Atomic bool part_refused;
+
+static void rescan_parts(struct marker *m, void *arg) {
+  (void)arg;
+  struct rescan_push r = {m, 0, 0};
+  size_t pages = 0;
+  for (;;) {
+    size_t k = atomic_fetch_add_explicit(&next_part, 1, memory_order_relaxed);
+    if (k >= part_count) break;
+    size_t reported;
+    if (barrier_collect_last_part(k, push_written, &r, &reported)) pages += reported;
+    else atomic_store_explicit(&part_refused, true, memory_order_relaxed);
+  }
+  /* Relaxed: the phase's end orders them before the collector's reads. */
+  atomic_fetch_add_explicit(&parts_pages, pages, memory_order_relaxed);
+  atomic_fetch_add_explicit(&parts_bytes, r.bytes, memory_order_relaxed);
+}
+
+static size_t rescan_written_in_parallel(void) {
+  part_count = sgc_settings.markers > 1 ? barrier_collect_last_parts() : 0;
+  if (part_count < 2) {
+    serial_push_begin();
+    size_t pages = barrier_collect_last(push_written, &serial_push);
+    serial_push_end();
+    return pages;
+  }
+  atomic_store_explicit(&next_part, 0, memory_order_relaxed);
+  atomic_store_explicit(&parts_pages, 0, memory_order_relaxed);
+  atomic_store_explicit(&parts_bytes, 0, memory_order_relaxed);
+  atomic_store_explicit(&part_refused, false, memory_order_relaxed);
+  parallel_set_active(sgc_settings.markers);
+  parallel_run_phase(rescan_parts, NULL, false);
+  parallel_gather_work();
+  rescan_bytes += atomic_load_explicit(&parts_bytes, memory_order_relaxed);
+  serial_push_begin();
+  size_t pages = barrier_collect_last_end(atomic_load_explicit(&parts_pages, memory_order_relaxed),
+                                          atomic_load_explicit(&part_refused, memory_order_relaxed),
+                                          push_written, &serial_push);
+  serial_push_end();
+  return pages;
+}
+
 void concurrent_finish_mark(void) {
   /* What the cycle let the program allocate, for the next trigger: read
    * here, the unlocked refills folded in, before the collection resets
@@ -498,9 +567,8 @@ void concurrent_finish_mark(void) {
   assist_gather();
   rescan_queue_gather(true);
   custom_kind_run_deferred(mark_collector);
-  custom_pushed_base = 0;
   uint64_t bytes_before = rescan_bytes;
-  finish_rescan_pages = barrier_collect_last(push_written, NULL);
+  finish_rescan_pages = rescan_written_in_parallel();
   finish_rescan_bytes = rescan_bytes - bytes_before;
   rescanned_pages += finish_rescan_pages;
   barrier_stop_recording();

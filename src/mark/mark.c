@@ -508,9 +508,12 @@ void mark_push_range_on(struct marker *m, uintptr_t lo, uintptr_t hi) {
 }
 
 void mark_push_contents(struct page_header *page, uintptr_t base) {
-  if (kind_is_scanned(page->kind)) mark_push_range(base, base + object_size(page));
-  else if (kind_is_custom(page->kind))
-    custom_kind_scan(mark_collector, page->kind, base, object_size(page));
+  mark_push_contents_on(mark_collector, page, base);
+}
+
+void mark_push_contents_on(struct marker *m, struct page_header *page, uintptr_t base) {
+  if (kind_is_scanned(page->kind)) mark_push_range_on(m, base, base + object_size(page));
+  else if (kind_is_custom(page->kind)) custom_kind_scan(m, page->kind, base, object_size(page));
 }
 
 void mark_word(uintptr_t w) { mark_word_with(mark_collector, w); }

@@ -25,6 +25,7 @@ void mark_word(uintptr_t word);
 void mark_word_with(struct marker *m, uintptr_t word);
 void mark_without_scan(struct page_header *page, uintptr_t base);
 void mark_push_contents(struct page_header *page, uintptr_t base);
+void mark_push_contents_on(struct marker *m, struct page_header *page, uintptr_t base);
 void mark_scan_contents_excluding_self(struct page_header *page, uintptr_t base);
 /* Concurrent cycles (collect/concurrent.c).  mark_concurrently: set
  * while GC threads mark beside the running program, so drains take the

@@ -47,6 +47,12 @@
  *   huge      pointers stored during the cycle past the first 4 MiB of a
  *             16 MiB object (whose later pages' headers read as free)
  *             to white objects: they survive
+ *   finish_rescan  after the cycle converged, with nothing allocated until
+ *             its finish, the only pointers to white objects are stored
+ *             into black objects each on a page of its own, spread over
+ *             32 MiB of heap: only the finish's rescan of written pages
+ *             sees them (run with SGC_MARKERS=4: under uffd, in parts
+ *             that several GC threads take); they survive
  *   mark_proc  a custom kind's mark procedure marks what an array outside
  *             the heap holds (a runtime's VM stack); objects stored only
  *             there after the cycle's drain survive, and the procedure
@@ -716,6 +722,56 @@ static void case_huge(void) {
                huge_child, NULL);
 }
 
+/* ---- finish_rescan ---- */
+enum { SPREAD = 8000 };
+static void **spread[SPREAD]; /* .bss roots: black once the cycle drained */
+
+/* Each holder followed by a page's worth of objects of its size, kept
+ * alive (a chain from one root) while they are made, so that the holders
+ * lie a page apart: 8,000 pages, 8 of the uffd barrier's 4 MiB parts.
+ * The filler dies at the first cycle's collection. */
+static void *volatile filler;
+T_NOINLINE static void spread_holders(void) {
+  for (int i = 0; i < SPREAD; i++) {
+    spread[i] = GC_malloc(2 * sizeof(void *));
+    CHECK(spread[i] != NULL);
+    for (int g = 0; g < 255; g++) {
+      void **f = GC_malloc(2 * sizeof(void *));
+      CHECK(f != NULL);
+      f[0] = filler;
+      filler = f;
+    }
+  }
+  filler = NULL;
+}
+
+T_NOINLINE static void store_after_convergence(int cycle) {
+  static void *white[SPREAD]; /* cleared before the finish: a root until then */
+  /* During the hold: the cycle cannot converge, so these allocations
+   * do not finish it. */
+  for (int i = 0; i < SPREAD; i++) white[i] = new_linked_white(i, cycle);
+  /* The hold ends and the rounds converge (nothing is written): the
+   * cycle waits, ready, for an allocation slow path to finish it. */
+  sleep_ms(1200);
+  for (int i = 0; i < SPREAD; i++) {
+    GC_ptr_store_and_dirty(&spread[i][0], white[i]);
+    white[i] = NULL;
+  }
+}
+
+static void *spread_child(int i) { return spread[i][0]; }
+
+static void case_finish_rescan(void) {
+  links = calloc(SPREAD, sizeof *links);
+  CHECK(links != NULL);
+  spread_holders();
+  three_cycles(SPREAD, "stored after the cycle converged", store_after_convergence, spread_child,
+               NULL);
+  SGC_gc_record_t r;
+  if (SGC_get_gc_records(&r, 1) == 1)
+    t_note("the last finish rescanned %llu written pages", (unsigned long long)r.finish_rescan_pages);
+}
+
 /* ---- mark_proc ---- */
 /* A runtime's frame (Guile's thread object marks its VM stack so): a
  * custom kind whose mark procedure marks what an array outside the heap
@@ -845,6 +901,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "oom_finish") == 0) case_oom_finish();
   else if (strcmp(argv[1], "mark_proc") == 0) case_mark_proc();
   else if (strcmp(argv[1], "huge") == 0) case_huge();
+  else if (strcmp(argv[1], "finish_rescan") == 0) case_finish_rescan();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }
