@@ -116,6 +116,9 @@ static void read_settings(void) {
   s->concurrent_trigger = (unsigned)env_long_in("SGC_CONCURRENT_TRIGGER", 0, 0, 100);
   s->concurrent_hold_ms = (unsigned)env_long_in("SGC_CONCURRENT_HOLD_MS", 0, 0, 60000);
   s->assist_yield = env_long_in("SGC_ASSIST_YIELD", 1, 0, 1) != 0;
+  static const struct env_word rescan_words[] = {{"serial", 0}, {"parallel", 1}};
+  s->finish_rescan_parallel =
+      env_choice("SGC_FINISH_RESCAN", rescan_words, ENV_WORDS_COUNT(rescan_words), 1) != 0;
   /* A program built for libgc was tested with bdwgc's byte past each
    * object, and some write it (goo); one linked with -lsgc gets none
    * unless asked (docs/behaviour.md, "Padding"). */

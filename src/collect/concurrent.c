@@ -532,7 +532,9 @@ static void rescan_parts(struct marker *m, void *arg) {
 }
 
 static size_t rescan_written_in_parallel(void) {
-  part_count = sgc_settings.markers > 1 ? barrier_collect_last_parts() : 0;
+  part_count = sgc_settings.finish_rescan_parallel && sgc_settings.markers > 1
+                   ? barrier_collect_last_parts()
+                   : 0;
   if (part_count < 2) {
     serial_push_begin();
     size_t pages = barrier_collect_last(push_written, &serial_push);

@@ -5,6 +5,9 @@ Runs PROGRAM from BUILD_A and BUILD_B in turn RUNS times with SGC_TRACE
 and prints, for each build, the median over runs of: collections, the
 per-collection medians of prestop_ns, stop_ns, mark_ns and pause_ns (in
 us; the first collection is left out, it marks a heap still being built),
+and, over concurrent cycles only (SGC_MODE=concurrent), of a cycle's
+start pause and its finish's rescan of written pages (start_pause_ns,
+finish_rescan_ns; nan where no cycle ran),
 the run's summed pauses and its wall time; then the paired B/A medians of
 wall time and of summed pauses.  Where tools/dev/ab.sh sums one field over a
 run (what a run pays in all), this shows what a typical collection costs,
@@ -26,6 +29,7 @@ import sys
 import tempfile
 
 FIELDS = ("prestop_ns", "stop_ns", "mark_ns", "pause_ns")
+CYCLE_FIELDS = ("start_pause_ns", "finish_rescan_ns")  # concurrent records only
 
 
 def one_run(build, program, args, trace, extra_env):
@@ -38,8 +42,9 @@ def one_run(build, program, args, trace, extra_env):
     os.unlink(trace)
     row = {"collections": len(recs), "wall_s": wall,
            "pause_sum_ms": sum(r["pause_ns"] for r in recs) / 1e6}
-    for k in FIELDS:
-        vals = [r[k] for r in recs if k in r]
+    cycles = [r for r in recs if r.get("concurrent")]
+    for k, pool in [(k, recs) for k in FIELDS] + [(k, cycles) for k in CYCLE_FIELDS]:
+        vals = [r[k] for r in pool if k in r]
         row[k] = statistics.median(vals) / 1e3 if vals else float("nan")
     return row
 
@@ -64,7 +69,7 @@ def main():
         for _ in range(a.runs):
             for i, (build, env) in enumerate(sides):
                 runs[i].append(one_run(build, a.program, a.args, trace, env))
-    cols = ("collections",) + FIELDS + ("pause_sum_ms", "wall_s")
+    cols = ("collections",) + FIELDS + CYCLE_FIELDS + ("pause_sum_ms", "wall_s")
     print("side build " + " ".join(c.replace("_ns", "_us") for c in cols) + " (medians)")
     for name, (build, env), rows in zip("AB", sides, runs):
         label = build + "".join(f" {k}={v}" for k, v in env.items())
