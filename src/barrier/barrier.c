@@ -199,6 +199,13 @@ void barrier_arm(void) {
     uint64_t start = os_now_ns();
     armed_full = !o->arm();
     atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
+    /* Once: a sandbox installed after start-up refuses every arm after. */
+    static bool arm_refusal_said;
+    if (armed_full && !arm_refusal_said) {
+      arm_refusal_said = true;
+      sgc_warn("the %s barrier could not be armed (the kernel refused); cycles report every page "
+               "in use while it refuses", names[barrier_kind_used]);
+    }
   }
   /* Release: a thread that sees the flag set sees the counts reset and
    * the backend's tables made. */

@@ -53,6 +53,11 @@
  *             32 MiB of heap: only the finish's rescan of written pages
  *             sees them (run with SGC_MARKERS=4: under uffd, in parts
  *             that several GC threads take); they survive
+ *   finish_refused  finish_rescan, with every PAGEMAP_SCAN refused from
+ *             the first cycle's stores on (a seccomp filter, as a
+ *             sandbox installed after start-up): the finish's parts and
+ *             the later arms fail, the cycles report every page in use
+ *             (uffd only; a warning says so) and nothing is lost
  *   mark_proc  a custom kind's mark procedure marks what an array outside
  *             the heap holds (a runtime's VM stack); objects stored only
  *             there after the cycle's drain survive, and the procedure
@@ -79,14 +84,21 @@
 
 #include <pthread.h>
 #include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common.h"
+#include "uffd_offered.h"
 
 enum { WHITE_BYTES = 64, MAGIC = 0x5eed };
 
@@ -745,6 +757,9 @@ T_NOINLINE static void spread_holders(void) {
   filler = NULL;
 }
 
+static bool refuse_scans; /* finish_refused: the kernel stops answering */
+static void refuse_pagemap_scans(void);
+
 T_NOINLINE static void store_after_convergence(int cycle) {
   static void *white[SPREAD]; /* cleared before the finish: a root until then */
   /* During the hold: the cycle cannot converge, so these allocations
@@ -753,6 +768,7 @@ T_NOINLINE static void store_after_convergence(int cycle) {
   /* The hold ends and the rounds converge (nothing is written): the
    * cycle waits, ready, for an allocation slow path to finish it. */
   sleep_ms(1200);
+  if (refuse_scans && cycle == 0) refuse_pagemap_scans();
   for (int i = 0; i < SPREAD; i++) {
     GC_ptr_store_and_dirty(&spread[i][0], white[i]);
     white[i] = NULL;
@@ -770,6 +786,72 @@ static void case_finish_rescan(void) {
   SGC_gc_record_t r;
   if (SGC_get_gc_records(&r, 1) == 1)
     t_note("the last finish rescanned %llu written pages", (unsigned long long)r.finish_rescan_pages);
+}
+
+/* ---- finish_refused ---- */
+/* A sandbox that comes after start-up (a seccomp filter, as browsers and
+ * servers install once initialised): from the first cycle's finish on,
+ * every PAGEMAP_SCAN fails with EPERM.  That finish's parts are refused,
+ * so it must report every page in use; the later cycles' arms are
+ * refused, so they run as the full barrier does.  Nothing may be lost,
+ * and each refusal must be said in a warning. */
+/* Linux 6.7's value (older headers lack it): _IOWR('f', 16, 96 bytes). */
+#define T_PAGEMAP_SCAN _IOWR('f', 16, char[96])
+
+#if defined(__x86_64__)
+#define T_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define T_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+static _Atomic int refusal_warnings;
+static GC_warn_proc default_warn;
+
+static void count_refusals(char *msg, GC_word arg) {
+  if (strstr(msg, "uffd barrier")) atomic_fetch_add(&refusal_warnings, 1);
+  default_warn(msg, arg);
+}
+
+static void refuse_pagemap_scans(void) {
+#ifdef T_AUDIT_ARCH
+  struct sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, T_AUDIT_ARCH, 0, 4),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 2),
+      /* The request's low half (little-endian): the kernel reads an int. */
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)T_PAGEMAP_SCAN, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+  };
+  struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
+  CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
+  /* Every thread, the GC threads that read the finish's parts included. */
+  CHECK(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0,
+        "seccomp: %s", strerror(errno));
+  int fd = open("/proc/self/pagemap", O_RDONLY);
+  CHECK(fd >= 0);
+  errno = 0;
+  CHECK(ioctl(fd, T_PAGEMAP_SCAN, NULL) < 0 && errno == EPERM, "the filter let PAGEMAP_SCAN through");
+  close(fd);
+#endif
+}
+
+static void case_finish_refused(void) {
+#ifndef T_AUDIT_ARCH
+  printf("concurrent: skipped (no seccomp filter written for this architecture)\n");
+  exit(77);
+#endif
+  t_skip_without_uffd(t_test_name);
+  default_warn = GC_get_warn_proc();
+  GC_set_warn_proc(count_refusals);
+  refuse_scans = true;
+  case_finish_rescan();
+  /* The finish's refused parts, then every later arm. */
+  CHECK(atomic_load(&refusal_warnings) >= 2, "%d warnings of the refusals, 2 expected",
+        atomic_load(&refusal_warnings));
+  t_note("%d warnings of the kernel's refusals", atomic_load(&refusal_warnings));
 }
 
 /* ---- mark_proc ---- */
@@ -902,6 +984,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "mark_proc") == 0) case_mark_proc();
   else if (strcmp(argv[1], "huge") == 0) case_huge();
   else if (strcmp(argv[1], "finish_rescan") == 0) case_finish_rescan();
+  else if (strcmp(argv[1], "finish_refused") == 0) case_finish_refused();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }
