@@ -50,6 +50,7 @@ struct sgc_settings {
   unsigned concurrent_hold_ms;  /* SGC_CONCURRENT_HOLD_MS: a test's hold on the marking */
   bool assist_yield;            /* SGC_ASSIST_YIELD: idle assists of a late cycle yield */
   bool finish_rescan_parallel;  /* SGC_FINISH_RESCAN: the finish's rescan by every GC thread */
+  unsigned cycle_growth;        /* SGC_CYCLE_GROWTH: % of the threshold a cycle behind may grow */
   unsigned extra_bytes;       /* bytes added to every request (bdwgc: 1) */
   size_t small_request_limit; /* MAX_SMALL_BYTES - extra_bytes */
   unsigned markers;

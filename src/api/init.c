@@ -115,6 +115,7 @@ static void read_settings(void) {
   if (!env_value("SGC_MODE") && env_long_in("GC_ENABLE_INCREMENTAL", 0, 0, 1)) s->concurrent = true;
   s->concurrent_trigger = (unsigned)env_long_in("SGC_CONCURRENT_TRIGGER", 0, 0, 100);
   s->concurrent_hold_ms = (unsigned)env_long_in("SGC_CONCURRENT_HOLD_MS", 0, 0, 60000);
+  s->cycle_growth = (unsigned)env_long_in("SGC_CYCLE_GROWTH", 50, 0, 1000);
   s->assist_yield = env_long_in("SGC_ASSIST_YIELD", 1, 0, 1) != 0;
   static const struct env_word rescan_words[] = {{"serial", 0}, {"parallel", 1}};
   s->finish_rescan_parallel =

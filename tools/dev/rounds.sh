@@ -32,7 +32,7 @@ shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -n "$csv" ] || csv=$tmp/rounds.csv
-fields="wall_s requests_per_s p999_us max_us mops"
+fields="wall_s requests_per_s p999_us max_us mops peak_rss_kb"
 echo "round,arm,$(echo $fields | tr ' ' ','),fallbacks,max_pause_ns,cycles,assist_yields" >"$csv"
 n=${#arms[@]}
 for ((r = 0; r < rounds; r++)); do
