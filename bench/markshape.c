@@ -12,6 +12,10 @@
  *             words).  It parallelises too, with the marking order of a
  *             tree; tools/dev/mark_interference.py compares it with two
  *             processes.
+ *   -s proc : the same tree, its nodes of a kind of their own whose mark
+ *             procedure pushes the two children (GC_new_kind, GC_new_proc,
+ *             GC_MARK_AND_PUSH): how a language runtime marks the objects
+ *             whose layout it knows.
  * -H MiB first grows the heap by that much (GC_expand_hp), so that a small
  * shape sits in a large, mostly free heap: what a collection costs then
  * should follow the live data, not the heap's size.
@@ -28,6 +32,8 @@
 #include "bench_common.h"
 
 #include <stdbool.h>
+
+#include "gc/gc_mark.h"
 
 typedef struct cell {
   struct cell *next;
@@ -49,8 +55,28 @@ static tree_node *volatile tree_gap_sink;
 
 static uint64_t tree_check(uint64_t index) { return index * 0x9e3779b97f4a7c15u; }
 
+/* -s proc: the nodes' kind, or -1 (GC_MALLOC). */
+static int proc_kind = -1;
+
+/* The children, as a runtime's procedure marks the fields it knows (a
+ * free node of the kind holds its free-list link in `left`: pushing it
+ * only keeps a free node a while). */
+static struct GC_ms_entry *mark_tree_node(GC_word *addr, struct GC_ms_entry *msp,
+                                          struct GC_ms_entry *limit, GC_word env) {
+  (void)env;
+  tree_node *t = (tree_node *)addr;
+  msp = GC_MARK_AND_PUSH(t->left, msp, limit, (void **)&t->left);
+  return GC_MARK_AND_PUSH(t->right, msp, limit, (void **)&t->right);
+}
+
+static void proc_kind_new(void) {
+  unsigned proc = GC_new_proc(mark_tree_node);
+  proc_kind = (int)GC_new_kind(GC_new_free_list(), GC_MAKE_PROC(proc, 0), 0, 1);
+}
+
 static tree_node *tree_node_new(uint64_t index) {
-  tree_node *t = (tree_node *)GC_MALLOC(sizeof *t);
+  tree_node *t = proc_kind < 0 ? (tree_node *)GC_MALLOC(sizeof *t)
+                               : (tree_node *)GC_generic_malloc(sizeof *t, proc_kind);
   t->index = index;
   t->check = tree_check(index);
   /* -g: garbage between the live nodes, so that the live tree is spread
@@ -97,7 +123,8 @@ static void build(const char *shape, long n) {
       head = c;
     }
     list_head = head;
-  } else if (!strcmp(shape, "tree")) {
+  } else if (!strcmp(shape, "tree") || !strcmp(shape, "proc")) {
+    if (!strcmp(shape, "proc")) proc_kind_new();
     while ((2L << tree_depth) - 1 < n) tree_depth++;
     tree_node *root = tree_node_new(1);
     tree_populate(root, tree_depth);
@@ -151,13 +178,13 @@ int main(int argc, char **argv) {
     case 'w': rewrite = true; break;
     case 'g': tree_gaps = bench_arg_long("-g", optarg, 0, 64); break;
     default:
-      fprintf(stderr, "usage: markshape [-s list|tiny|wide|tree] [-n objects] [-c collections] "
+      fprintf(stderr, "usage: markshape [-s list|tiny|wide|tree|proc] [-n objects] [-c collections] "
                       "[-H MiB] [-w] [-g gaps]\n");
       return 2;
     }
   }
   if (strcmp(shape, "list") && strcmp(shape, "tiny") && strcmp(shape, "wide") &&
-      strcmp(shape, "tree")) {
+      strcmp(shape, "tree") && strcmp(shape, "proc")) {
     fprintf(stderr, "markshape: unknown shape %s\n", shape);
     return 2;
   }

@@ -176,6 +176,13 @@ PROGRAMS = {
         "args": sizes(["-s", "tree", "-n", "20000", "-c", "3"],
                       ["-s", "tree", "-n", "500000", "-c", "100"]),
     },
+    # the same tree of a kind marked by a mark procedure (GC_new_kind,
+    # GC_MARK_AND_PUSH), as a language runtime marks its own objects
+    "mark-proc": {
+        "bin": "markshape", "metric": "mops", "malloc": False, "hash": False,
+        "args": sizes(["-s", "proc", "-n", "20000", "-c", "3"],
+                      ["-s", "proc", "-n", "500000", "-c", "100"]),
+    },
     # shapes where sgc lost to bdwgc by a wide margin (bench/shapes.c)
     "shape-grow": shape_program(["-s", "grow", "-n", "2", "-r", "2"], ["-s", "grow"]),
     "shape-threads": shape_program(["-s", "threads", "-T", "50", "-n", "500"], ["-s", "threads"]),
@@ -403,7 +410,8 @@ EXPERIMENTS = {
                "variants": ["default"]},
     # list-shaped and tiny heaps: more GC threads must never mark slower
     # (bdwgc issues #320, #453); a wide heap for contrast
-    "markshape": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide", "mark-tree"],
+    "markshape": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide", "mark-tree",
+                               "mark-proc"],
                   "impls": ["sgc", "bdwgc"],
                   "threads": [1], "gc_threads": [1, 2, 4], "variants": ["default"]},
     # the thesis's watermark stack vs a Chase-Lev deque (issue 4)
@@ -428,7 +436,7 @@ EXPERIMENTS = {
                                   "cycle-opt", "cycle-chase-lev"]},
     # list-shaped and tiny heaps with up to all CPUs as GC threads
     "markshape-scaling": {"programs": ["mark-list", "mark-tiny", "mark-tiny-1g", "mark-wide",
-                                       "mark-tree"],
+                                       "mark-tree", "mark-proc"],
                           "impls": ["sgc", "bdwgc"], "threads": [1], "gc_threads": "pow2",
                           "variants": ["default"]},
     # Table 2.1 / Fig 2.4 to twice the CPUs (more threads than cores)

@@ -87,25 +87,11 @@ GC_API unsigned GC_new_kind_inner(void **free_list, GC_word descriptor, int adju
 
 /* ---- marking ---- */
 
-/* Per marking thread: the marker its mark procedure pushes to and how
- * deep in procedures it is.  The objects waiting for their procedure
- * are the marker's (marker.h), so their list outlives no thread. */
+/* Per marking thread: the marker its mark procedure pushes to, while
+ * one runs. */
 static _Thread_local struct marker *proc_marker;
-static _Thread_local unsigned proc_depth;
 
 struct marker *custom_kind_current_marker(void) { return proc_marker; }
-
-/* mmap rather than malloc: the world is stopped, and a stopped thread
- * may hold malloc's lock. */
-static void pending_add(struct marker *m, uintptr_t base, uintptr_t descriptor) {
-  if (m->pending_count == m->pending_capacity) {
-    m->pending = os_grow_array(m->pending, m->pending_count, &m->pending_capacity,
-                               sizeof *m->pending, 256);
-    if (!m->pending) sgc_fatal("out of memory for objects waiting for their mark procedure");
-  }
-  /* lo: the object, hi: its procedure descriptor. */
-  m->pending[m->pending_count++] = (struct mark_range){base, descriptor};
-}
 
 /* What a procedure receives as its mark stack.  sgc's GC_mark_and_push
  * pushes onto the marker's own stack and returns the pointer unchanged,
@@ -119,10 +105,8 @@ static void run_proc(struct marker *m, uintptr_t base, uintptr_t descriptor) {
   GC_word env = descriptor >> (DESCRIPTOR_TAG_BITS + DESCRIPTOR_PROC_INDEX_BITS);
   struct marker *outer = proc_marker;
   proc_marker = m;
-  proc_depth++;
   struct GC_ms_entry *top =
       mark_procs[index]((GC_word *)base, proc_stack, proc_stack + PROC_STACK_ENTRIES, env);
-  proc_depth--;
   proc_marker = outer;
   if (top != proc_stack)
     sgc_fatal("mark procedure %u pushed mark-stack entries itself; sgc takes them only "
@@ -228,8 +212,8 @@ void custom_kind_forget_deferred(void) {
   deferred_count = 0;
 }
 
-/* Queues what DESCRIPTOR names in the object at BASE: ranges on M's
- * stack, or the object on M's pending list for its procedure. */
+/* Queues what DESCRIPTOR names in the object at BASE on M's stack:
+ * ranges, or the object as an entry for its procedure (MARK_ENTRY_PROC). */
 static void push_by_descriptor(struct marker *m, unsigned kind, uintptr_t base, size_t size,
                                uintptr_t descriptor, bool adjust) {
   if (tag_of(descriptor) == DESCRIPTOR_PER_OBJECT) {
@@ -254,7 +238,7 @@ static void push_by_descriptor(struct marker *m, unsigned kind, uintptr_t base, 
     if (atomic_load_explicit(&procs_wait_for_finish, memory_order_relaxed))
       defer_to_finish(base, kind);
     else
-      pending_add(m, base, descriptor);
+      marker_push(m, base | MARK_ENTRY_PROC, base | MARK_ENTRY_PROC);
     return;
   default:
     /* A per-object descriptor that leads to another: the object whole,
@@ -272,13 +256,26 @@ void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t si
       atomic_load_explicit(&page_of_address(base)->clearing, memory_order_acquire))
     return;
   const struct custom_kind *k = &custom_kinds[kind - KIND_COUNT];
-  size_t before = m->pending_count;
   push_by_descriptor(m, kind, base, size, k->descriptor, k->adjust);
-  if (m->pending_count == before || proc_depth > 0) return; /* the outermost call runs them */
-  while (m->pending_count) {
-    struct mark_range o = m->pending[--m->pending_count];
-    run_proc(m, o.lo, o.hi);
-  }
+}
+
+/* The procedure entry for the object at BASE popped: its descriptor is
+ * found again (a per-object one read from the object, which the window
+ * has fetched by now) and the procedure runs; during a concurrent
+ * cycle's marking it waits for the finish instead, as at a push. */
+void custom_kind_run_entry(struct marker *m, uintptr_t base) {
+  /* BASE is an object's start, found and marked at the push: its page's
+   * header (a large object's first) has its kind. */
+  struct page_header *head = page_of_address(base);
+  if (!head || !kind_is_custom(head->kind)) return;
+  unsigned kind = head->kind;
+  const struct custom_kind *k = &custom_kinds[kind - KIND_COUNT];
+  uintptr_t descriptor = k->descriptor;
+  if (tag_of(descriptor) == DESCRIPTOR_PER_OBJECT)
+    descriptor = per_object_descriptor(base, object_size(head), descriptor, k->adjust);
+  if (tag_of(descriptor) != DESCRIPTOR_PROC) return;
+  if (atomic_load_explicit(&procs_wait_for_finish, memory_order_relaxed)) defer_to_finish(base, kind);
+  else run_proc(m, base, descriptor);
 }
 
 /* Called by mark procedures for every pointer they find (usually through

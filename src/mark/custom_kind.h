@@ -47,12 +47,13 @@ extern struct custom_kind custom_kinds[CUSTOM_KIND_MAX];
 bool custom_kind_valid(int kind);
 
 /* Marks what the object at BASE (SIZE bytes, of custom KIND) points to by
- * its kind's descriptor, with marker M.  Ranges go on M's stack; a mark
- * procedure runs now, unless this thread is already inside one, in which
- * case the object waits on M's pending list, which the outermost call
- * empties before it returns: a chain of objects marked by procedures
- * costs no C stack, and no work outlives the call. */
+ * its kind's descriptor, with marker M: ranges go on M's stack, and an
+ * object whose descriptor names a mark procedure goes there as a
+ * procedure entry (MARK_ENTRY_PROC, marker.h), so a chain of objects
+ * marked by procedures costs no C stack. */
 void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t size);
+/* A popped procedure entry's object at BASE: its procedure runs on M. */
+void custom_kind_run_entry(struct marker *m, uintptr_t base);
 
 /* Before marking (world stopped): bdwgc's GC_least_plausible_heap_addr
  * and GC_greatest_plausible_heap_addr, which mark procedures read through

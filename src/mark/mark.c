@@ -302,6 +302,18 @@ SGC_NOINLINE static void scan_custom_object(struct owner_view *v, struct marker 
   view_load(v, m);
 }
 
+/* A popped procedure entry (MARK_ENTRY_PROC): the procedure pushes
+ * through GC_mark_and_push onto M's stack, so the view is written back
+ * first and reloaded after. */
+SGC_NOINLINE static void run_proc_entry(struct owner_view *v, struct marker *m, uintptr_t lo,
+                                        struct page_cache *cache) {
+  if (!v->chase_lev) m->top = v->top;
+  m->proc_cache = cache;
+  custom_kind_run_entry(m, lo & ~(uintptr_t)MARK_ENTRY_PROC);
+  m->proc_cache = NULL;
+  view_load(v, m);
+}
+
 /* A candidate that hit P but no object: a free page is black-listed
  * (heap/blacklist.h).  Off the fast path: small pages never come here. */
 SGC_NOINLINE static void note_false_pointer(struct page_header *p) {
@@ -464,7 +476,9 @@ __attribute__((always_inline)) static inline void drain(struct marker *m, bool c
       lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
       span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
     }
-    if (unlikely(count_nodes)) count_node_scan(m, lo, hi);
+    /* A procedure entry scans no word (lo = hi), but may be shared after. */
+    if (unlikely(lo & MARK_ENTRY_PROC)) run_proc_entry(&v, m, lo, &cache);
+    else if (unlikely(count_nodes)) count_node_scan(m, lo, hi);
     for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
       size_t size =
           mark_candidate_cached(&v, m, scanned_word(p), lowest, span, interior, rule, &cache,
@@ -520,12 +534,14 @@ void mark_word(uintptr_t w) { mark_word_with(mark_collector, w); }
 
 void mark_word_with(struct marker *m, uintptr_t w) {
   struct owner_view v;
-  struct page_cache cache = {1, NULL};
+  /* Within a drain (a procedure entry's calls) the drain's cache: the
+   * children of an object often share its page. */
+  struct page_cache own = {1, NULL}, *cache = m->proc_cache ? m->proc_cache : &own;
   view_load(&v, m);
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   size_t size = mark_candidate_cached(&v, m, w, lowest,
                                       atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
-                                      heap_interior_pointers, mark_config.set_rule, &cache,
+                                      heap_interior_pointers, mark_config.set_rule, cache,
                                       &m->marked_atomic_bytes, false);
   m->top = v.top;
   if (size) {

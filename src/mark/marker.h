@@ -22,6 +22,15 @@ struct mark_range {
   uintptr_t lo, hi;
 };
 
+/* An entry whose object's mark procedure runs when the entry is popped
+ * (mark/custom_kind.c): lo = hi = the object's address with this bit
+ * set.  Ranges are word-aligned, so the bit tells them apart; as an
+ * empty range such an entry is never split and scans nothing.  On the
+ * stack the object waits in the prefetch window and can be stolen, as
+ * any range can: procedures run at discovery, depth first, marked
+ * bdwgc's speed on one thread (bench-markshape -s proc). */
+enum { MARK_ENTRY_PROC = 1 };
+
 /* Table 3.2 of the thesis, chosen by SGC_MARK_VARIANT. */
 enum mark_variant {
   MARK_OPT = 0,   /* everything below on */
@@ -43,6 +52,7 @@ struct cl_buffer {
   } slots[];
 };
 
+struct page_cache;
 struct marker {
   /* Owner side: written on every push and pop, so on lines of its own;
    * thieves polling the shared side must not pull them away. */
@@ -51,6 +61,9 @@ struct marker {
   size_t top;
   unsigned index;
   uint64_t rng;
+  /* The drain's page cache while a procedure entry runs (mark.c), for
+   * the procedure's GC_mark_and_push calls; NULL otherwise. */
+  struct page_cache *proc_cache;
   /* Statistics of the current collection (owner only). */
   uint64_t marked_bytes, marked_objects;
   uint64_t marked_atomic_bytes; /* of them, in objects with no pointers */
@@ -72,10 +85,6 @@ struct marker {
   uint64_t join_ns;
   bool prewoken;
   bool counted_idle; /* No-NSB: this marker is in the idle counter */
-  /* Objects of custom kinds waiting for their mark procedure (lo: the
-   * object, hi: the descriptor; mark/custom_kind.c), empty between calls. */
-  struct mark_range *pending;
-  size_t pending_count, pending_capacity;
   /* Shared side, under lock (bottom and watermark are also read without
    * it as a hint). */
   _Alignas(64) pthread_mutex_t lock;
