@@ -62,6 +62,10 @@ GC_API void **GC_new_free_list(void) {
 }
 GC_API void **GC_new_free_list_inner(void) { return GC_new_free_list(); }
 
+static unsigned tag_of(uintptr_t descriptor) {
+  return (unsigned)(descriptor & ((1u << DESCRIPTOR_TAG_BITS) - 1));
+}
+
 GC_API unsigned GC_new_kind(void **free_list, GC_word descriptor, int adjust, int clear) {
   (void)free_list;
   if ((descriptor & ((1u << DESCRIPTOR_TAG_BITS) - 1)) == DESCRIPTOR_PROC) {
@@ -76,7 +80,8 @@ GC_API unsigned GC_new_kind(void **free_list, GC_word descriptor, int adjust, in
     pthread_mutex_unlock(&kinds_lock);
     sgc_fatal("GC_new_kind: more than %d object kinds", CUSTOM_KIND_MAX);
   }
-  custom_kinds[index] = (struct custom_kind){descriptor, adjust != 0, clear != 0};
+  custom_kinds[index] =
+      (struct custom_kind){descriptor, adjust != 0, tag_of(descriptor) == DESCRIPTOR_PROC, clear != 0};
   atomic_store_explicit(&custom_kind_count, index + 1, memory_order_release);
   pthread_mutex_unlock(&kinds_lock);
   return KIND_COUNT + index;
@@ -113,10 +118,6 @@ static void run_proc(struct marker *m, uintptr_t base, uintptr_t descriptor) {
               "through GC_mark_and_push / GC_MARK_AND_PUSH", index);
 }
 
-static unsigned tag_of(uintptr_t descriptor) {
-  return (unsigned)(descriptor & ((1u << DESCRIPTOR_TAG_BITS) - 1));
-}
-
 /* The descriptor a per-object one leads to (bdwgc's rule): a non-negative
  * offset (after ADJUST adds the size: typed objects keep theirs in their
  * last word) is its place in the object; a negative one finds it below
@@ -143,7 +144,7 @@ static uintptr_t per_object_descriptor(uintptr_t base, size_t size, uintptr_t de
  * pointers stored there after it ran were lost).  The object waits here,
  * marked, and its procedure runs at the finish with the world stopped,
  * as every procedure does in stop mode (docs/concurrent.md). */
-static _Atomic bool procs_wait_for_finish;
+_Atomic bool custom_procs_wait_for_finish;
 static struct mark_range *deferred; /* lo: the object, hi: its kind */
 static size_t deferred_count, deferred_capacity;
 static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -183,11 +184,11 @@ static void sort_by_object(struct mark_range *a, size_t n) {
 void custom_kind_defer_procs(void) {
   /* Relaxed: set before the start's stop, which orders it for every
    * marker (the stop and the phases' epochs are release/acquire). */
-  atomic_store_explicit(&procs_wait_for_finish, true, memory_order_relaxed);
+  atomic_store_explicit(&custom_procs_wait_for_finish, true, memory_order_relaxed);
 }
 
 void custom_kind_run_deferred(struct marker *m) {
-  atomic_store_explicit(&procs_wait_for_finish, false, memory_order_relaxed);
+  atomic_store_explicit(&custom_procs_wait_for_finish, false, memory_order_relaxed);
   /* Rescans of written pages meet an object again: each runs once. */
   sort_by_object(deferred, deferred_count);
   for (size_t i = 0; i < deferred_count; i++) {
@@ -207,7 +208,7 @@ void custom_kind_run_deferred(struct marker *m) {
 }
 
 void custom_kind_forget_deferred(void) {
-  atomic_store_explicit(&procs_wait_for_finish, false, memory_order_relaxed);
+  atomic_store_explicit(&custom_procs_wait_for_finish, false, memory_order_relaxed);
   pthread_mutex_init(&deferred_lock, NULL);
   deferred_count = 0;
 }
@@ -235,7 +236,7 @@ static void push_by_descriptor(struct marker *m, unsigned kind, uintptr_t base, 
     return;
   }
   case DESCRIPTOR_PROC:
-    if (atomic_load_explicit(&procs_wait_for_finish, memory_order_relaxed))
+    if (atomic_load_explicit(&custom_procs_wait_for_finish, memory_order_relaxed))
       defer_to_finish(base, kind);
     else
       marker_push(m, base | MARK_ENTRY_PROC, base | MARK_ENTRY_PROC);
@@ -263,18 +264,18 @@ void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t si
  * found again (a per-object one read from the object, which the window
  * has fetched by now) and the procedure runs; during a concurrent
  * cycle's marking it waits for the finish instead, as at a push. */
-void custom_kind_run_entry(struct marker *m, uintptr_t base) {
-  /* BASE is an object's start, found and marked at the push: its page's
-   * header (a large object's first) has its kind. */
-  struct page_header *head = page_of_address(base);
-  if (!head || !kind_is_custom(head->kind)) return;
-  unsigned kind = head->kind;
+void custom_kind_run_entry(struct marker *m, uintptr_t base, unsigned kind,
+                           struct page_header *head) {
+  /* As custom_kind_scan: a large object still being cleared is left. */
+  if (object_size(head) > MAX_SMALL_BYTES &&
+      atomic_load_explicit(&head->clearing, memory_order_acquire))
+    return;
   const struct custom_kind *k = &custom_kinds[kind - KIND_COUNT];
   uintptr_t descriptor = k->descriptor;
   if (tag_of(descriptor) == DESCRIPTOR_PER_OBJECT)
     descriptor = per_object_descriptor(base, object_size(head), descriptor, k->adjust);
   if (tag_of(descriptor) != DESCRIPTOR_PROC) return;
-  if (atomic_load_explicit(&procs_wait_for_finish, memory_order_relaxed)) defer_to_finish(base, kind);
+  if (atomic_load_explicit(&custom_procs_wait_for_finish, memory_order_relaxed)) defer_to_finish(base, kind);
   else run_proc(m, base, descriptor);
 }
 

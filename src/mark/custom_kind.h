@@ -20,6 +20,8 @@
 #include "heap/layout.h"
 #include "mark/marker.h"
 
+struct page_header;
+
 enum {
   MARK_PROC_MAX = 64,    /* bdwgc's GC_MAX_MARK_PROCS: the index has 6 bits */
 };
@@ -38,6 +40,7 @@ enum descriptor_tag {
 struct custom_kind {
   uintptr_t descriptor;
   bool adjust; /* length and per-object descriptors add the object's size (bdwgc) */
+  bool proc;   /* the descriptor names a mark procedure */
   bool clear;  /* asked for cleared objects; sgc always clears them */
 };
 
@@ -52,8 +55,15 @@ bool custom_kind_valid(int kind);
  * procedure entry (MARK_ENTRY_PROC, marker.h), so a chain of objects
  * marked by procedures costs no C stack. */
 void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t size);
-/* A popped procedure entry's object at BASE: its procedure runs on M. */
-void custom_kind_run_entry(struct marker *m, uintptr_t base);
+/* A popped procedure entry's object at BASE, of custom kind KIND with
+ * its header HEAD (a large object's first page): its procedure runs on
+ * M. */
+void custom_kind_run_entry(struct marker *m, uintptr_t base, unsigned kind,
+                           struct page_header *head);
+/* Whether procedures wait for a concurrent cycle's finish
+ * (custom_kind_defer_procs) rather than run where their objects are
+ * found. */
+extern _Atomic bool custom_procs_wait_for_finish;
 
 /* Before marking (world stopped): bdwgc's GC_least_plausible_heap_addr
  * and GC_greatest_plausible_heap_addr, which mark procedures read through

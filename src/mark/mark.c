@@ -307,9 +307,16 @@ SGC_NOINLINE static void scan_custom_object(struct owner_view *v, struct marker 
  * first and reloaded after. */
 SGC_NOINLINE static void run_proc_entry(struct owner_view *v, struct marker *m, uintptr_t lo,
                                         struct page_cache *cache) {
+  uintptr_t base = lo & ~(uintptr_t)MARK_ENTRY_PROC;
+  /* The object's page by the drain's cache: its children were often
+   * found on it.  BASE is an object's start, so its page's header (a
+   * large object's first) holds its kind. */
+  uintptr_t page_address = base & ~(uintptr_t)(PAGE_BYTES - 1);
+  struct page_header *p = page_address == cache->address ? cache->page : page_of_address(base);
+  if (!p || !kind_is_custom(p->kind)) return;
   if (!v->chase_lev) m->top = v->top;
   m->proc_cache = cache;
-  custom_kind_run_entry(m, lo & ~(uintptr_t)MARK_ENTRY_PROC);
+  custom_kind_run_entry(m, base, p->kind, p);
   m->proc_cache = NULL;
   view_load(v, m);
 }
@@ -373,7 +380,15 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   unsigned kind = page->kind;
   if (likely(kind == KIND_NORMAL)) view_push(v, m, base, base + size);
   else if (kind == KIND_ATOMIC) *atomic_bytes += size;
-  else if (unlikely(kind_is_custom(kind))) scan_custom_object(v, m, kind, base, size);
+  else if (unlikely(kind_is_custom(kind))) {
+    /* A small object of a procedure's kind: its entry, pushed here (a
+     * large one may still be being cleared: custom_kind_scan sees). */
+    if (custom_kinds[kind - KIND_COUNT].proc && size <= MAX_SMALL_BYTES &&
+        !atomic_load_explicit(&custom_procs_wait_for_finish, memory_order_relaxed))
+      view_push(v, m, base | MARK_ENTRY_PROC, base | MARK_ENTRY_PROC);
+    else
+      scan_custom_object(v, m, kind, base, size);
+  }
   /* An uncollectable object whose mark was clear is free, on a shared
    * list (alloc/uncollectable.c): the mark makes it a root until a refill
    * hands it out, which costs nothing, but it is not live, and scanned it
