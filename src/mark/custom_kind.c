@@ -239,7 +239,7 @@ static void push_by_descriptor(struct marker *m, unsigned kind, uintptr_t base, 
     if (atomic_load_explicit(&custom_procs_wait_for_finish, memory_order_relaxed))
       defer_to_finish(base, kind);
     else
-      marker_push(m, base | MARK_ENTRY_PROC, base | MARK_ENTRY_PROC);
+      marker_push(m, base | MARK_ENTRY_PROC, descriptor);
     return;
   default:
     /* A per-object descriptor that leads to another: the object whole,
@@ -260,23 +260,17 @@ void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t si
   push_by_descriptor(m, kind, base, size, k->descriptor, k->adjust);
 }
 
-/* The procedure entry for the object at BASE popped: its descriptor is
- * found again (a per-object one read from the object, which the window
- * has fetched by now) and the procedure runs; during a concurrent
- * cycle's marking it waits for the finish instead, as at a push. */
-void custom_kind_run_entry(struct marker *m, uintptr_t base, unsigned kind,
-                           struct page_header *head) {
-  /* As custom_kind_scan: a large object still being cleared is left. */
-  if (object_size(head) > MAX_SMALL_BYTES &&
-      atomic_load_explicit(&head->clearing, memory_order_acquire))
+/* A popped procedure entry: the object at BASE, its procedure's
+ * DESCRIPTOR.  Entries are pushed only while procedures may run, and a
+ * large object still being cleared is never pushed (custom_kind_scan):
+ * the world is stopped until the entry is popped. */
+void custom_kind_run_entry(struct marker *m, uintptr_t base, uintptr_t descriptor) {
+  if (unlikely(atomic_load_explicit(&custom_procs_wait_for_finish, memory_order_relaxed))) {
+    struct page_header *head = page_of_address(base);
+    if (head && kind_is_custom(head->kind)) defer_to_finish(base, head->kind);
     return;
-  const struct custom_kind *k = &custom_kinds[kind - KIND_COUNT];
-  uintptr_t descriptor = k->descriptor;
-  if (tag_of(descriptor) == DESCRIPTOR_PER_OBJECT)
-    descriptor = per_object_descriptor(base, object_size(head), descriptor, k->adjust);
-  if (tag_of(descriptor) != DESCRIPTOR_PROC) return;
-  if (atomic_load_explicit(&custom_procs_wait_for_finish, memory_order_relaxed)) defer_to_finish(base, kind);
-  else run_proc(m, base, descriptor);
+  }
+  run_proc(m, base, descriptor);
 }
 
 /* Called by mark procedures for every pointer they find (usually through

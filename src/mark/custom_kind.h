@@ -55,11 +55,9 @@ bool custom_kind_valid(int kind);
  * procedure entry (MARK_ENTRY_PROC, marker.h), so a chain of objects
  * marked by procedures costs no C stack. */
 void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t size);
-/* A popped procedure entry's object at BASE, of custom kind KIND with
- * its header HEAD (a large object's first page): its procedure runs on
- * M. */
-void custom_kind_run_entry(struct marker *m, uintptr_t base, unsigned kind,
-                           struct page_header *head);
+/* A popped procedure entry (MARK_ENTRY_PROC): the procedure DESCRIPTOR
+ * names runs on M for the object at BASE. */
+void custom_kind_run_entry(struct marker *m, uintptr_t base, uintptr_t descriptor);
 /* Whether procedures wait for a concurrent cycle's finish
  * (custom_kind_defer_procs) rather than run where their objects are
  * found. */

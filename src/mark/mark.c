@@ -302,23 +302,24 @@ SGC_NOINLINE static void scan_custom_object(struct owner_view *v, struct marker 
   view_load(v, m);
 }
 
-/* A popped procedure entry (MARK_ENTRY_PROC): the procedure pushes
- * through GC_mark_and_push onto M's stack, so the view is written back
- * first and reloaded after. */
-SGC_NOINLINE static void run_proc_entry(struct owner_view *v, struct marker *m, uintptr_t lo,
-                                        struct page_cache *cache) {
-  uintptr_t base = lo & ~(uintptr_t)MARK_ENTRY_PROC;
-  /* The object's page by the drain's cache: its children were often
-   * found on it.  BASE is an object's start, so its page's header (a
-   * large object's first) holds its kind. */
-  uintptr_t page_address = base & ~(uintptr_t)(PAGE_BYTES - 1);
-  struct page_header *p = page_address == cache->address ? cache->page : page_of_address(base);
-  if (!p || !kind_is_custom(p->kind)) return;
-  if (!v->chase_lev) m->top = v->top;
-  m->proc_cache = cache;
-  custom_kind_run_entry(m, base, p->kind, p);
-  m->proc_cache = NULL;
-  view_load(v, m);
+/* What a procedure entry's GC_mark_and_push calls mark with: the
+ * drain's view of its stack (they push onto it directly: the drain
+ * leaves it alone meanwhile), its page cache and its bounds. */
+struct proc_context {
+  struct owner_view *v;
+  struct page_cache *cache;
+  uintptr_t lowest, span;
+  bool interior;
+  enum mark_set_rule rule;
+};
+
+/* A popped procedure entry (MARK_ENTRY_PROC): lo the object, hi the
+ * descriptor. */
+SGC_NOINLINE static void run_proc_entry(struct marker *m, uintptr_t lo, uintptr_t hi,
+                                        struct proc_context *c) {
+  m->proc_context = c;
+  custom_kind_run_entry(m, lo & ~(uintptr_t)MARK_ENTRY_PROC, hi);
+  m->proc_context = NULL;
 }
 
 /* A candidate that hit P but no object: a free page is black-listed
@@ -385,7 +386,7 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
      * large one may still be being cleared: custom_kind_scan sees). */
     if (custom_kinds[kind - KIND_COUNT].proc && size <= MAX_SMALL_BYTES &&
         !atomic_load_explicit(&custom_procs_wait_for_finish, memory_order_relaxed))
-      view_push(v, m, base | MARK_ENTRY_PROC, base | MARK_ENTRY_PROC);
+      view_push(v, m, base | MARK_ENTRY_PROC, custom_kinds[kind - KIND_COUNT].descriptor);
     else
       scan_custom_object(v, m, kind, base, size);
   }
@@ -442,7 +443,7 @@ __attribute__((always_inline)) static inline void drain(struct marker *m, bool c
     while (count < PREFETCH_DEPTH && view_pop(&v, m, &lo, &hi, count > 0)) {
       /* SLO: halve a long range until the piece to scan is short; the
        * halves wait on the stack where thieves can take them. */
-      while (split && hi - lo > split) {
+      while (split && hi - lo > split && !(lo & MARK_ENTRY_PROC)) {
         uintptr_t mid = (lo + (hi - lo) / 2) & ~(uintptr_t)7;
         view_push(&v, m, mid, hi);
         hi = mid;
@@ -491,16 +492,20 @@ __attribute__((always_inline)) static inline void drain(struct marker *m, bool c
       lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
       span = atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest;
     }
-    /* A procedure entry scans no word (lo = hi), but may be shared after. */
-    if (unlikely(lo & MARK_ENTRY_PROC)) run_proc_entry(&v, m, lo, &cache);
-    else if (unlikely(count_nodes)) count_node_scan(m, lo, hi);
-    for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
-      size_t size =
-          mark_candidate_cached(&v, m, scanned_word(p), lowest, span, interior, rule, &cache,
-                                &atomic_bytes, careful);
-      if (size) {
-        bytes += size;
-        objects++;
+    /* A procedure entry scans no word, but may be shared after. */
+    if (unlikely(lo & MARK_ENTRY_PROC)) {
+      struct proc_context c = {&v, &cache, lowest, span, interior, rule};
+      run_proc_entry(m, lo, hi, &c);
+    } else {
+      if (unlikely(count_nodes)) count_node_scan(m, lo, hi);
+      for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
+        size_t size =
+            mark_candidate_cached(&v, m, scanned_word(p), lowest, span, interior, rule, &cache,
+                                  &atomic_bytes, careful);
+        if (size) {
+          bytes += size;
+          objects++;
+        }
       }
     }
     /* Share only when thieves would find nothing and there is something
@@ -548,15 +553,25 @@ void mark_push_contents_on(struct marker *m, struct page_header *page, uintptr_t
 void mark_word(uintptr_t w) { mark_word_with(mark_collector, w); }
 
 void mark_word_with(struct marker *m, uintptr_t w) {
+  struct proc_context *c = m->proc_context;
+  if (c) {
+    /* A procedure entry's call, within the drain: its view and cache (an
+     * object's children often share its page). */
+    size_t size = mark_candidate_cached(c->v, m, w, c->lowest, c->span, c->interior, c->rule,
+                                        c->cache, &m->marked_atomic_bytes, false);
+    if (size) {
+      m->marked_bytes += size;
+      m->marked_objects++;
+    }
+    return;
+  }
   struct owner_view v;
-  /* Within a drain (a procedure entry's calls) the drain's cache: the
-   * children of an object often share its page. */
-  struct page_cache own = {1, NULL}, *cache = m->proc_cache ? m->proc_cache : &own;
+  struct page_cache cache = {1, NULL};
   view_load(&v, m);
   uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
   size_t size = mark_candidate_cached(&v, m, w, lowest,
                                       atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
-                                      heap_interior_pointers, mark_config.set_rule, cache,
+                                      heap_interior_pointers, mark_config.set_rule, &cache,
                                       &m->marked_atomic_bytes, false);
   m->top = v.top;
   if (size) {

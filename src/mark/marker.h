@@ -23,12 +23,14 @@ struct mark_range {
 };
 
 /* An entry whose object's mark procedure runs when the entry is popped
- * (mark/custom_kind.c): lo = hi = the object's address with this bit
- * set.  Ranges are word-aligned, so the bit tells them apart; as an
- * empty range such an entry is never split and scans nothing.  On the
- * stack the object waits in the prefetch window and can be stolen, as
- * any range can: procedures run at discovery, depth first, marked
- * bdwgc's speed on one thread (bench-markshape -s proc). */
+ * (mark/custom_kind.c): lo = the object's address with this bit set, hi
+ * = the procedure's descriptor.  Ranges are word-aligned, so the bit
+ * tells them apart: the drain neither splits nor scans such an entry.
+ * On the stack the object waits in the prefetch window and can be
+ * stolen, as any range can: run where they were found, from a private
+ * list, procedures left one GC thread to mark a tree of such objects,
+ * each fetched only when its procedure read it (bench-markshape -s
+ * proc). */
 enum { MARK_ENTRY_PROC = 1 };
 
 /* Table 3.2 of the thesis, chosen by SGC_MARK_VARIANT. */
@@ -52,7 +54,7 @@ struct cl_buffer {
   } slots[];
 };
 
-struct page_cache;
+struct proc_context;
 struct marker {
   /* Owner side: written on every push and pop, so on lines of its own;
    * thieves polling the shared side must not pull them away. */
@@ -61,9 +63,9 @@ struct marker {
   size_t top;
   unsigned index;
   uint64_t rng;
-  /* The drain's page cache while a procedure entry runs (mark.c), for
-   * the procedure's GC_mark_and_push calls; NULL otherwise. */
-  struct page_cache *proc_cache;
+  /* While a procedure entry runs, the drain's state its
+   * GC_mark_and_push calls mark and push with (mark.c); NULL otherwise. */
+  struct proc_context *proc_context;
   /* Statistics of the current collection (owner only). */
   uint64_t marked_bytes, marked_objects;
   uint64_t marked_atomic_bytes; /* of them, in objects with no pointers */

@@ -184,6 +184,12 @@ static void release(struct walk *w) {
   if (w->values) os_free(w->values, w->table_cap * sizeof *w->values);
 }
 
+/* One root entry: a range (a procedure entry, MARK_ENTRY_PROC, is an
+ * object the walk reaches as such, not a root range). */
+static bool add_root(struct walk *w, uintptr_t lo, uintptr_t hi) {
+  return (lo & MARK_ENTRY_PROC) || add_object(w, lo, hi - lo, SNAP_ROOT);
+}
+
 /* The collector's root entries, whichever deque holds them. */
 static bool add_roots(struct walk *w) {
   struct marker *m = mark_collector;
@@ -195,13 +201,12 @@ static bool add_roots(struct walk *w) {
       struct cl_slot *s = &b->slots[i & b->mask];
       uintptr_t lo = atomic_load_explicit(&s->lo, memory_order_relaxed);
       uintptr_t hi = atomic_load_explicit(&s->hi, memory_order_relaxed);
-      if (!add_object(w, lo, hi - lo, SNAP_ROOT)) return false;
+      if (!add_root(w, lo, hi)) return false;
     }
     return true;
   }
   for (size_t i = atomic_load_explicit(&m->bottom, memory_order_relaxed); i < m->top; i++)
-    if (!add_object(w, m->entries[i].lo, m->entries[i].hi - m->entries[i].lo, SNAP_ROOT))
-      return false;
+    if (!add_root(w, m->entries[i].lo, m->entries[i].hi)) return false;
   return true;
 }
 
