@@ -83,6 +83,7 @@ struct barrier_runs {
   void *arg;
   uintptr_t lo, hi;
   size_t pages;
+  bool stop; /* set by a visitor: barrier_select_runs walks no further */
 };
 void barrier_runs_add(struct barrier_runs *r, uintptr_t lo, uintptr_t hi);
 void barrier_runs_flush(struct barrier_runs *r);

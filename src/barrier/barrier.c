@@ -269,7 +269,7 @@ static bool page_selected(const struct page_header *p, uint8_t state, enum barri
 static void add_selected(struct chunk *c, size_t first, size_t end, enum barrier_pages which,
                          struct barrier_runs *runs) {
   if (end > c->page_count) end = c->page_count;
-  for (size_t i = first; i < end;) {
+  for (size_t i = first; i < end && !runs->stop;) {
     struct page_header *p = &c->pages[i];
     uint8_t state = atomic_load_explicit(&p->state, memory_order_acquire);
     /* A large object whole: a huge one's pages past its first slot
@@ -303,7 +303,7 @@ static void add_selected(struct chunk *c, size_t first, size_t end, enum barrier
 }
 
 void barrier_for_each_run(enum barrier_pages which, barrier_visit_fn *visit, void *arg) {
-  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+  struct barrier_runs runs = {visit, arg, 0, 0, 0, false};
   FOR_EACH_CHUNK(c) add_selected(c, 0, c->page_count, which, &runs);
   barrier_runs_flush(&runs);
 }
@@ -321,7 +321,7 @@ static void add_to_runs(uintptr_t lo, uintptr_t hi, void *runs) { barrier_runs_a
 /* BARRIER_FULL: every page holding a marked object that may hold
  * pointers (the only pages a report makes the marker rescan). */
 static size_t collect_full(barrier_visit_fn *visit, void *arg) {
-  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+  struct barrier_runs runs = {visit, arg, 0, 0, 0, false};
   barrier_for_each_run(BARRIER_PAGES_MARKED, add_to_runs, &runs);
   barrier_runs_flush(&runs);
   return runs.pages;

@@ -71,7 +71,7 @@ static void collect_range(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs)
 }
 
 static size_t manual_collect(barrier_visit_fn *visit, void *arg) {
-  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+  struct barrier_runs runs = {visit, arg, 0, 0, 0, false};
   size_t n = barrier_range_count();
   for (size_t i = 0; i < n; i++) {
     struct barrier_range r = barrier_range_at(i);

@@ -365,7 +365,7 @@ static void collect_range(struct barrier_range r, const struct protectable *prot
 }
 
 static size_t mprotect_collect(barrier_visit_fn *visit, void *arg) {
-  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+  struct barrier_runs runs = {visit, arg, 0, 0, 0, false};
   const struct protectable *protect = protect_begin();
   uint64_t start = os_now_ns();
   size_t n = barrier_range_count();

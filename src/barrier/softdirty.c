@@ -98,7 +98,7 @@ static bool collect_range(struct barrier_range r, struct barrier_runs *runs) {
 }
 
 static size_t softdirty_collect(barrier_visit_fn *visit, void *arg) {
-  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+  struct barrier_runs runs = {visit, arg, 0, 0, 0, false};
   bool ok = ready();
   size_t n = barrier_range_count();
   for (size_t i = 0; ok && i < n; i++) ok = collect_range(barrier_range_at(i), &runs);

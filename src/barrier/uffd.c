@@ -135,11 +135,12 @@ static bool scan(uintptr_t lo, uintptr_t hi, struct barrier_runs *runs, bool pro
  * The written ones first, one PAGEMAP_SCAN without protection over each
  * registered range (read_written: the kernel's walk of the page tables,
  * up to 128 runs a call); then the runs of them holding a marked object
- * are protected by PAGEMAP_SCANs that report them (PROTECT), or,
- * without PROTECT, reported as they are (process_pending).  Selecting first and scanning each selected run
- * took an ioctl per run of pages holding marked objects, written or
- * not: 400-480 calls and 0.3-0.9 ms a round on gcbench, under
- * heap_lock, and as much of the finish's pause.  A page written between
+ * are protected by PAGEMAP_SCANs that report them (process_pending).
+ * Selecting first and scanning each selected run took an ioctl per run
+ * of pages holding marked objects, written or not: 400-480 calls and
+ * 0.3-0.9 ms a round on gcbench, under heap_lock (the finish, which
+ * protects nothing, selects first where the runs are few:
+ * part_written_marked).  A page written between
  * the two calls and not in the first report stays unprotected, so
  * written, for the next scan.
  *
@@ -156,7 +157,7 @@ enum { SPAN_GAP_PAGES = 16 };
 
 struct scan_walk {
   struct barrier_runs *report; /* the caller's */
-  bool protect, ok;
+  bool ok;
   uintptr_t span_lo, span_hi; /* selected runs to protect in one scan */
   const struct barrier_range *span_range; /* the range holding the span */
 };
@@ -170,7 +171,7 @@ static void report_selected(uintptr_t lo, uintptr_t hi, void *arg) {
 
 static void flush_span(struct scan_walk *w) {
   if (w->span_hi > w->span_lo && w->ok) {
-    struct barrier_runs written = {report_selected, w, 0, 0, 0};
+    struct barrier_runs written = {report_selected, w, 0, 0, 0, false};
     w->ok = scan(w->span_lo, w->span_hi, &written, true);
     barrier_runs_flush(&written);
   }
@@ -179,10 +180,6 @@ static void flush_span(struct scan_walk *w) {
 
 static void scan_selected(uintptr_t lo, uintptr_t hi, void *arg) {
   struct scan_walk *w = arg;
-  if (!w->protect) {
-    barrier_runs_add(w->report, lo, hi);
-    return;
-  }
   /* A span never leaves its range: what lies between two may not be
    * registered, and the kernel would refuse the scan. */
   if (w->span_hi && lo >= w->span_hi && lo - w->span_hi <= SPAN_GAP_PAGES * PAGE_BYTES &&
@@ -226,7 +223,7 @@ static void pending_add(uintptr_t lo, uintptr_t hi, void *arg) {
 static bool read_written(void) {
   pending_count = pending_next = 0;
   pending_full = false;
-  struct barrier_runs runs = {pending_add, NULL, 0, 0, 0};
+  struct barrier_runs runs = {pending_add, NULL, 0, 0, 0, false};
   bool ok = true;
   for (size_t i = 0; i < registered && ok; i++) {
     struct barrier_range r = barrier_range_at(i);
@@ -237,11 +234,11 @@ static bool read_written(void) {
 }
 
 /* Processes pending runs (selects the pages holding a marked object,
- * protects and reports them, or without PROTECT reports them) until
- * about MAX_PAGES pages of them are done or none is left. */
-static bool process_pending(struct barrier_runs *report, bool protect, size_t max_pages) {
-  struct scan_walk w = {report, protect, true, 0, 0, NULL};
-  struct barrier_runs selected = {scan_selected, &w, 0, 0, 0};
+ * protects and reports them) until about MAX_PAGES pages of them are
+ * done or none is left. */
+static bool process_pending(struct barrier_runs *report, size_t max_pages) {
+  struct scan_walk w = {report, true, 0, 0, NULL};
+  struct barrier_runs selected = {scan_selected, &w, 0, 0, 0, false};
   size_t done = 0;
   while (pending_next < pending_count && done < max_pages && w.ok) {
     struct page_region run = pending[pending_next++];
@@ -343,18 +340,17 @@ static void uffd_cover(uintptr_t lo, uintptr_t hi) {
   if (!ready() || !register_new_ranges()) uncovered = true;
 }
 
-static size_t collect(barrier_visit_fn *visit, void *arg, bool protect) {
-  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
+  struct barrier_runs runs = {visit, arg, 0, 0, 0, false};
   bool ok = ready() && register_new_ranges();
   uint64_t start = os_now_ns();
-  ok = ok && read_written() && process_pending(&runs, protect, SIZE_MAX);
+  ok = ok && read_written() && process_pending(&runs, SIZE_MAX);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
   if (!ok || uncovered) return BARRIER_COLLECT_FAILED;
   return runs.pages;
 }
 
-static size_t uffd_collect(barrier_visit_fn *visit, void *arg) { return collect(visit, arg, true); }
 
 /* A collect in steps (barrier_collect_begin): the written pages are
  * read at once, then processed a step at a time. */
@@ -368,9 +364,9 @@ static bool uffd_collect_begin(void) {
 }
 
 static size_t uffd_collect_step(barrier_visit_fn *visit, void *arg, size_t max_pages, bool *done) {
-  struct barrier_runs runs = {visit, arg, 0, 0, 0};
+  struct barrier_runs runs = {visit, arg, 0, 0, 0, false};
   uint64_t start = os_now_ns();
-  bool ok = ready() && !uncovered && process_pending(&runs, true, max_pages);
+  bool ok = ready() && !uncovered && process_pending(&runs, max_pages);
   atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
   barrier_runs_flush(&runs);
   *done = pending_next >= pending_count;
@@ -378,10 +374,24 @@ static size_t uffd_collect_step(barrier_visit_fn *visit, void *arg, size_t max_p
   return runs.pages;
 }
 
-/* The finish's: recording stops next, so the written pages stay as they
- * are (the next arm protects the survivors' again), and no protection
- * change, nor the TLB flush it takes, lengthens the pause. */
-static size_t uffd_collect_last(barrier_visit_fn *visit, void *arg) { return collect(visit, arg, false); }
+static size_t uffd_last_parts(void);
+static size_t uffd_last_part(size_t k, barrier_visit_fn *visit, void *arg);
+
+/* The finish's, on one thread: the parts of barrier_collect_last_parts
+ * one after another.  Recording stops next, so the written pages stay
+ * as they are (the next arm protects the survivors' again), and no
+ * protection change, nor the TLB flush it takes, lengthens the pause. */
+static size_t uffd_collect_last(barrier_visit_fn *visit, void *arg) {
+  if (!ready() || !register_new_ranges() || uncovered) return BARRIER_COLLECT_FAILED;
+  uint64_t start = os_now_ns();
+  size_t parts = uffd_last_parts(), pages = 0;
+  for (size_t k = 0; k < parts && pages != (size_t)BARRIER_COLLECT_FAILED; k++) {
+    size_t n = uffd_last_part(k, visit, arg);
+    pages = n == (size_t)BARRIER_COLLECT_FAILED ? n : pages + n;
+  }
+  atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
+  return pages;
+}
 
 /* The finish's collect in parts (barrier_collect_last_parts): the
  * registered ranges' committed pages (those past a chunk's committed end
@@ -417,6 +427,50 @@ static void select_marked(uintptr_t lo, uintptr_t hi, void *report) {
   barrier_select_runs(BARRIER_PAGES_MARKED, lo, hi, report);
 }
 
+/* A part's runs of pages holding a marked object, gathered while they
+ * are few. */
+enum { FEW_RUNS = 8 };
+struct few_runs {
+  struct barrier_runs *walk;
+  size_t count;
+  uintptr_t lo[FEW_RUNS], hi[FEW_RUNS];
+};
+
+static void gather_few(uintptr_t lo, uintptr_t hi, void *arg) {
+  struct few_runs *f = arg;
+  if (f->count == FEW_RUNS) {
+    f->walk->stop = true;
+    return;
+  }
+  f->lo[f->count] = lo;
+  f->hi[f->count++] = hi;
+}
+
+/* The written pages of [LO, HI) holding a marked object, to REPORT.
+ * Where such pages lie in a few runs (a heap mostly pointer-free, or
+ * mostly allocated during the cycle), a scan of each run: the kernel
+ * walks those pages only (matmul's 8 MiB heap: 2,048 pages walked for a
+ * handful holding marked objects that hold pointers).  Else one scan of
+ * the whole and the selection of its written runs. */
+static bool part_written_marked(uintptr_t lo, uintptr_t hi, struct barrier_runs *report,
+                                struct page_region *vec) {
+  struct few_runs few = {.count = 0};
+  struct barrier_runs marked = {gather_few, &few, 0, 0, 0, false};
+  few.walk = &marked;
+  barrier_select_runs(BARRIER_PAGES_MARKED, lo, hi, &marked);
+  barrier_runs_flush(&marked);
+  if (!marked.stop) {
+    bool ok = true;
+    for (size_t i = 0; i < few.count && ok; i++)
+      ok = scan_into(few.lo[i], few.hi[i], report, false, vec, PART_VEC);
+    return ok;
+  }
+  struct barrier_runs written = {select_marked, report, 0, 0, 0, false};
+  bool ok = scan_into(lo, hi, &written, false, vec, PART_VEC);
+  barrier_runs_flush(&written);
+  return ok;
+}
+
 static size_t uffd_last_part(size_t k, barrier_visit_fn *visit, void *arg) {
   /* Each reader's own vector, small enough for the finishing thread's
    * stack (16 KiB in bb_tiny_stacks): 768 bytes, a call per 32 runs. */
@@ -430,10 +484,8 @@ static size_t uffd_last_part(size_t k, barrier_visit_fn *visit, void *arg) {
     }
     uintptr_t lo = r.lo + k * LAST_PART_PAGES * PAGE_BYTES, end = committed_end(r);
     uintptr_t hi = end - lo > LAST_PART_PAGES * PAGE_BYTES ? lo + LAST_PART_PAGES * PAGE_BYTES : end;
-    struct barrier_runs report = {visit, arg, 0, 0, 0};
-    struct barrier_runs written = {select_marked, &report, 0, 0, 0};
-    bool ok = scan_into(lo, hi, &written, false, vec, PART_VEC);
-    barrier_runs_flush(&written);
+    struct barrier_runs report = {visit, arg, 0, 0, 0, false};
+    bool ok = part_written_marked(lo, hi, &report, vec);
     barrier_runs_flush(&report);
     return ok ? report.pages : (size_t)BARRIER_COLLECT_FAILED;
   }
