@@ -67,7 +67,7 @@ static bool armed_before_stop;
 /* Bytes of the ranges the rescans queued (a round's, or the finish's). */
 static uint64_t rescan_bytes;
 static uint64_t finish_rescan_pages, finish_rescan_bytes;
-static size_t allocated_at_start, heap_at_start;
+static size_t allocated_at_start;
 /* Across cycles: what the last cycle let the program allocate. */
 static size_t last_cycle_allocated;
 static _Atomic uint64_t cycles_done, fallbacks_done;
@@ -143,19 +143,22 @@ bool concurrent_should_start(size_t allocated, size_t threshold) {
   return allocated + reserve >= limit;
 }
 
-/* What a cycle that has not converged may still grow the heap by:
- * SGC_CYCLE_GROWTH% of the threshold in all, counted from the heap at
- * its start.  The heap grows in whole steps, so a step that would pass
- * the allowance by more than half a step is not taken: a small heap's
- * allowance (1 MiB of a 2 MiB threshold) is a fraction of a 4 MiB step.
- * A cycle that ran out of room with marking left used to
- * finish stopped at once (gcbench -t 2: worst pauses of 2-3 ms, the
- * fallbacks, against 0.6-1.2 for converged finishes; history.md). */
+/* What a cycle that has not converged may still grow the heap by: up
+ * to the heap the stop collector's rule asks for (live data and a
+ * threshold) and SGC_CYCLE_GROWTH% of the threshold more.  A cap, not
+ * an allowance per cycle: counted from each cycle's start, cycles that
+ * kept falling behind on two busy CPUs ratcheted the heap up
+ * (bb_concurrent_heap_room past twice stop mode's peak in 3 runs of 8
+ * beside two busy loops, none with the setting 0).  The heap grows in
+ * whole steps, so a step that would pass the cap by more than half a
+ * step is not taken.  A cycle that ran out of room with marking left
+ * used to finish stopped at once (gcbench -t 2: worst pauses of 2-3 ms,
+ * the fallbacks, against 0.6-1.2 for converged finishes; history.md). */
 size_t concurrent_growth_left(size_t threshold) {
-  size_t allowed = threshold / 100 * sgc_settings.cycle_growth;
+  if (!sgc_settings.cycle_growth) return 0;
+  size_t cap = heap_accounting.live_after_gc + threshold + threshold / 100 * sgc_settings.cycle_growth;
   size_t heap = heap_size_bytes(), step = sgc_settings.heap_step_bytes;
-  size_t grown = heap > heap_at_start ? heap - heap_at_start : 0;
-  return grown + step <= allowed + step / 2 ? allowed - grown : 0;
+  return heap + step <= cap + step / 2 ? cap - heap : 0;
 }
 
 /* Asked when no free page is at hand: a cycle that has not converged
@@ -486,7 +489,6 @@ void concurrent_arm(size_t allocated, size_t threshold) {
   rescanned_pages = rounds = rescan_bytes = 0;
   finish_rescan_pages = finish_rescan_bytes = 0;
   allocated_at_start = allocated;
-  heap_at_start = heap_size_bytes();
   atomic_store_explicit(&ready, false, memory_order_relaxed);
   atomic_store_explicit(&running, true, memory_order_relaxed);
   /* Relaxed: the GC threads read it at the start of a phase, whose

@@ -210,10 +210,9 @@ bool grow_or_collect(size_t bytes, bool *collected) {
   size_t growth = concurrent_heap_used_up() ? collect_threshold()
                                            : fragmented_growth_bytes(bytes, *collected);
   /* A cycle behind grows the heap by halves of its allowance, at most
-   * what is left of it (heap_grow rounds up to a step), not by the
-   * quarter of the heap that growth to the next collection takes, so
-   * that its marking finishes beside the program
-   * (concurrent_growth_left). */
+   * up to its cap (heap_grow rounds up to a step), not by the quarter
+   * of the heap that growth to the next collection takes, so that its
+   * marking finishes beside the program (concurrent_growth_left). */
   if (!growth && concurrent_cycle_running() && !concurrent_cycle_ready()) {
     size_t threshold = collect_threshold(), left = concurrent_growth_left(threshold);
     size_t half = threshold / 200 * sgc_settings.cycle_growth;
