@@ -94,7 +94,7 @@ void barrier_runs_flush(struct barrier_runs *r);
  * of the thread-local kinds with none, formatted since, are left out),
  * with every large object and page of the other kinds; or those holding
  * a marked object (small pages, large objects). */
-enum barrier_pages { BARRIER_PAGES_SURVIVORS, BARRIER_PAGES_MARKED };
+enum barrier_pages { BARRIER_PAGES_SURVIVORS, BARRIER_PAGES_MARKED, BARRIER_PAGES_POINTERS };
 /* Calls VISIT for each maximal run of the heap pages WHICH selects.
  * heap_lock held or the world stopped (the walk reads the pool). */
 void barrier_for_each_run(enum barrier_pages which, barrier_visit_fn *visit, void *arg);

@@ -261,6 +261,7 @@ static bool page_selected(const struct page_header *p, uint8_t state, enum barri
   switch (which) {
   case BARRIER_PAGES_SURVIVORS: return p->kind >= KIND_THREAD_LOCAL_COUNT || p->live_objects != 0;
   case BARRIER_PAGES_MARKED: return page_any_marked(p);
+  case BARRIER_PAGES_POINTERS: return true;
   }
   return true;
 }

@@ -53,6 +53,9 @@
  *             32 MiB of heap: only the finish's rescan of written pages
  *             sees them (run with SGC_MARKERS=4: under uffd, in parts
  *             that several GC threads take); they survive
+ *   finish_rescan_atomic  finish_rescan beside 48 MiB of live
+ *             pointer-free data: under uffd the finish reads only the
+ *             runs of pages that may hold pointers
  *   finish_refused  finish_rescan, with every PAGEMAP_SCAN refused from
  *             the first cycle's stores on (a seccomp filter, as a
  *             sandbox installed after start-up): the finish's parts and
@@ -788,6 +791,24 @@ static void case_finish_rescan(void) {
     t_note("the last finish rescanned %llu written pages", (unsigned long long)r.finish_rescan_pages);
 }
 
+/* ---- finish_rescan_atomic ---- */
+/* finish_rescan beside 48 MiB of live pointer-free data: the finish then
+ * reads only the runs of pages that may hold pointers (the uffd
+ * barrier's parts, where most live data is pointer-free). */
+enum { ATOMIC_BLOCKS = 48, ATOMIC_BLOCK_BYTES = 1 << 20 };
+static void *atomic_blocks[ATOMIC_BLOCKS]; /* .bss roots */
+
+static void case_finish_rescan_atomic(void) {
+  for (int i = 0; i < ATOMIC_BLOCKS; i++) {
+    atomic_blocks[i] = GC_malloc_atomic(ATOMIC_BLOCK_BYTES);
+    CHECK(atomic_blocks[i] != NULL);
+    memset(atomic_blocks[i], 0x5a, ATOMIC_BLOCK_BYTES);
+  }
+  case_finish_rescan();
+  for (int i = 0; i < ATOMIC_BLOCKS; i++)
+    CHECK(((unsigned char *)atomic_blocks[i])[ATOMIC_BLOCK_BYTES - 1] == 0x5a);
+}
+
 /* ---- finish_refused ---- */
 /* A sandbox that comes after start-up (a seccomp filter, as browsers and
  * servers install once initialised): from the first cycle's finish on,
@@ -985,6 +1006,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "huge") == 0) case_huge();
   else if (strcmp(argv[1], "finish_rescan") == 0) case_finish_rescan();
   else if (strcmp(argv[1], "finish_refused") == 0) case_finish_refused();
+  else if (strcmp(argv[1], "finish_rescan_atomic") == 0) case_finish_rescan_atomic();
   else CHECK(0, "unknown case %s", argv[1]);
   return 0;
 }
