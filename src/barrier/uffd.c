@@ -352,7 +352,6 @@ static size_t uffd_collect(barrier_visit_fn *visit, void *arg) {
   return runs.pages;
 }
 
-
 /* A collect in steps (barrier_collect_begin): the written pages are
  * read at once, then processed a step at a time. */
 static bool uffd_collect_begin(void) {
@@ -373,25 +372,6 @@ static size_t uffd_collect_step(barrier_visit_fn *visit, void *arg, size_t max_p
   *done = pending_next >= pending_count;
   if (!ok) return BARRIER_COLLECT_FAILED;
   return runs.pages;
-}
-
-static size_t uffd_last_parts(void);
-static size_t uffd_last_part(size_t k, barrier_visit_fn *visit, void *arg);
-
-/* The finish's, on one thread: the parts of barrier_collect_last_parts
- * one after another.  Recording stops next, so the written pages stay
- * as they are (the next arm protects the survivors' again), and no
- * protection change, nor the TLB flush it takes, lengthens the pause. */
-static size_t uffd_collect_last(barrier_visit_fn *visit, void *arg) {
-  if (!ready() || !register_new_ranges() || uncovered) return BARRIER_COLLECT_FAILED;
-  uint64_t start = os_now_ns();
-  size_t parts = uffd_last_parts(), pages = 0;
-  for (size_t k = 0; k < parts && pages != (size_t)BARRIER_COLLECT_FAILED; k++) {
-    size_t n = uffd_last_part(k, visit, arg);
-    pages = n == (size_t)BARRIER_COLLECT_FAILED ? n : pages + n;
-  }
-  atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
-  return pages;
 }
 
 /* The finish's collect in parts (barrier_collect_last_parts): the
@@ -496,6 +476,22 @@ static size_t uffd_last_part(size_t k, barrier_visit_fn *visit, void *arg) {
     return ok ? report.pages : (size_t)BARRIER_COLLECT_FAILED;
   }
   return 0;
+}
+
+/* The finish's, on one thread: the parts of barrier_collect_last_parts
+ * one after another.  Recording stops next, so the written pages stay
+ * as they are (the next arm protects the survivors' again), and no
+ * protection change, nor the TLB flush it takes, lengthens the pause. */
+static size_t uffd_collect_last(barrier_visit_fn *visit, void *arg) {
+  if (!ready() || !register_new_ranges() || uncovered) return BARRIER_COLLECT_FAILED;
+  uint64_t start = os_now_ns();
+  size_t parts = uffd_last_parts(), pages = 0;
+  for (size_t k = 0; k < parts && pages != (size_t)BARRIER_COLLECT_FAILED; k++) {
+    size_t n = uffd_last_part(k, visit, arg);
+    pages = n == (size_t)BARRIER_COLLECT_FAILED ? n : pages + n;
+  }
+  atomic_fetch_add_explicit(&barrier_arm_ns, os_now_ns() - start, memory_order_relaxed);
+  return pages;
 }
 
 /* Lifts every protection (barrier_disarm: a fork child's cycle
