@@ -538,7 +538,12 @@ void mark_push_range(uintptr_t lo, uintptr_t hi) { mark_push_range_on(mark_colle
 
 void mark_push_range_on(struct marker *m, uintptr_t lo, uintptr_t hi) {
   lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
-  if (hi > lo) marker_push(m, lo, hi);
+  if (hi <= lo) return;
+  /* From a procedure entry's GC_push_all: the drain's view holds the
+   * stack's top while the procedure runs, so the push goes through it
+   * (onto the marker's own top it overwrote the drain's entries). */
+  if (m->proc_context) view_push(m->proc_context->v, m, lo, hi);
+  else marker_push(m, lo, hi);
 }
 
 void mark_push_contents(struct page_header *page, uintptr_t base) {

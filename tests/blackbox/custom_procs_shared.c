@@ -9,7 +9,12 @@
  *    whole tree, and no collection of ten sees a second thread's calls;
  *  - a node is not marked, or marked twice: the procedure's calls in a
  *    collection are not the live nodes' count;
- *  - a node is freed: its words change.
+ *  - a node is freed: its words change;
+ *  - what a procedure pushes with GC_push_all (every 64th node's cell
+ *    outside the heap, holding the only pointer to a leaf) is lost: the
+ *    leaf's disappearing link is cleared.  (While a procedure entry ran,
+ *    such a push went onto the marker's stale top, over the drain's own
+ *    entries.)
  * On a machine so busy that the second GC thread never runs while the
  * first marks 2^19 nodes (about 4 ms here), ten collections in a row, it
  * fails; the test asks for one collection in ten.  Debian's bdwgc 8.2
@@ -29,6 +34,12 @@ struct node {
   GC_word index, check;
 };
 
+/* Every 64th node's side cell, malloc'd (no root): its procedure pushes
+ * it with GC_push_all, and it holds the only pointer to a leaf. */
+enum { CELL_EVERY = 64, CELLS = NODES / CELL_EVERY + 1 };
+static void **cells[CELLS];         /* malloc'd cells, by node index / CELL_EVERY */
+static GC_hidden_pointer *leaf_links; /* malloc'd: not a root */
+
 static GC_word check_of(GC_word index) { return index * (GC_word)0x9e3779b97f4a7c15u; }
 
 static atomic_long calls[MAX_THREADS];
@@ -42,6 +53,10 @@ static struct GC_ms_entry *mark_node(GC_word *addr, struct GC_ms_entry *msp,
   if (!n->check) return msp; /* a free node of the kind */
   if (slot < 0) slot = atomic_fetch_add(&threads_seen, 1);
   if (slot < MAX_THREADS) atomic_fetch_add_explicit(&calls[slot], 1, memory_order_relaxed);
+  if (n->index % CELL_EVERY == 0) {
+    void **cell = cells[n->index / CELL_EVERY];
+    GC_push_all(cell, cell + 1);
+  }
   msp = GC_MARK_AND_PUSH(n->left, msp, limit, (void **)&n->left);
   return GC_MARK_AND_PUSH(n->right, msp, limit, (void **)&n->right);
 }
@@ -54,6 +69,18 @@ static struct node *node_new(GC_word index) {
   CHECK(n != NULL);
   n->index = index;
   n->check = check_of(index);
+  if (index % CELL_EVERY == 0) {
+    void **cell = malloc(sizeof *cell);
+    GC_word *leaf = GC_malloc_atomic(2 * sizeof *leaf);
+    CHECK(cell != NULL && leaf != NULL);
+    leaf[0] = index;
+    leaf[1] = check_of(index);
+    cell[0] = leaf;
+    cells[index / CELL_EVERY] = cell;
+    leaf_links[index / CELL_EVERY] = GC_HIDE_POINTER(leaf);
+    CHECK(GC_general_register_disappearing_link((void **)&leaf_links[index / CELL_EVERY], leaf) ==
+          GC_SUCCESS);
+  }
   return n;
 }
 
@@ -77,6 +104,8 @@ int main(void) {
   t_test_name = "custom_procs_shared";
   GC_INIT();
   kind = GC_new_kind(GC_new_free_list(), GC_MAKE_PROC(GC_new_proc(mark_node), 0), 0, 1);
+  leaf_links = calloc(CELLS, sizeof *leaf_links);
+  CHECK(leaf_links != NULL);
   root = node_new(1);
   populate(root, DEPTH);
   int shared = 0;
@@ -92,6 +121,10 @@ int main(void) {
       if (k > busiest) busiest = k;
     }
     CHECK(total == NODES, "collection %d: %ld procedure calls for %d live nodes", c, total, NODES);
+    int lost = 0;
+    for (int i = 1; i < CELLS; i++) lost += cells[i] && !leaf_links[i];
+    CHECK(lost == 0, "collection %d: %d leaves pushed by GC_push_all from procedures were lost", c,
+          lost);
     if (active >= 2) shared++;
     t_note("collection %d: %d threads ran procedures, the busiest %ld of %ld calls", c, active,
            busiest, total);
