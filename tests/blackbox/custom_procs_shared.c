@@ -6,7 +6,7 @@
  * calls per calling thread.  What could fail:
  *  - every procedure runs on the thread that found its object (sgc ran
  *    them from a private list until 2026-12-01): one GC thread marks the
- *    whole tree, and no collection of ten sees a second thread's calls;
+ *    whole tree, and no collection of twenty sees a second thread's calls;
  *  - a node is not marked, or marked twice: the procedure's calls in a
  *    collection are not the live nodes' count;
  *  - a node is freed: its words change;
@@ -16,9 +16,9 @@
  *    such a push went onto the marker's stale top, over the drain's own
  *    entries.)
  * On a machine so busy that the second GC thread never runs while the
- * first marks 2^19 nodes (about 4 ms here), ten collections in a row, it
- * fails; the test asks for one collection in ten.  Debian's bdwgc 8.2
- * fails it too (one thread ran every procedure in all ten collections),
+ * first marks 2^19 nodes (about 4 ms here), twenty collections in a row,
+ * it fails; the test asks for one collection in twenty.  Debian's bdwgc
+ * 8.2 fails it too (one thread ran every procedure in all ten collections),
  * so tests/run-against-bdwgc.sh leaves it out. */
 #define GC_THREADS
 #include <gc.h>
@@ -27,7 +27,7 @@
 
 #include "common.h"
 
-enum { DEPTH = 18, NODES = (2 << DEPTH) - 1, COLLECTIONS = 10, MAX_THREADS = 64 };
+enum { DEPTH = 18, NODES = (2 << DEPTH) - 1, COLLECTIONS = 20, MAX_THREADS = 64 };
 
 struct node {
   struct node *left, *right;
