@@ -559,26 +559,23 @@ void mark_word(uintptr_t w) { mark_word_with(mark_collector, w); }
 
 void mark_word_with(struct marker *m, uintptr_t w) {
   struct proc_context *c = m->proc_context;
+  size_t size;
   if (c) {
     /* A procedure entry's call, within the drain: its view and cache (an
      * object's children often share its page). */
-    size_t size = mark_candidate_cached(c->v, m, w, c->lowest, c->span, c->interior, c->rule,
-                                        c->cache, &m->marked_atomic_bytes, false);
-    if (size) {
-      m->marked_bytes += size;
-      m->marked_objects++;
-    }
-    return;
+    size = mark_candidate_cached(c->v, m, w, c->lowest, c->span, c->interior, c->rule, c->cache,
+                                 &m->marked_atomic_bytes, false);
+  } else {
+    struct owner_view v;
+    struct page_cache cache = {1, NULL};
+    view_load(&v, m);
+    uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
+    size = mark_candidate_cached(&v, m, w, lowest,
+                                 atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
+                                 heap_interior_pointers, mark_config.set_rule, &cache,
+                                 &m->marked_atomic_bytes, false);
+    m->top = v.top;
   }
-  struct owner_view v;
-  struct page_cache cache = {1, NULL};
-  view_load(&v, m);
-  uintptr_t lowest = atomic_load_explicit(&heap_lowest, memory_order_relaxed);
-  size_t size = mark_candidate_cached(&v, m, w, lowest,
-                                      atomic_load_explicit(&heap_highest, memory_order_relaxed) - lowest,
-                                      heap_interior_pointers, mark_config.set_rule, &cache,
-                                      &m->marked_atomic_bytes, false);
-  m->top = v.top;
   if (size) {
     m->marked_bytes += size;
     m->marked_objects++;
