@@ -179,6 +179,9 @@ void mark_configure_drain(bool single_marker) {
   if (!mark_config.optimistic_bits) mark_config.set_rule = MARK_SET_EXCHANGE;
   else if (single_marker || mark_config.plain_mark_store) mark_config.set_rule = MARK_SET_READ_STORE;
   else mark_config.set_rule = MARK_SET_READ_EXCHANGE;
+  mark_config.custom_set_rule = mark_config.set_rule == MARK_SET_READ_STORE && !single_marker
+                                    ? MARK_SET_READ_EXCHANGE
+                                    : mark_config.set_rule;
   mark_config.share = mark_config.balance && !single_marker;
   size_t split = mark_config.split_bytes, lone = LONE_SPLIT_BYTES;
   /* Under SGC_MARK_STACK_LIMIT a lone piece's referents fill at most half
@@ -377,8 +380,13 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
     size = page->object_bytes;
     mark = mark_bit_of(page, base);
   }
-  if (!set_mark(mark, rule)) return 0;
+  /* A kind the program made is marked exactly once: two GC threads that
+   * both found its mark clear would both run its procedure, and a
+   * procedure may count or record what it sees (bb_custom_procs_fan_*
+   * saw 2-8 extra calls a collection).  Normal objects keep RULE. */
   unsigned kind = page->kind;
+  if (unlikely(kind_is_custom(kind))) rule = mark_config.custom_set_rule;
+  if (!set_mark(mark, rule)) return 0;
   if (likely(kind == KIND_NORMAL)) view_push(v, m, base, base + size);
   else if (kind == KIND_ATOMIC) *atomic_bytes += size;
   else if (unlikely(kind_is_custom(kind))) {

@@ -126,6 +126,9 @@ struct mark_config {
     MARK_SET_READ_STORE,        /* read, then a plain store */
     MARK_SET_EXCHANGE,          /* No-Opt: the exchange without reading first */
   } set_rule;
+  /* ... for the objects of a kind the program made: read and exchange
+   * where several markers run, so each procedure runs once per object. */
+  enum mark_set_rule custom_set_rule;
   /* The drain moves work to its stack's public part for thieves: stealing
    * on and another marker to steal.  A marker alone skips the test after
    * every object (and the shares, which only its own slow pop took back). */

@@ -15,6 +15,16 @@
  *    leaf's disappearing link is cleared.  (While a procedure entry ran,
  *    such a push went onto the marker's stale top, over the drain's own
  *    entries.)
+ * With CUSTOM_PROCS_FAN=1 a normal array (a second root) also points at
+ * every node, so two GC threads may find a node at once: its procedure
+ * must still run once (with the plain mark store both ran it, 2-8 extra
+ * calls a collection under Chase-Lev deques).  And a scan of one of the
+ * array's pieces pushes a hundred procedure entries at once: under
+ * SGC_MARK_STACK_LIMIT=256 they overflow the watermark stack, which may
+ * drop the array's pieces (rescanned later) but never a procedure entry
+ * (no rescan would run its procedure); such a run must report entries
+ * dropped, or it proved nothing.  (A Chase-Lev deque of 256 slots holds
+ * a piece's entries and the tree's depth: it does not overflow here.)
  * On a machine so busy that the second GC thread never runs while the
  * first marks 2^19 nodes (about 4 ms here), twenty collections in a row,
  * it fails; the test asks for one collection in twenty.  Debian's bdwgc
@@ -23,6 +33,8 @@
 #define GC_THREADS
 #include <gc.h>
 #include <gc/gc_mark.h>
+#include <sgc.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 
 #include "common.h"
@@ -63,6 +75,7 @@ static struct GC_ms_entry *mark_node(GC_word *addr, struct GC_ms_entry *msp,
 
 static unsigned kind;
 static struct node *root; /* .bss root */
+static struct node **fan; /* .bss root: every node, by index - 1 */
 
 static struct node *node_new(GC_word index) {
   struct node *n = GC_generic_malloc(sizeof *n, (int)kind);
@@ -92,6 +105,14 @@ static void populate(struct node *n, int depth) {
   populate(n->right, depth - 1);
 }
 
+/* Breadth does not matter, only that every node is in the array once. */
+static void fan_fill(struct node *n, int depth, size_t *next) {
+  fan[(*next)++] = n;
+  if (!depth) return;
+  fan_fill(n->left, depth - 1, next);
+  fan_fill(n->right, depth - 1, next);
+}
+
 static long verify(const struct node *n, GC_word index, int depth) {
   if (!n || n->index != index || n->check != check_of(index)) return -1;
   if (!depth) return 1;
@@ -108,6 +129,15 @@ int main(void) {
   CHECK(leaf_links != NULL);
   root = node_new(1);
   populate(root, DEPTH);
+  const char *fan_env = getenv("CUSTOM_PROCS_FAN");
+  bool fanned = fan_env && *fan_env == '1';
+  if (fanned) {
+    fan = GC_malloc(NODES * sizeof *fan);
+    CHECK(fan != NULL);
+    size_t next = 0;
+    fan_fill(root, DEPTH, &next);
+    CHECK(next == NODES);
+  }
   int shared = 0;
   for (int c = 0; c < COLLECTIONS; c++) {
     for (int i = 0; i < MAX_THREADS; i++) atomic_store(&calls[i], 0);
@@ -131,5 +161,15 @@ int main(void) {
   }
   CHECK(verify(root, 1, DEPTH) == NODES, "the tree lost nodes");
   CHECK(shared > 0, "in %d collections one thread ran every mark procedure", COLLECTIONS);
+  if (fanned && getenv("SGC_MARK_STACK_LIMIT")) { /* the watermark stack */
+    SGC_stats_t st;
+    SGC_get_stats(&st);
+    CHECK(st.mark_overflow_dropped > 0 && st.mark_overflow_rescans > 0,
+          "the capped mark stack never overflowed (%llu dropped, %llu rescans)",
+          (unsigned long long)st.mark_overflow_dropped,
+          (unsigned long long)st.mark_overflow_rescans);
+    t_note("%llu entries dropped, %llu rescans", (unsigned long long)st.mark_overflow_dropped,
+           (unsigned long long)st.mark_overflow_rescans);
+  }
   return 0;
 }
