@@ -231,6 +231,7 @@ static const struct field {
     FIELD(object_ns, F_DOUBLE),
     FIELD(word_ns, F_DOUBLE),
     FIELD(edge_ns, F_DOUBLE),
+    FIELD(push_ns, F_DOUBLE),
     FIELD(page_ns, F_DOUBLE),
     FIELD(steal_ns, F_DOUBLE),
     FIELD(join_ns, F_DOUBLE),

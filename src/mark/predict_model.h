@@ -40,6 +40,9 @@ struct predict_profile {
   double object_ns; /* per object (or piece) marked: look-up, mark, push, pop */
   double word_ns;   /* per word scanned, hits only */
   double edge_ns;   /* per pointer finding an object already marked, beyond word_ns */
+  /* per object found that holds pointers, beyond object_ns (which a
+   * pointer-free object costs): its range pushed, popped, prefetched */
+  double push_ns;
   /* per pointer into another page than the marker's last (mark.c's
    * one-entry page cache missed: the page map walked), beyond the rest */
   double page_ns;

@@ -293,6 +293,26 @@ static void test_window_misses(void) {
   /* M_1 = (4.0833 x 100 + 5 x 100 + 5 x 10) / 16 = 59.8958 ns. */
   double m1 = graph_miss_ns(&m, &prof, 0, 0, false);
   CHECK(NEAR(m1, (4 + 1.0 / 12 + 5) * 100 / 16 + 50.0 / 16), "M1 %f", m1);
+  /* The four leaves went through the window (A, scanned alone, did not),
+   * and their fetches with 4, 3, 2 outstanding overlapped others: 13/12
+   * latencies (108.3 ns) the pushes' work runs beside.  At 10 ns a push
+   * it hides 40 ns of them; at 50, all 108.3. */
+  CHECK(m.windowed == 4, "windowed %llu", (unsigned long long)m.windowed);
+  CHECK(NEAR(m.object_overlapped, 13.0 / 12) && NEAR(m.mark_overlapped, 0), "overlapped %f %f",
+        m.object_overlapped, m.mark_overlapped);
+  graph_lines_free(&m.lines);
+  prof.push_ns = 10;
+  CHECK(graph_misses(&b.s, &prof, false, &m) && NEAR(m.push_ns, 40), "push %f", m.push_ns);
+  m1 = graph_miss_ns(&m, &prof, 0, 0, false);
+  CHECK(NEAR(m1, ((4 + 1.0 / 12 + 5) * 100 + 50 - 40) / 16), "M1 with pushes %f", m1);
+  graph_lines_free(&m.lines);
+  prof.push_ns = 50;
+  CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
+  m1 = graph_miss_ns(&m, &prof, 0, 0, false);
+  CHECK(NEAR(m1, ((4 + 1.0 / 12 + 5) * 100 + 50 - 1300.0 / 12) / 16), "M1, pushes past them %f", m1);
+  graph_lines_free(&m.lines);
+  prof.push_ns = 0;
+  CHECK(graph_misses(&b.s, &prof, false, &m), "misses");
   /* Remote: half the objects' misses at 300 (200 on average), the mark
    * bytes local; then the mark bytes all remote, their streamed lines as
    * much slower as the latency (30). */

@@ -73,6 +73,16 @@ struct graph_misses {
    * the misses outstanding with it (docs/prediction.md), so these times
    * the latency are the time the misses cost; objects' lines, mark bytes. */
   double object_dependent, mark_dependent;
+  /* ... of them, the misses that had others outstanding with them (n > 1),
+   * which the pushes' work runs beside (push_ns below). */
+  double object_overlapped, mark_overlapped;
+  /* Objects that went through the prefetch window (not roots, not
+   * scanned alone as a list's are), and their pushes' work: the profile's
+   * push_ns each, in T_1 (sgc-predict adds it).  That work depends on no
+   * miss, so the core does it while overlapped misses are outstanding:
+   * graph_miss_ns takes up to this much off those misses' cost. */
+  uint64_t windowed;
+  double push_ns;
   /* Misses the hardware's stream prefetcher fetched ahead (a miss within
    * 2 lines of a recent one, same 4 KiB page), and the same weighed by
    * the share of read_stream_ns the marker's work since the stream's

@@ -104,9 +104,9 @@ int main(int argc, char **argv) {
   }
   struct predict_input in = {
       .t1_ns = work.t1_ns + (double)work.repeat_edges * prof.edge_ns +
-               (double)misses.page_walks * prof.page_ns,
+               (double)misses.page_walks * prof.page_ns + misses.push_ns,
       .t1_lone_ns = work.t1_lone_ns + (double)work.repeat_edges * prof.edge_ns +
-                    (double)misses.page_walks * prof.page_ns,
+                    (double)misses.page_walks * prof.page_ns + misses.push_ns,
       .tinf_ns = work.tinf_ns,
       .misses = misses.misses,
       .live_lines = misses.live_lines,
