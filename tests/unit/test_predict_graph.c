@@ -75,9 +75,10 @@ static void test_list(void) {
     edge(&b, prev, 0, node);
     prev = node;
   }
-  /* 101 ranges x 10 + (1 + 200) words; node k starts at 11 k, the last
-   * ends 10 + 2 after 1100. */
-  check_work(&b, 256, 1211, 1112, "list");
+  /* 101 ranges x 10 + (1 + 200) words; node k is available when node
+   * k - 1's scan ends (the root's at 11, each node's 12 later): node 99
+   * at 1199, ending at 1211.  T_inf = T_1: nothing to share. */
+  check_work(&b, 256, 1211, 1211, "list");
   snapshot_free(&b.s);
 }
 
@@ -85,8 +86,8 @@ static void test_wide_tree(void) {
   struct builder b;
   uint32_t a = rooted(&b, 32, SNAP_SCANNED);
   for (uint32_t k = 0; k < 4; k++) edge(&b, a, k, object(&b, 0x200000 + 32 * k, 32, SNAP_SCANNED));
-  /* 6 ranges x 10 + 21 words; A starts at 11, leaf 3 at 11 + 10 + 4 = 25
-   * and ends at 25 + 10 + 4. */
+  /* 6 ranges x 10 + 21 words; A starts at 11, the leaves when its scan
+   * ends, at 11 + 10 + 4 = 25, and end at 25 + 10 + 4. */
   check_work(&b, 256, 81, 39, "tree");
   snapshot_free(&b.s);
 }
@@ -129,13 +130,13 @@ static void test_big_array(void) {
   CHECK(graph_pieces(1000, 256) == 4, "1000 bytes: 496 + 504, then 248 each (%llu)",
         (unsigned long long)graph_pieces(1000, 256));
   /* Root 11; array 16 pieces x 10 + 512 words; leaves 512 x 10.  Four
-   * halvings put every piece at 11 + 40 = 51; a piece's last word is
-   * read at 51 + 10 + 32 = 93, and that leaf ends at 103. */
+   * halvings put every piece at 11 + 40 = 51; a piece's scan ends at
+   * 51 + 10 + 32 = 93, when its leaves are available, ending at 103. */
   check_work(&b, 256, 5803, 103, "split array");
   struct graph_work w;
   CHECK(graph_work(&b.s, 10, 1, 256, &w) && w.pieces == 1 + 16 + 512, "pieces %llu",
         (unsigned long long)w.pieces);
-  /* Unsplit: one range of 512 words, its last leaf found at 11 + 10 + 512. */
+  /* Unsplit: one range of 512 words, its leaves available at 11 + 10 + 512. */
   check_work(&b, 0, 5653, 543, "unsplit array");
   /* One marker alone halves only down to 4096 bytes (mark.c's
    * LONE_SPLIT_BYTES): the array is one piece, so T_1 alone is the

@@ -77,7 +77,12 @@ static double pieces_finish(uint64_t lo, uint64_t hi, double t, uint64_t split, 
   return a > b ? a : b;
 }
 
-/* When the scan of an object available at T reads word W. */
+/* When what word W of an object available at T found is available to
+ * another marker: at the end of the scan of W's piece.  The drain pushes
+ * a found object on its own stack's private part and shares only after
+ * the range (mark.c), and a list's next node, found alone, it scans at
+ * once: at the word's own time a list was 1.2 wide, its mark with two
+ * markers predicted 14% shorter than with one where it took 2% longer. */
 static double word_time(uint64_t bytes, uint64_t w, double t, uint64_t split, double object_ns,
                         double word_ns) {
   uint64_t lo = 0, hi = bytes;
@@ -87,7 +92,7 @@ static double word_time(uint64_t bytes, uint64_t w, double t, uint64_t split, do
     else lo = mid;
     t += object_ns;
   }
-  return t + object_ns + (double)(w - lo / 8 + 1) * word_ns;
+  return t + object_ns + (double)((hi - lo) / 8) * word_ns;
 }
 
 bool graph_work(const struct snapshot *s, double object_ns, double word_ns, uint64_t split,
