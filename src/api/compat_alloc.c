@@ -137,6 +137,7 @@ static pthread_once_t typed_kind_once = PTHREAD_ONCE_INIT;
 static _Atomic unsigned typed_kind;
 static void make_typed_kind(void) {
   unsigned kind = (unsigned)GC_new_kind(NULL, (GC_word)-(intptr_t)sizeof(GC_word) | GC_DS_PER_OBJECT, 1, 1);
+  custom_kind_without_procs(kind); /* before any object of it exists */
   atomic_store_explicit(&typed_kind, kind, memory_order_release);
 }
 

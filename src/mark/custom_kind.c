@@ -80,11 +80,16 @@ GC_API unsigned GC_new_kind(void **free_list, GC_word descriptor, int adjust, in
     pthread_mutex_unlock(&kinds_lock);
     sgc_fatal("GC_new_kind: more than %d object kinds", CUSTOM_KIND_MAX);
   }
-  custom_kinds[index] =
-      (struct custom_kind){descriptor, adjust != 0, tag_of(descriptor) == DESCRIPTOR_PROC, clear != 0};
+  bool proc = tag_of(descriptor) == DESCRIPTOR_PROC;
+  custom_kinds[index] = (struct custom_kind){descriptor, adjust != 0, proc, clear != 0,
+                                             proc || tag_of(descriptor) == DESCRIPTOR_PER_OBJECT};
   atomic_store_explicit(&custom_kind_count, index + 1, memory_order_release);
   pthread_mutex_unlock(&kinds_lock);
   return KIND_COUNT + index;
+}
+void custom_kind_without_procs(unsigned kind) {
+  if (kind >= KIND_COUNT && kind - KIND_COUNT < CUSTOM_KIND_MAX)
+    custom_kinds[kind - KIND_COUNT].once = custom_kinds[kind - KIND_COUNT].proc;
 }
 GC_API unsigned GC_new_kind_inner(void **free_list, GC_word descriptor, int adjust, int clear) {
   return GC_new_kind(free_list, descriptor, adjust, clear);

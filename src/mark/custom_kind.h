@@ -42,6 +42,10 @@ struct custom_kind {
   bool adjust; /* length and per-object descriptors add the object's size (bdwgc) */
   bool proc;   /* the descriptor names a mark procedure */
   bool clear;  /* asked for cleared objects; sgc always clears them */
+  /* Its objects may run a mark procedure (a procedure's kind, or one
+   * whose per-object descriptors may name one): several GC threads set
+   * their marks with the exchange, so each procedure runs once (mark.c). */
+  bool once;
 };
 
 extern struct custom_kind custom_kinds[CUSTOM_KIND_MAX];
@@ -58,6 +62,9 @@ void custom_kind_scan(struct marker *m, unsigned kind, uintptr_t base, size_t si
 /* A popped procedure entry (MARK_ENTRY_PROC): the procedure DESCRIPTOR
  * names runs on M for the object at BASE. */
 void custom_kind_run_entry(struct marker *m, uintptr_t base, uintptr_t descriptor);
+/* KIND's per-object descriptors never name a procedure (gc_typed.h's,
+ * which GC_make_descriptor makes): its marks keep SGC_MARK_SET's rule. */
+void custom_kind_without_procs(unsigned kind);
 /* Whether procedures wait for a concurrent cycle's finish
  * (custom_kind_defer_procs) rather than run where their objects are
  * found. */

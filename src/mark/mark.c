@@ -383,9 +383,11 @@ __attribute__((always_inline)) static inline size_t mark_candidate_cached(
   /* A kind the program made is marked exactly once: two GC threads that
    * both found its mark clear would both run its procedure, and a
    * procedure may count or record what it sees (bb_custom_procs_fan_*
-   * saw 2-8 extra calls a collection).  Normal objects keep RULE. */
+   * saw 2-8 extra calls a collection).  Normal objects, and kinds that
+   * run no procedure (typed objects), keep RULE. */
   unsigned kind = page->kind;
-  if (unlikely(kind_is_custom(kind))) rule = mark_config.custom_set_rule;
+  if (unlikely(kind_is_custom(kind)) && custom_kinds[kind - KIND_COUNT].once)
+    rule = mark_config.custom_set_rule;
   if (!set_mark(mark, rule)) return 0;
   if (likely(kind == KIND_NORMAL)) view_push(v, m, base, base + size);
   else if (kind == KIND_ATOMIC) *atomic_bytes += size;
