@@ -140,10 +140,12 @@ int main(int argc, char **argv) {
   if (json) {
     printf("{\"snapshot\":\"%s\",\"profile\":\"%s\",\"gc_no\":%u,\"objects\":%llu,"
            "\"live_bytes\":%llu,\"t1_ns\":%.1f,\"t1_lone_ns\":%.1f,\"tinf_ns\":%.1f,\"misses\":%.0f,"
-           "\"page_walks\":%llu,\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"tlb_ns\":%.0f,\"points\":[",
+           "\"page_walks\":%llu,\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"tlb_ns\":%.0f,\"windowed\":%llu,\"push_ns\":%.0f,\"points\":[",
            argv[optind], prof.name, s.header.gc_no,
            (unsigned long long)(s.header.objects - s.header.roots), (unsigned long long)live,
-           in.t1_ns, in.t1_lone_ns, in.tinf_ns, in.misses, (unsigned long long)misses.page_walks, in.live_lines, graph_mlp(&prof), in.miss_ns, misses.tlb_ns);
+           in.t1_ns, in.t1_lone_ns, in.tinf_ns, in.misses, (unsigned long long)misses.page_walks,
+           in.live_lines, graph_mlp(&prof), in.miss_ns, misses.tlb_ns,
+           (unsigned long long)misses.windowed, misses.push_ns);
   } else {
     printf("snapshot %s (collection %u): %llu objects, %llu root ranges, %llu edges, %.3f MB live\n",
            argv[optind], s.header.gc_no, (unsigned long long)(s.header.objects - s.header.roots),
@@ -159,6 +161,8 @@ int main(int argc, char **argv) {
            (unsigned long long)misses.page_walks);
     printf("M1 %.1f ns a miss (MLP %.1f; %.0f misses streamed; %.3f ms translating cached and "
            "streamed lines)\n", in.miss_ns, graph_mlp(&prof), misses.streamed, misses.tlb_ns / 1e6);
+    printf("pushes: %llu objects through the prefetch window, %.3f ms of T1 (beside the "
+           "overlapped misses)\n", (unsigned long long)misses.windowed, misses.push_ns / 1e6);
     printf("%5s %11s %8s %12s %12s %9s %12s  %s\n", "P", "mark ms", "speedup", "no-content.",
            "no-extra", "M_P ns", "Q_P", "largest term");
   }
