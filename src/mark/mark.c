@@ -633,6 +633,9 @@ void mark_scan_roots_now(size_t from) {
   for (size_t i = from; i < end; i++) {
     /* Reread: a push below may grow (move) the stack. */
     uintptr_t lo = v.entries[i].lo, hi = v.entries[i].hi;
+    /* No procedure entry among them: a cycle's start defers procedures
+     * before it pushes a root (custom_kind_defer_procs). */
+    SGC_ASSERT(!(lo & MARK_ENTRY_PROC));
     for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
       size_t size = mark_candidate_cached(&v, m, scanned_word(p), lowest, span, interior, rule,
                                           &cache, &atomic_bytes, false);
