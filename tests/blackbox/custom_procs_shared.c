@@ -161,7 +161,9 @@ int main(void) {
   }
   CHECK(verify(root, 1, DEPTH) == NODES, "the tree lost nodes");
   CHECK(shared > 0, "in %d collections one thread ran every mark procedure", COLLECTIONS);
-  if (fanned && getenv("SGC_MARK_STACK_LIMIT")) { /* the watermark stack */
+  const char *deque = getenv("SGC_MARK_DEQUE");
+  bool watermark = !deque || strcmp(deque, "chase-lev") != 0;
+  if (fanned && getenv("SGC_MARK_STACK_LIMIT") && watermark) {
     SGC_stats_t st;
     SGC_get_stats(&st);
     CHECK(st.mark_overflow_dropped > 0 && st.mark_overflow_rescans > 0,
