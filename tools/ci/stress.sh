@@ -4,7 +4,8 @@
 # 8 GC threads, per-thread, per-CPU and flip caches, mark stacks that
 # overflow, and torture mode, plus
 # the threads test under torture; concurrent cycles under each barrier
-# and beside other settings, custom kinds' mark procedures in them,
+# and beside other settings, custom kinds' mark procedures in them (run
+# once per object, with stacks that overflow),
 # system calls into the heap beside the mprotect barrier's steps,
 # NUMA placements on fake nodes.
 # Usage: tools/ci/stress.sh [ROUNDS]   (default 400; about 12 minutes on 2 cores)
@@ -79,6 +80,12 @@ run SGC_MODE=concurrent SGC_MARK_DEQUE=chase-lev SGC_PAGE_POLICY=ps $B/bb_oracle
 for i in 1 2 3; do
   run SGC_MODE=concurrent SGC_CONCURRENT_HOLD_MS=500 $B/bb_concurrent mark_proc
   run SGC_MODE=concurrent SGC_TORTURE=3 $B/bb_custom_kinds
+done
+# mark procedures run once per object however many GC threads race to
+# mark it, with stacks that overflow, and beside concurrent cycles
+for env in "SGC_MARKERS=4 SGC_MARK_DEQUE=chase-lev SGC_MARK_STACK_LIMIT=256" \
+           "SGC_MARKERS=3 SGC_MARK_STACK_LIMIT=256" "SGC_MODE=concurrent SGC_MARKERS=2"; do
+  for i in 1 2 3; do run $env SGC_ADAPTIVE=0 CUSTOM_PROCS_FAN=1 $B/bb_custom_procs_shared; done
 done
 # system calls into the heap beside the mprotect barrier's faults,
 # collects and arms, on one CPU with threads waking to preempt the others
