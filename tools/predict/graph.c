@@ -158,6 +158,14 @@ bool cache_init(struct cache_sim *c, uint64_t bytes, unsigned ways, unsigned lin
   return c->tags != NULL;
 }
 
+uint64_t cache_capacity_fit(const uint64_t *bytes, const double *ns, unsigned n, double miss_ns) {
+  if (!n) return 0;
+  uint64_t fit = bytes[0];
+  double half = (ns[0] + miss_ns) / 2;
+  for (unsigned i = 1; i < n && ns[i] < half; i++) fit = bytes[i];
+  return fit;
+}
+
 bool cache_access(struct cache_sim *c, uint64_t address) {
   uint64_t line = address >> c->line_shift, tag = line + 1;
   uint64_t *set = &c->tags[(line % c->sets) * c->ways];

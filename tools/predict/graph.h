@@ -38,6 +38,13 @@ bool cache_init(struct cache_sim *c, uint64_t bytes, unsigned ways, unsigned lin
 /* True when ADDRESS's line missed. */
 bool cache_access(struct cache_sim *c, uint64_t address);
 void cache_free(struct cache_sim *c);
+/* The cache a thread actually has, from a dependent chase through random
+ * cycles of BYTES[i] (ascending) taking NS[i] a load: the largest size
+ * whose loads still mostly hit, that is, took less than halfway from the
+ * smallest size's time to MISS_NS (the memory's); BYTES[0] if none did.
+ * A guest may hold far less than the cache its sysfs names, shared with
+ * other guests (docs/prediction.md, "Calibration"). */
+uint64_t cache_capacity_fit(const uint64_t *bytes, const double *ns, unsigned n, double miss_ns);
 
 /* L of §4.3.6: lines live (accessed again later) at an access, averaged
  * over a stream of line numbers, at most CAPACITY lines. */
