@@ -447,9 +447,11 @@ static bool part_written_marked(uintptr_t lo, uintptr_t hi, struct barrier_runs 
     whole = pointers.stop;
   }
   struct barrier_runs written = {select_marked, report, 0, 0, 0, false};
-  bool ok = whole ? scan_into(lo, hi, &written, false, vec, PART_VEC) : true;
-  for (size_t i = 0; i < few.count && ok && !whole; i++)
-    ok = scan_into(few.lo[i], few.hi[i], &written, false, vec, PART_VEC);
+  bool ok = true;
+  if (whole) ok = scan_into(lo, hi, &written, false, vec, PART_VEC);
+  else
+    for (size_t i = 0; i < few.count && ok; i++)
+      ok = scan_into(few.lo[i], few.hi[i], &written, false, vec, PART_VEC);
   barrier_runs_flush(&written);
   return ok;
 }

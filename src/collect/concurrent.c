@@ -143,6 +143,11 @@ bool concurrent_should_start(size_t allocated, size_t threshold) {
   return allocated + reserve >= limit;
 }
 
+/* SGC_CYCLE_GROWTH% of the threshold. */
+static size_t growth_allowance(size_t threshold) {
+  return threshold / 100 * sgc_settings.cycle_growth;
+}
+
 /* What a cycle that has not converged may still grow the heap by: up
  * to the heap the stop collector's rule asks for (live data and a
  * threshold) and SGC_CYCLE_GROWTH% of the threshold more.  A cap, not
@@ -154,11 +159,19 @@ bool concurrent_should_start(size_t allocated, size_t threshold) {
  * step is not taken.  A cycle that ran out of room with marking left
  * used to finish stopped at once (gcbench -t 2: worst pauses of 2-3 ms,
  * the fallbacks, against 0.6-1.2 for converged finishes; history.md). */
-size_t concurrent_growth_left(size_t threshold) {
+static size_t growth_left(size_t threshold) {
   if (!sgc_settings.cycle_growth) return 0;
-  size_t cap = heap_accounting.live_after_gc + threshold + threshold / 100 * sgc_settings.cycle_growth;
+  size_t cap = heap_accounting.live_after_gc + threshold + growth_allowance(threshold);
   size_t heap = heap_size_bytes(), step = sgc_settings.heap_step_bytes;
   return heap + step <= cap + step / 2 ? cap - heap : 0;
+}
+
+/* Half the allowance at a time, so that a cycle that catches up after
+ * the first step takes no more. */
+size_t concurrent_growth_step(size_t threshold) {
+  if (!concurrent_cycle_running() || concurrent_cycle_ready()) return 0;
+  size_t left = growth_left(threshold), half = growth_allowance(threshold) / 2;
+  return left < half ? left : half;
 }
 
 /* Asked when no free page is at hand: a cycle that has not converged
@@ -170,7 +183,7 @@ bool concurrent_should_finish(size_t allocated, size_t threshold, bool *fallback
   *fallback = false;
   if (!concurrent_cycle_running()) return false;
   if (concurrent_cycle_ready()) return true;
-  *fallback = allocated >= threshold && concurrent_growth_left(threshold) == 0;
+  *fallback = allocated >= threshold && growth_left(threshold) == 0;
   return *fallback;
 }
 

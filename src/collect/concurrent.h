@@ -30,9 +30,9 @@ bool concurrent_should_start(size_t allocated, size_t threshold);
 /* Whether a running cycle is to finish now; *FALLBACK when it has not
  * converged (the program allocated past what the cycle may take). */
 bool concurrent_should_finish(size_t allocated, size_t threshold, bool *fallback);
-/* heap_lock held: how much a running cycle that has not converged may
- * still grow the heap by (SGC_CYCLE_GROWTH's cap), 0 when none. */
-size_t concurrent_growth_left(size_t threshold);
+/* heap_lock held: how much a running cycle that has not converged is to
+ * grow the heap by now (under SGC_CYCLE_GROWTH's cap), 0 when none. */
+size_t concurrent_growth_step(size_t threshold);
 /* heap_lock held, no cycle running: the heap was used up (it is about to
  * grow) at ALLOCATED since the last collection; later cycles start that
  * much earlier. */

@@ -212,12 +212,8 @@ bool grow_or_collect(size_t bytes, bool *collected) {
   /* A cycle behind grows the heap by halves of its allowance, at most
    * up to its cap (heap_grow rounds up to a step), not by the quarter
    * of the heap that growth to the next collection takes, so that its
-   * marking finishes beside the program (concurrent_growth_left). */
-  if (!growth && concurrent_cycle_running() && !concurrent_cycle_ready()) {
-    size_t threshold = collect_threshold(), left = concurrent_growth_left(threshold);
-    size_t half = threshold / 200 * sgc_settings.cycle_growth;
-    growth = left < half ? left : half;
-  }
+   * marking finishes beside the program (concurrent_growth_step). */
+  if (!growth) growth = concurrent_growth_step(collect_threshold());
   if (!growth) growth = collect_growth_bytes(bytes);
   if (growth < bytes) growth = bytes;
   if (heap_grow(growth) || heap_grow(bytes)) return true;

@@ -68,7 +68,8 @@ static unsigned tag_of(uintptr_t descriptor) {
 
 GC_API unsigned GC_new_kind(void **free_list, GC_word descriptor, int adjust, int clear) {
   (void)free_list;
-  if ((descriptor & ((1u << DESCRIPTOR_TAG_BITS) - 1)) == DESCRIPTOR_PROC) {
+  bool proc = tag_of(descriptor) == DESCRIPTOR_PROC;
+  if (proc) {
     unsigned proc = (unsigned)(descriptor >> DESCRIPTOR_TAG_BITS) & (MARK_PROC_MAX - 1);
     if (proc >= atomic_load_explicit(&mark_proc_count, memory_order_acquire))
       sgc_fatal("GC_new_kind: descriptor %#lx names mark procedure %u, which GC_new_proc did "
@@ -80,7 +81,6 @@ GC_API unsigned GC_new_kind(void **free_list, GC_word descriptor, int adjust, in
     pthread_mutex_unlock(&kinds_lock);
     sgc_fatal("GC_new_kind: more than %d object kinds", CUSTOM_KIND_MAX);
   }
-  bool proc = tag_of(descriptor) == DESCRIPTOR_PROC;
   custom_kinds[index] = (struct custom_kind){descriptor, adjust != 0, proc, clear != 0,
                                              proc || tag_of(descriptor) == DESCRIPTOR_PER_OBJECT};
   atomic_store_explicit(&custom_kind_count, index + 1, memory_order_release);
