@@ -26,15 +26,19 @@ double predict_ln(double x) {
   return 2 * sum + exponent * 0.69314718055994530942;
 }
 
-/* g(T) = BASE + (Q/P)(M1 + sum_j V_j SO rho_j/(1-rho_j)) - T, and g'(T). */
+/* g(T) = BASE + (Q/P)(M1 + sum_j V_j SO K rho_j/(1-rho_j)) - T, and g'(T).
+ * K = (P-1)/P: a miss queues behind the other markers' requests only
+ * (MVA's arrival theorem, their queue by Schweitzer's estimate).  Its
+ * own marker's misses in flight queue inside M1 already: the latency,
+ * overlap and stream costs were measured with one thread's misses. */
 static double contention_gap(double t, double base, double q, double p, double m1, double so,
                              unsigned nodes, const double *share, double *slope) {
-  double wait = 0, dwait = 0;
+  double wait = 0, dwait = 0, others = p > 1 ? (p - 1) / p : 0;
   for (unsigned j = 0; j < nodes; j++) {
     double c = so * share[j] * q; /* rho_j = c / T */
     if (c <= 0) continue;
-    wait += share[j] * so * c / (t - c); /* rho/(1-rho) = c/(T-c) */
-    dwait -= share[j] * so * c / ((t - c) * (t - c));
+    wait += others * share[j] * so * c / (t - c); /* rho/(1-rho) = c/(T-c) */
+    dwait -= others * share[j] * so * c / ((t - c) * (t - c));
   }
   *slope = q / p * dwait - 1;
   return base + q / p * (m1 + wait) - t;
@@ -43,7 +47,7 @@ static double contention_gap(double t, double base, double q, double p, double m
 double predict_solve_contention(double base, double q, double p, double m1, double so,
                                 unsigned nodes, const double *share) {
   double free_ns = base + q * m1 / p;
-  if (so <= 0 || q <= 0 || nodes == 0) return free_ns;
+  if (so <= 0 || q <= 0 || nodes == 0 || p <= 1) return free_ns;
   double saturated = 0; /* T must exceed SO V_j Q at every node (rho < 1) */
   for (unsigned j = 0; j < nodes; j++)
     if (so * share[j] * q > saturated) saturated = so * share[j] * q;

@@ -11,25 +11,31 @@
 
 #define CLOSE(a, b) (((a) - (b)) * ((a) - (b)) <= 1e-14 * (b) * (b))
 
-/* One node: T = a + b c / (T - c), a = BASE + Q M1 / P, b = Q SO / P,
- * c = SO Q: T = ((a + c) + sqrt((a - c)^2 + 4 b c)) / 2. */
+/* One node: T = a + b c / (T - c), a = BASE + Q M1 / P, b = K Q SO / P,
+ * c = SO Q, K = (P - 1) / P (a miss waits behind the other markers'
+ * requests only): T = ((a + c) + sqrt((a - c)^2 + 4 b c)) / 2. */
 static void test_contention(void) {
   double one = 1;
   double t = predict_solve_contention(1000, 100, 2, 10, 5, 1, &one);
-  /* a 1500, b 250, c 500: (2000 + sqrt(1.5e6)) / 2 */
-  CHECK(CLOSE(t, 1612.3724356957945), "one node %.9f", t);
-  /* Near saturation, c > a: a 1350, b 625, c 5000:
-   * (6350 + sqrt(3650^2 + 4 625 5000)) / 2 */
+  /* a 1500, b 125, c 500: (2000 + sqrt(1e6 + 250000)) / 2 */
+  CHECK(CLOSE(t, 1559.0169943749474), "one node %.9f", t);
+  /* Near saturation, c > a: a 1350, b 546.875, c 5000:
+   * (6350 + sqrt(3650^2 + 4 546.875 5000)) / 2 */
   t = predict_solve_contention(100, 1000, 8, 10, 5, 1, &one);
-  CHECK(CLOSE(t, 5715.792199295331), "saturated %.9f", t);
-  /* Two nodes sharing evenly: the one-node form with c / 2 = 250. */
+  CHECK(CLOSE(t, 5637.72207120495), "saturated %.9f", t);
+  /* Two nodes sharing evenly: the one-node form with c / 2 = 250 and
+   * b / 2 per node. */
   double halves[2] = {0.5, 0.5};
   t = predict_solve_contention(1000, 100, 2, 10, 5, 2, halves);
-  /* (1750 + sqrt(1250^2 + 4 250 250)) / 2 */
-  CHECK(CLOSE(t, 1548.145600891813), "two nodes %.9f", t);
+  /* (1750 + sqrt(1250^2 + 4 62.5 250 2)) / 2 */
+  CHECK(CLOSE(t, 1524.5190528383291), "two nodes %.9f", t);
   /* No occupancy: no queue. */
   t = predict_solve_contention(1000, 100, 2, 10, 0, 1, &one);
   CHECK(CLOSE(t, 1500), "no contention %f", t);
+  /* One marker: its own misses in flight queue inside M1, none wait
+   * behind another's, however busy the node. */
+  t = predict_solve_contention(1000, 100, 1, 10, 5, 1, &one);
+  CHECK(CLOSE(t, 2000), "one marker %f", t);
 }
 
 static struct predict_profile plain_profile(void) {

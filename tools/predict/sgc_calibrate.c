@@ -21,7 +21,8 @@
  *  - a steal: four cache-line transfers between two threads (the victim's
  *    lock, bottom, entries and the idle flag), from a ping-pong;
  *  - join: a futex wake until the woken thread runs; a pre-woken GC
- *    thread's join as sgc's trace reports it; marker: one more marker's
+ *    thread's join as sgc's trace reports it, a second thread computing
+ *    as a program's do; marker: one more marker's
  *    serial cost, from collections of a tiny heap with 2 markers against
  *    1. */
 #include <dirent.h>
@@ -518,16 +519,32 @@ static void marker_costs(struct predict_profile *p) {
   p->marker_ns = two > one ? two - one : 0;
 }
 
-/* A pre-woken GC thread's join, as the collector wakes it: collections
- * of a heap that takes 0.1-0.3 ms to mark, 2 markers,
- * each helper's join_ns where its trace record says it was pre-woken
- * (the SGC_TRACE main sets); the median, or STAY without 5 such joins
- * (SGC_PREWAKE_US=0, one CPU). */
+static atomic_bool mutator_stop;
+
+/* A program's other thread: computing while the main one collects. */
+static void *mutator_spin(void *arg) {
+  (void)arg;
+  volatile unsigned long work = 0;
+  while (!atomic_load_explicit(&mutator_stop, memory_order_relaxed)) work++;
+  return NULL;
+}
+
+/* A pre-woken GC thread's join, as the collector wakes it in a program:
+ * collections of a heap that takes 0.1-0.3 ms to mark, 2 markers, while
+ * a second thread computes on the other CPU (stopping it frees the CPU
+ * the helper runs on; with every other CPU idle, the join is an idle
+ * CPU's wake-up instead: 16-30 us on the AMD VM against programs'
+ * 0.2-9), each helper's join_ns where its trace record says it was
+ * pre-woken (the SGC_TRACE main sets); the median, or STAY without 5
+ * such joins (SGC_PREWAKE_US=0, one CPU). */
 static double prewake_join_ns(double stay) {
   const char *trace = getenv("SGC_TRACE");
   if (!trace || strstr(trace, "%p")) return stay;
   build(quick ? 20000 : 50000, 16, false, false);
   GC_set_markers_count(2);
+  pthread_t mutator;
+  atomic_store_explicit(&mutator_stop, false, memory_order_relaxed);
+  bool spinning = GC_pthread_create(&mutator, NULL, mutator_spin, NULL) == 0;
   /* A pause before each, as a program's own work makes: the helpers go
    * back to sleep, and the pre-wake is what wakes them (back to back,
    * they are still spinning from the last mark when the next begins). */
@@ -535,6 +552,8 @@ static double prewake_join_ns(double stay) {
     usleep(3000);
     GC_gcollect();
   }
+  atomic_store_explicit(&mutator_stop, true, memory_order_relaxed);
+  if (spinning) GC_pthread_join(mutator, NULL);
   GC_set_markers_count(1);
   keep = NULL;
   enum { MOST = 256 };
