@@ -23,7 +23,12 @@ enum {
    * -t -f mark_ns ... bench-gcbench-sgc -t 1: 61.4 -> 54.4 ms), a wide
    * heap 2%; 32 made cky mark slower. */
   PREFETCH_DEPTH = 16,
-  DEFAULT_SPLIT_BYTES = 256, /* thesis §3.4.3 */
+  /* SLO's pieces where several GC threads mark.  The thesis splits at
+   * 256 bytes (§3.4.3); here, with the watermark deque, two GC threads
+   * kept 0.84 of what two processes mark at 256 and 0.95 at 1 KiB on a
+   * wide heap, and their in-run speed-up over one rose 1.4-20% on every
+   * program (history.md, "SLO's pieces at 1 KiB"). */
+  DEFAULT_SPLIT_BYTES = 1024,
   /* A marker alone halves a long range only down to this: SLO's pieces
    * are there to be stolen, and each costs a push, a pop and a pass
    * through the prefetch window.  A tiny heap's collection marks ~75 KB
