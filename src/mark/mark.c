@@ -191,7 +191,7 @@ void mark_configure_drain(bool single_marker) {
   size_t split = mark_config.split_bytes, lone = LONE_SPLIT_BYTES;
   /* Under SGC_MARK_STACK_LIMIT a lone piece's referents fill at most half
    * the stack, so the larger pieces alone never make it overflow (and
-   * rescan the heap) where 256-byte ones would not. */
+   * rescan the heap) where the shared pieces would not. */
   size_t limit = mark_config.stack_limit;
   if (limit && limit * sizeof(uintptr_t) / 2 < lone) lone = limit * sizeof(uintptr_t) / 2;
   /* No-SLO and No-Opt (0) never split, alone or not. */

@@ -1,5 +1,5 @@
 /* How long ranges are split (SLO, thesis §3.4.3) for a marker alone and
- * for several (mark.c, mark_configure_drain): 256-byte pieces where other
+ * for several (mark.c, mark_configure_drain): SGC_SPLIT_BYTES pieces where other
  * GC threads may steal them, 4 KiB ones for a lone marker, never for
  * No-SLO and No-Opt; under SGC_MARK_STACK_LIMIT, lone pieces whose
  * referents fill at most half the stack.  And what the lone rule must
