@@ -25,9 +25,9 @@ enum {
   PREFETCH_DEPTH = 16,
   /* SLO's pieces where several GC threads mark.  The thesis splits at
    * 256 bytes (§3.4.3); here, with the watermark deque, two GC threads
-   * kept 0.84 of what two processes mark at 256 and 0.95 at 1 KiB on a
-   * wide heap, and their in-run speed-up over one rose 1.4-20% on every
-   * program (history.md, "SLO's pieces at 1 KiB"). */
+   * kept 0.81-0.84 of what two processes mark at 256 and 0.91-0.95 at
+   * 1 KiB on a wide heap, and their in-run speed-up over one rose 0.2-25%
+   * on every program (history.md, "SLO's pieces at 1 KiB"). */
   DEFAULT_SPLIT_BYTES = 1024,
   /* A marker alone halves a long range only down to this: SLO's pieces
    * are there to be stolen, and each costs a push, a pop and a pass

@@ -33,7 +33,7 @@ double predict_ln(double x) {
  * overlap and stream costs were measured with one thread's misses. */
 static double contention_gap(double t, double base, double q, double p, double m1, double so,
                              unsigned nodes, const double *share, double *slope) {
-  double wait = 0, dwait = 0, others = p > 1 ? (p - 1) / p : 0;
+  double wait = 0, dwait = 0, others = (p - 1) / p; /* p > 1 here */
   for (unsigned j = 0; j < nodes; j++) {
     double c = so * share[j] * q; /* rho_j = c / T */
     if (c <= 0) continue;

@@ -134,7 +134,6 @@ static void read_cache(struct predict_profile *p) {
 }
 
 /* 0 .. N - 1 shuffled (munmap N * sizeof (size_t) bytes after). */
-
 static size_t *random_order(size_t n) {
   size_t *order = map(n * sizeof *order);
   for (size_t i = 0; i < n; i++) order[i] = i;

@@ -102,11 +102,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "sgc-predict: out of memory\n");
     return 1;
   }
+  /* Work beyond graph_work's pops and words, the same alone or shared. */
+  double beyond = (double)work.repeat_edges * prof.edge_ns +
+                  (double)misses.page_walks * prof.page_ns + misses.push_ns;
   struct predict_input in = {
-      .t1_ns = work.t1_ns + (double)work.repeat_edges * prof.edge_ns +
-               (double)misses.page_walks * prof.page_ns + misses.push_ns,
-      .t1_lone_ns = work.t1_lone_ns + (double)work.repeat_edges * prof.edge_ns +
-                    (double)misses.page_walks * prof.page_ns + misses.push_ns,
+      .t1_ns = work.t1_ns + beyond,
+      .t1_lone_ns = work.t1_lone_ns + beyond,
       .tinf_ns = work.tinf_ns,
       .misses = misses.misses,
       .live_lines = misses.live_lines,
