@@ -6,7 +6,8 @@
 #   tools/dev/bench_bundle.sh pack DIR [BUILD]   # BUILD: a Release build (default /tmp/wt-build)
 #   tools/dev/bench_bundle.sh unpack DIR         # on the other machine, as root
 #
-# pack copies BUILD's benchmark binaries and libsgc, the peers' shared
+# pack copies BUILD's benchmark binaries, libsgc and the predictor's tools
+# (tools/predict: sgc-calibrate, sgc-predict, sgc-fast-replay), the peers' shared
 # libraries (bdwgc's libgc, jemalloc, tcmalloc, mimalloc, as this machine's
 # packages have them) and bundle.env (the commit, the versions).  unpack
 # puts the build back at the same path, which the binaries' RUNPATH names,
@@ -23,8 +24,9 @@ pack)
   build=$(cd "${3:-/tmp/wt-build}" && pwd)
   grep -q 'CMAKE_BUILD_TYPE:STRING=Release' "$build/CMakeCache.txt" ||
     { echo "bench_bundle: $build is not a Release build" >&2; exit 1; }
-  rm -rf "$dir" && mkdir -p "$dir/build/bench" "$dir/build/src" "$dir/peers"
+  rm -rf "$dir" && mkdir -p "$dir/build/bench" "$dir/build/src" "$dir/build/tools/predict" "$dir/peers"
   cp -a "$build"/bench/bench-* "$dir/build/bench/"
+  cp -a "$build"/tools/predict/sgc-* "$dir/build/tools/predict/"
   cp -a "$build"/src/libsgc.so* "$dir/build/src/"
   for soname in $peers; do
     path=$(/sbin/ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }')

@@ -16,14 +16,17 @@
 #                                       # distinct cores (taskset; mark-cycle, gcbench's
 #                                       # clients against bdwgc with 2 markers), then
 #                                       # 1..CPUs GC threads (mark-scaling, list/tiny heaps)
+#   tools/dev/larger_machine.sh predict OUT # #56: this machine calibrated, both predictors
+#                                       # against marks with 1..CPUs GC threads, the curves,
+#                                       # SGC_MARKERS=auto against fixed counts (<= ~7 minutes)
 #
 # With a bundle (tools/dev/bench_bundle.sh) unpacked first; results in
 # OUT/<set>-<experiment>/, packed as OUT/<set>.tgz (results, reports,
 # figures) and OUT/<set>-logs.tgz (every run's output and trace).
 # LM_SCALE=P gives each experiment P% of its budget (a quick trial: 10).
 set -u
-set_name=${1:?usage: tools/dev/larger_machine.sh mark|alloc|more|pair OUT}
-out=${2:?usage: tools/dev/larger_machine.sh mark|alloc|more|pair OUT}
+set_name=${1:?usage: tools/dev/larger_machine.sh mark|alloc|more|pair|predict OUT}
+out=${2:?usage: tools/dev/larger_machine.sh mark|alloc|more|pair|predict OUT}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=${SGC_BENCH_BUILD:-/tmp/wt-build}
 # An unpacked bundle's description (tools/dev/bench_bundle.sh), exported for the
@@ -114,7 +117,40 @@ pair)
   run mark-scaling 170 8 --experiment mark-scaling
   run markshape 45 5 --experiment markshape-scaling
   ;;
-*) echo "usage: tools/dev/larger_machine.sh mark|alloc|more|pair OUT" >&2; exit 2 ;;
+predict)
+  # Issue 56 where there are CPUs enough: a profile of this machine, then
+  # predicted against measured mark times with 1, 2, 4, ... all CPUs as
+  # GC threads (the error table; the curves under this machine's profile
+  # and the thesis's two beside the repo's 16-CPU mark-scaling report),
+  # then SGC_MARKERS=auto against each fixed count on cube and bh-pt-long
+  # (Table 4.4; the target: 95% of the best count's speed-up with fewer
+  # GC threads).  One program thread: a snapshot and the marks it is
+  # compared with come from different runs, alike only where the program
+  # is deterministic (cube with 2 threads marks 0.7 MB a collection in
+  # some runs and 4.7 in others: history.md, "cube's two heaps").
+  d=$out/predict-model
+  mkdir -p "$d"
+  cpus=$(nproc) counts=1 c=2
+  while [ "$c" -le "$cpus" ]; do counts=$counts,$c c=$((c * 2)); done
+  echo "== predict: GC thread counts $counts"
+  "$build/tools/predict/sgc-calibrate" -o "$d/host.profile" >"$d/calibrate.log" 2>&1 ||
+    { echo "sgc-calibrate failed (calibrate.log)"; }
+  scaling=$(ls -d "$repo"/docs/benchmarks/results/*-16cpu-mark-scaling 2>/dev/null | tail -1)
+  # pvm NAME BUDGET_S ARGS...: predict_vs_measured.py into d/NAME.md, its
+  # rows written as they come, so a budget that runs out keeps them
+  pvm() {
+    name=$1 budget=$(($2 * ${LM_SCALE:-100} / 100))
+    shift 2
+    PYTHONUNBUFFERED=1 timeout -s INT -k 20 "$budget" "$py" "$repo/tools/analysis/predict_vs_measured.py" \
+      -b "$build" -p "$d/host.profile" -c "$counts" "$@" >"$d/$name.md" 2>"$d/$name.log"
+    grep -E "^Within target|Traceback" "$d/$name.md" "$d/$name.log"
+  }
+  pvm errors 240 -r 3 ${scaling:+--report "$scaling/report.md"} \
+    --also "$repo/tools/predict/profiles/e10k.profile" --also "$repo/tools/predict/profiles/o2k.profile"
+  pvm adaptive 120 -r 1 --adaptive cube bh-pt-long
+  grep -A4 "^| program | 1 GC thr" "$d/adaptive.md"
+  ;;
+*) echo "usage: tools/dev/larger_machine.sh mark|alloc|more|pair|predict OUT" >&2; exit 2 ;;
 esac
 dirs=$(cd "$out" && ls -d "$set_name"-*/)
 tar czf "$out/$set_name.tgz" -C "$out" --exclude=logs $dirs $(cd "$out" && ls "$set_name"-*.log)
