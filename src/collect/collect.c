@@ -407,7 +407,10 @@ static void collect_run(struct sgc_thread *self, enum SGC_gc_reason reason,
    * heap_lock were no longer signalled (threads/pthread_api.c), against
    * 0.4-0.5 us woken here (history.md, tools/analysis/helper_cpu.py). */
   parallel_finish_takes_all(kind == COLLECT_CYCLE_FINISH);
-  if (kind != COLLECT_CYCLE_START) parallel_prewake(); /* a start pause does not mark */
+  if (kind != COLLECT_CYCLE_START) { /* a start pause does not mark */
+    snapshot_before_prewake();
+    parallel_prewake();
+  }
   lock_counted(&registry_lock);
   page_path_close();
   pthread_mutex_lock(&meta_lock);

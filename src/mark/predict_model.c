@@ -105,6 +105,15 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
    * it when the mark is over before they come: a tiny heap).  Up to a
    * marker per CPU the collector pre-wakes them, and they join sooner. */
   double join = p <= prof->cpus ? prof->prewake_join_ns : prof->join_ns;
+  if (p > 1 && p <= prof->cpus && in->wake_known) {
+    /* The helpers on idle CPUs wake as late as such a CPU does, less the
+     * time the collector took to reach its mark; the share of them is
+     * what the joins average over. */
+    double idle_join = prof->join_ns - in->lead_ns;
+    if (idle_join < prof->prewake_join_ns) idle_join = prof->prewake_join_ns;
+    double helpers = p - 1, idle = in->idle_cpus < helpers ? in->idle_cpus : helpers;
+    join = (idle * idle_join + (helpers - idle) * prof->prewake_join_ns) / helpers;
+  }
   double serial_ns = t1 + q1 * m1;
   double alone = p > 1 && serial_ns > 0 ? (join < serial_ns ? join : serial_ns) / serial_ns : 0;
   double late = (1 - 1.0 / p) * t1 * alone;

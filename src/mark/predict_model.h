@@ -85,6 +85,15 @@ struct predict_input {
   double (*extra_misses)(const void *lines, double cuts, double caches);
   const void *lines;
   double rmw_share;  /* of the misses, those of atomic read-modify-writes */
+  /* How the GC threads could join, as a snapshot saw it (the slow
+   * predictor; the fast one leaves WAKE_KNOWN false): LEAD_NS from the
+   * collector's pre-wake to the mark's start, IDLE_CPUS the CPUs nothing
+   * ran on then.  A pre-woken helper on an idle CPU runs join_ns (an idle
+   * CPU's wake-up) after the pre-wake, so it joins max(prewake_join_ns,
+   * join_ns - LEAD_NS) into the mark; one on a busy CPU prewake_join_ns. */
+  bool wake_known;
+  double lead_ns;
+  unsigned idle_cpus;
   /* M_1 as the slow predictor's simulation found it (overlap, remote
    * share and RMWs weighed in); 0: from the profile. */
   double miss_ns;

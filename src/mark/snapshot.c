@@ -25,6 +25,10 @@ static char env_dir[PATH_MAX], requested_dir[PATH_MAX];
 static bool env_read;
 static long env_left; /* snapshots SGC_SNAPSHOT may still write */
 static uint64_t last_ns;
+/* snapshot_before_prewake's notes for this collection's snapshot_wake
+ * (0: not noted, as in a concurrent cycle's start, which wakes none). */
+static uint64_t prewake_at_ns;
+static unsigned prewake_runnable;
 
 bool snapshot_request(const char *dir) {
   if (!dir || strlen(dir) >= sizeof requested_dir - 40) return false;
@@ -263,7 +267,7 @@ static uint32_t find_nodes(struct walk *w) {
   return (uint32_t)most + 1;
 }
 
-static void dump(const char *dir) {
+static void dump(const char *dir, uint64_t start_ns) {
   struct walk w;
   memset(&w, 0, sizeof w);
   bool ok = add_roots(&w);
@@ -296,8 +300,14 @@ static void dump(const char *dir) {
       .gc_no = gc_no,
   };
   memcpy(h.magic, SNAPSHOT_MAGIC, sizeof h.magic);
+  struct snapshot_wake wake = {
+      .lead_ns = prewake_at_ns ? start_ns - prewake_at_ns : 0,
+      .runnable = prewake_at_ns ? prewake_runnable : 0,
+      .cpus = prewake_at_ns && prewake_runnable ? sgc_settings.usable_cpus : 0,
+  };
+  prewake_at_ns = 0;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0 || !write_all(fd, &h, sizeof h) ||
+  if (fd < 0 || !write_all(fd, &h, sizeof h) || !write_all(fd, &wake, sizeof wake) ||
       !write_all(fd, w.objects, w.count * sizeof *w.objects) ||
       !write_all(fd, w.edges, w.edge_count * sizeof *w.edges))
     sgc_warn("snapshot %s: cannot write it (%s)", path, strerror(errno));
@@ -305,8 +315,8 @@ static void dump(const char *dir) {
   release(&w);
 }
 
-void snapshot_before_drain(void) {
-  last_ns = 0;
+/* The directory this collection's snapshot goes to, or NULL: none. */
+static const char *snapshot_dir(void) {
   if (!env_read) {
     env_read = true;
     const char *dir = env_value("SGC_SNAPSHOT");
@@ -314,10 +324,23 @@ void snapshot_before_drain(void) {
     else if (dir) sgc_warn("ignoring SGC_SNAPSHOT: the directory's name is too long");
     env_left = env_long_in("SGC_SNAPSHOT_LIMIT", SNAPSHOT_DEFAULT_LIMIT, 0, INT32_MAX);
   }
-  const char *dir = requested_dir[0] ? requested_dir : env_dir[0] && env_left > 0 ? env_dir : NULL;
+  return requested_dir[0] ? requested_dir : env_dir[0] && env_left > 0 ? env_dir : NULL;
+}
+
+void snapshot_before_prewake(void) {
+  prewake_at_ns = 0;
+  if (!snapshot_dir()) return;
+  /* Read before the pre-wake: the GC threads it wakes are not counted. */
+  prewake_runnable = os_runnable_threads();
+  prewake_at_ns = os_now_ns();
+}
+
+void snapshot_before_drain(void) {
+  last_ns = 0;
+  const char *dir = snapshot_dir();
   if (!dir) return;
   uint64_t start = os_now_ns();
-  dump(dir);
+  dump(dir, start);
   if (dir == requested_dir) requested_dir[0] = 0;
   else env_left--;
   last_ns = os_now_ns() - start;

@@ -10,6 +10,10 @@
 /* The next collection writes a snapshot into DIR (heap_lock held); false
  * when DIR is too long. */
 bool snapshot_request(const char *dir);
+/* Where the collector pre-wakes its GC threads, before the world stops:
+ * when this collection writes a snapshot, notes the time and the system's
+ * runnable threads for its snapshot_wake. */
+void snapshot_before_prewake(void);
 /* At the drain's start, the roots on the collector's stack: writes the
  * snapshot when SGC_SNAPSHOT or a request asks for one.  Reads the heap
  * and the stack only; no mark changes. */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define SNAPSHOT_MAGIC "SGCSNAP1"
-enum { SNAPSHOT_VERSION = 1 };
+enum { SNAPSHOT_VERSION = 2 };
 
 /* Object kinds: a root range (a stack, a data segment, an object queued
  * as a root), or a heap object the mark reached from the roots. */
@@ -19,7 +19,8 @@ enum snapshot_kind {
   SNAP_CUSTOM = 3,  /* a program's kind: recorded as scanned conservatively */
 };
 
-/* 64 bytes, then `objects` records, then `edges` records. */
+/* 64 bytes, then (version 2) a struct snapshot_wake, then `objects`
+ * records, then `edges` records.  Version 1 had no snapshot_wake. */
 struct snapshot_header {
   char magic[8];        /* SNAPSHOT_MAGIC, no terminator */
   uint32_t version;     /* SNAPSHOT_VERSION */
@@ -31,6 +32,17 @@ struct snapshot_header {
   uint64_t edges;
   uint32_t nodes;       /* memory nodes the objects' node fields name */
   uint32_t gc_no;       /* the collection it was taken at */
+};
+
+/* 32 bytes: how the collection's GC threads could join its mark.  A GC
+ * thread the collector pre-woke (mark/parallel.c) on a CPU that nothing
+ * ran on joins a CPU's wake-up after the pre-wake, so lead_ns before the
+ * mark less (docs/prediction.md). */
+struct snapshot_wake {
+  uint64_t lead_ns;  /* from where the collector pre-wakes GC threads to the mark's start */
+  uint32_t runnable; /* threads of the system running or ready then, the collector's included */
+  uint32_t cpus;     /* CPUs the process may use; 0: runnable not known */
+  uint64_t reserved[2]; /* 0 */
 };
 
 /* 32 bytes. */
@@ -52,6 +64,7 @@ struct snapshot_edge {
 };
 
 _Static_assert(sizeof(struct snapshot_header) == 64, "snapshot header layout");
+_Static_assert(sizeof(struct snapshot_wake) == 32, "snapshot wake layout");
 _Static_assert(sizeof(struct snapshot_object) == 32, "snapshot object layout");
 _Static_assert(sizeof(struct snapshot_edge) == 8, "snapshot edge layout");
 

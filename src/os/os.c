@@ -3,6 +3,7 @@
 #include "os/os.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
@@ -114,6 +115,19 @@ unsigned os_usable_cpus(void) {
   unsigned limit = cgroup_cpu_limit();
   if (limit && limit < n) n = limit;
   return n ? n : 1;
+}
+
+unsigned os_runnable_threads(void) {
+  char buf[128];
+  int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  unsigned runnable = 0;
+  /* "0.77 1.38 3.93 1/80 8579": the fourth field's numerator. */
+  return sscanf(buf, "%*s %*s %*s %u/", &runnable) == 1 ? runnable : 0;
 }
 
 unsigned os_markers_limit_for(long configured_cpus) {

@@ -43,6 +43,9 @@ uint64_t os_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID: time this thread ra
  * affinity mask, leaving the mask as it was; true when it moved. */
 bool os_move_off_cpu(int cpu);
 unsigned os_usable_cpus(void); /* affinity mask and cgroup quota */
+/* Threads of the whole system that are running or ready to run now, the
+ * caller among them (/proc/loadavg's fourth field); 0 when unreadable. */
+unsigned os_runnable_threads(void);
 /* The most GC threads sgc starts: 4 per CPU the kernel knows of (online
  * or not), and at least 1024. The bound follows the machine rather than
  * a constant (bdwgc's MAX_MARKERS is 16), yet refuses absurd requests

@@ -468,6 +468,7 @@ static void test_read_back(void) {
   edge(&b, x, 5, x);
   b.s.objects[x].node = 3;
   b.s.header.gc_no = 7;
+  b.s.wake = (struct snapshot_wake){.lead_ns = 12345, .runnable = 3, .cpus = 16};
   char path[] = "/tmp/sgc-snapshot-XXXXXX";
   int fd = mkstemp(path);
   CHECK(fd >= 0, "temporary file");
@@ -479,6 +480,20 @@ static void test_read_back(void) {
   CHECK(!memcmp(&r.header, &b.s.header, sizeof r.header), "header");
   CHECK(!memcmp(r.objects, b.s.objects, 3 * sizeof *r.objects), "objects");
   CHECK(!memcmp(r.edges, b.s.edges, 3 * sizeof *r.edges), "edges");
+  CHECK(!memcmp(&r.wake, &b.s.wake, sizeof r.wake), "wake: lead %llu", (unsigned long long)r.wake.lead_ns);
+  snapshot_free(&r);
+  /* Version 1, written before the wake block: the objects follow the
+   * header, and the wake reads as unknown. */
+  FILE *f = fopen(path, "wb");
+  struct snapshot_header v1 = b.s.header;
+  v1.version = 1;
+  CHECK(f && fwrite(&v1, sizeof v1, 1, f) == 1 && fwrite(b.s.objects, sizeof *b.s.objects, 3, f) == 3 &&
+            fwrite(b.s.edges, sizeof *b.s.edges, 3, f) == 3 && fclose(f) == 0,
+        "write version 1");
+  CHECK(snapshot_read(path, &r, error, sizeof error), "read version 1: %s", error);
+  CHECK(r.header.version == 1 && r.wake.cpus == 0 && r.wake.lead_ns == 0 &&
+            !memcmp(r.objects, b.s.objects, 3 * sizeof *r.objects),
+        "version 1's objects, no wake");
   snapshot_free(&r);
   /* An object whose edges run past the table is refused, even where
    * first_edge + edge_count wraps around. */

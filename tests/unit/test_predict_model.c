@@ -131,6 +131,30 @@ static void test_terms(void) {
   CHECK(CLOSE(pt.tp_ns, 550), "pre-woken join %f", pt.tp_ns);
   predict_at(&p, &in, 8, 0, &pt);
   CHECK(CLOSE(pt.time_ns, 1200), "sleepers past the CPUs %f", pt.time_ns);
+  /* As a snapshot saw the wake: pre-woken 4000 before the mark with one
+   * CPU idle, the helper there joins 5000 - 4000 = 1000 in (1100 above:
+   * 1000 + the 10% misses), the same alone at P = 2; at P = 3 one of two
+   * helpers is on a busy CPU, 100 in: they join (1000 + 100) / 2 = 550
+   * in, a share 550 / 1200 of the serial mark alone.  A lead past the
+   * wake-up leaves the pre-woken join; unknown, it was never there. */
+  in.wake_known = true;
+  in.lead_ns = 4000;
+  in.idle_cpus = 1;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.tp_ns, 500 + 0.5 * 1000 * (1000.0 / 1200) + 0.5 * 200 * (1000.0 / 1200)),
+        "idle CPU's helper %f", pt.tp_ns);
+  predict_at(&p, &in, 3, 0, &pt);
+  double alone = 550.0 / 1200;
+  CHECK(CLOSE(pt.tp_ns, 1000.0 / 3 + (2.0 / 3) * 1000 * alone + (2.0 / 3) * 200 * alone),
+        "one idle of two %f", pt.tp_ns);
+  in.lead_ns = 6000;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.tp_ns, 550), "lead past the wake-up %f", pt.tp_ns);
+  in.idle_cpus = 0;
+  in.lead_ns = 0;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.tp_ns, 550), "no idle CPU %f", pt.tp_ns);
+  in.wake_known = false;
   /* P = cpus still pre-woken (a marker per CPU). */
   predict_at(&p, &in, 4, 0, &pt);
   CHECK(pt.time_ns < 1200, "a marker per CPU, pre-woken: %f", pt.time_ns);

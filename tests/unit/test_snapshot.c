@@ -65,6 +65,14 @@ int main(void) {
   CHECK(s.header.gc_no == gc_no && s.header.split_bytes == 512 && s.header.page_bytes >= 4096 &&
             s.header.nodes >= 1 && s.header.roots > 0,
         "header: gc %u split %llu", s.header.gc_no, (unsigned long long)s.header.split_bytes);
+  /* The pre-wake came before the stop, the drain after it; the runnable
+   * threads counted the collector (when /proc/loadavg reads at all). */
+  bool loadavg = access("/proc/loadavg", R_OK) == 0;
+  CHECK(s.header.version == SNAPSHOT_VERSION && s.wake.lead_ns > 0 &&
+            s.wake.lead_ns < 10ull * 1000 * 1000 * 1000 &&
+            (!loadavg || (s.wake.runnable >= 1 && s.wake.cpus >= 1)),
+        "wake: lead %llu ns, %u runnable, %u CPUs", (unsigned long long)s.wake.lead_ns,
+        s.wake.runnable, s.wake.cpus);
 
   int64_t at[3], l = index_of(&s, leaf), b = index_of(&s, big);
   for (int k = 0; k < 3; k++) at[k] = index_of(&s, n[k]);

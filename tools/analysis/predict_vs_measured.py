@@ -48,6 +48,7 @@ from runner.matrix import PROGRAMS, THREAD_FLAG  # noqa: E402
 
 DEFAULT = ["gcbench", "bh-pt-long", "cky", "cube", "mark-list", "mark-tiny", "mark-wide", "mark-tree"]
 CURVE = [1, 2, 4, 8, 16, 32, 64, 128]
+NO_WAKE = []  # ["-J"] with --no-wake
 
 
 def records(trace):
@@ -65,7 +66,7 @@ def run(cmd, env):
 
 
 def predict(tool, snap, profile, counts, warm):
-    out = run([tool, "-j"] + ([warm] if warm else []) + ["-p", ",".join(map(str, counts)), snap, profile], {})
+    out = run([tool, "-j"] + ([warm] if warm else []) + NO_WAKE + ["-p", ",".join(map(str, counts)), snap, profile], {})
     r = json.loads(out)
     return {p["p"]: p["mark_ns"] for p in r["points"]}, r
 
@@ -179,6 +180,8 @@ def main():
     ap.add_argument("-w", "--warm", action="store_const", const="-w", help="sgc-predict -w: a warm cache")
     ap.add_argument("-W", "--repeat", dest="warm", action="store_const", const="-W",
                     help="sgc-predict -W: the cache the same mark run once before leaves")
+    ap.add_argument("--no-wake", action="store_true",
+                    help="sgc-predict -J: leave out the snapshots' wake (lead, idle CPUs)")
     ap.add_argument("--also", action="append", default=[], metavar="PROFILE",
                     help="also print the speed-up curve under this profile (repeatable: "
                          "tools/predict/profiles/e10k.profile, o2k.profile, a 16-CPU host's)")
@@ -195,6 +198,8 @@ def main():
     ap.add_argument("programs", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
+    if a.no_wake:
+        NO_WAKE.append("-J")
     # The fast predictor (predicted_mark_ns, SGC_MARKERS=auto) assumes the same machine.
     os.environ["SGC_PREDICT_PROFILE"] = os.path.abspath(a.profile)
     if a.replay:

@@ -13,11 +13,13 @@
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: sgc-predict [-a] [-j] [-w|-W] [-x] [-m MAX] [-p P,P,...] [-s SPLIT] SNAPSHOT PROFILE\n"
+          "usage: sgc-predict [-a] [-j] [-J] [-w|-W] [-x] [-m MAX] [-p P,P,...] [-s SPLIT] SNAPSHOT PROFILE\n"
           "  -a  every P from 1 to MAX (default: 1-16, then steps to MAX)\n"
           "  -j  one JSON object instead of the table\n"
           "  -w  a warm cache: the live objects touched in address order before the mark\n"
           "  -W  a warm cache: the same mark run once before (a repeated collection)\n"
+          "  -J  leave out the snapshot's wake (lead, idle CPUs): every GC thread\n"
+          "      pre-woken joins the profile's prewake_join_ns into the mark\n"
           "  -x  marks set by an atomic exchange (SGC_MARK_SET=exchange): mark-byte\n"
           "      misses cost read-modify-writes\n"
           "  -m  the largest P (default 256)\n"
@@ -52,14 +54,14 @@ static bool read_profile(const char *path, struct predict_profile *prof) {
 }
 
 int main(int argc, char **argv) {
-  bool all = false, json = false, rmw = false, bmb = false;
+  bool all = false, json = false, rmw = false, bmb = false, no_wake = false;
   int warm = GRAPH_COLD;
   unsigned forecast_nodes = 0, shares_given = 0;
   double shares[PREDICT_MAX_NODES], remote_given = -1;
   unsigned max = 256, list[512], listed = 0;
   long split = -1;
   int opt;
-  while ((opt = getopt(argc, argv, "ajwWxBm:p:s:N:V:r:")) != -1) {
+  while ((opt = getopt(argc, argv, "ajJwWxBm:p:s:N:V:r:")) != -1) {
     switch (opt) {
     case 'B': bmb = true; break;
     case 'N': forecast_nodes = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -70,6 +72,7 @@ int main(int argc, char **argv) {
       break;
     case 'a': all = true; break;
     case 'j': json = true; break;
+    case 'J': no_wake = true; break;
     case 'x': rmw = true; break;
     case 'w': warm = GRAPH_WARM; break;
     case 'W': warm = GRAPH_REPEAT; break;
@@ -113,6 +116,9 @@ int main(int argc, char **argv) {
       .live_lines = misses.live_lines,
       .rmw_share = rmw && misses.misses > 0 ? misses.mark_misses / misses.misses : 0,
       .nodes = misses.nodes,
+      .wake_known = s.wake.cpus > 0 && !no_wake,
+      .lead_ns = (double)s.wake.lead_ns,
+      .idle_cpus = s.wake.cpus > s.wake.runnable ? s.wake.cpus - s.wake.runnable : 0,
   };
   memcpy(in.node_share, misses.node_share, sizeof in.node_share);
   in.extra_misses = graph_extra_misses;
@@ -141,10 +147,11 @@ int main(int argc, char **argv) {
   if (json) {
     printf("{\"snapshot\":\"%s\",\"profile\":\"%s\",\"gc_no\":%u,\"objects\":%llu,"
            "\"live_bytes\":%llu,\"t1_ns\":%.1f,\"t1_lone_ns\":%.1f,\"tinf_ns\":%.1f,\"misses\":%.0f,"
-           "\"page_walks\":%llu,\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"tlb_ns\":%.0f,\"windowed\":%llu,\"push_ns\":%.0f,\"points\":[",
+           "\"lead_ns\":%.0f,\"idle_cpus\":%d,\"page_walks\":%llu,\"live_lines\":%.1f,\"mlp\":%.3f,\"miss_ns\":%.3f,\"tlb_ns\":%.0f,\"windowed\":%llu,\"push_ns\":%.0f,\"points\":[",
            argv[optind], prof.name, s.header.gc_no,
            (unsigned long long)(s.header.objects - s.header.roots), (unsigned long long)live,
-           in.t1_ns, in.t1_lone_ns, in.tinf_ns, in.misses, (unsigned long long)misses.page_walks,
+           in.t1_ns, in.t1_lone_ns, in.tinf_ns, in.misses, in.wake_known ? in.lead_ns : -1,
+           in.wake_known ? (int)in.idle_cpus : -1, (unsigned long long)misses.page_walks,
            in.live_lines, graph_mlp(&prof), in.miss_ns, misses.tlb_ns,
            (unsigned long long)misses.windowed, misses.push_ns);
   } else {
@@ -152,6 +159,9 @@ int main(int argc, char **argv) {
            argv[optind], s.header.gc_no, (unsigned long long)(s.header.objects - s.header.roots),
            (unsigned long long)s.header.roots, (unsigned long long)s.header.edges, live / 1e6);
     printf("profile %s; split %llu bytes\n", prof.name, (unsigned long long)split_bytes);
+    if (in.wake_known)
+      printf("GC threads pre-woken %.1f us before the mark, %u of %u CPUs idle then\n",
+             in.lead_ns / 1e3, in.idle_cpus, s.wake.cpus);
     printf("T1 %.3f ms (%llu pieces, %llu words; one marker alone: %.3f ms, %llu pieces)  Tinf %.3f ms  "
            "T1/Tinf %.1f\n", in.t1_ns / 1e6, (unsigned long long)work.pieces,
            (unsigned long long)work.scanned_words, in.t1_lone_ns / 1e6,

@@ -20,9 +20,13 @@ bool snapshot_read(const char *path, struct snapshot *s, char *error, size_t err
     fclose(f);
     return fail(error, error_bytes, path, "not an sgc heap snapshot");
   }
-  if (h->version != SNAPSHOT_VERSION || h->word_bytes != 8) {
+  if (h->version < 1 || h->version > SNAPSHOT_VERSION || h->word_bytes != 8) {
     fclose(f);
     return fail(error, error_bytes, path, "unknown version or word size");
+  }
+  if (h->version >= 2 && fread(&s->wake, sizeof s->wake, 1, f) != 1) {
+    fclose(f);
+    return fail(error, error_bytes, path, "truncated");
   }
   if (h->roots > h->objects || h->objects > UINT32_MAX || h->edges > (1ull << 40)) {
     fclose(f);
@@ -56,7 +60,9 @@ bool snapshot_read(const char *path, struct snapshot *s, char *error, size_t err
 bool snapshot_write(const char *path, const struct snapshot *s) {
   FILE *f = fopen(path, "wb");
   if (!f) return false;
-  bool ok = fwrite(&s->header, sizeof s->header, 1, f) == 1 &&
+  struct snapshot_header h = s->header;
+  h.version = SNAPSHOT_VERSION;
+  bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(&s->wake, sizeof s->wake, 1, f) == 1 &&
             fwrite(s->objects, sizeof *s->objects, s->header.objects, f) == s->header.objects &&
             fwrite(s->edges, sizeof *s->edges, s->header.edges, f) == s->header.edges;
   return fclose(f) == 0 && ok;
