@@ -71,8 +71,11 @@ def predict(tool, snap, profile, counts, warm):
     return {p["p"]: p["mark_ns"] for p in r["points"]}, r
 
 
-def compare_adaptive(cmd, counts, tmp):
-    """Mean mark ms over the collections every run has, per fixed count and auto."""
+def compare_adaptive(cmd, counts, tmp, rounds=1):
+    """Mean mark ms over the collections every run of a round has, per
+    fixed count and auto: each one's median over ROUNDS rounds (each round
+    runs every count and auto once, in turn), auto over the best count as
+    the median of the rounds' ratios, and auto's mean GC threads."""
     def marks(env):
         trace = os.path.join(tmp, "adaptive.json")
         run(cmd, dict(env, SGC_TRACE=trace))
@@ -80,14 +83,23 @@ def compare_adaptive(cmd, counts, tmp):
         if recs:
             os.unlink(trace)
         return recs
-    runs = {n: marks({"SGC_MARKERS": str(n), "SGC_ADAPTIVE": "0"}) for n in counts}
-    auto = marks({"SGC_MARKERS": "auto"})
-    common = set(auto).intersection(*runs.values()) - {1}  # the first marks a heap being built
-    if not common:
-        return {n: float("nan") for n in counts}, float("nan"), float("nan")
-    mean = lambda recs: statistics.mean(recs[g]["mark_ns"] for g in common) / 1e6
-    return ({n: mean(r) for n, r in runs.items()}, mean(auto),
-            statistics.mean(auto[g]["markers"] for g in common))
+    fixed, autos, ratios, threads = {n: [] for n in counts}, [], [], []
+    for _ in range(rounds):
+        runs = {n: marks({"SGC_MARKERS": str(n), "SGC_ADAPTIVE": "0"}) for n in counts}
+        auto = marks({"SGC_MARKERS": "auto"})
+        common = set(auto).intersection(*runs.values()) - {1}  # the first marks a heap being built
+        if not common:
+            continue
+        mean = lambda recs: statistics.mean(recs[g]["mark_ns"] for g in common) / 1e6
+        for n, r in runs.items():
+            fixed[n].append(mean(r))
+        autos.append(mean(auto))
+        ratios.append(mean(auto) / min(mean(r) for r in runs.values()))
+        threads.append(statistics.mean(auto[g]["markers"] for g in common))
+    if not autos:
+        return {n: float("nan") for n in counts}, float("nan"), float("nan"), float("nan")
+    return ({n: statistics.median(v) for n, v in fixed.items()}, statistics.median(autos),
+            statistics.mean(threads), statistics.median(ratios))
 
 
 def measured_runs(cmd, counts, runs, tmp):
@@ -187,6 +199,8 @@ def main():
                          "tools/predict/profiles/e10k.profile, o2k.profile, a 16-CPU host's)")
     ap.add_argument("--adaptive", action="store_true",
                     help="also run SGC_MARKERS=auto against each fixed count of -c (Table 4.4)")
+    ap.add_argument("--adaptive-rounds", type=int, default=1, metavar="N",
+                    help="--adaptive: N rounds of every count and auto in turn, medians (default 1)")
     ap.add_argument("--report", help="a mark-scaling report.md to set measured speed-ups beside")
     ap.add_argument("--measured", metavar="REPORT",
                     help="take each collection's measured mark time from this earlier report of "
@@ -242,7 +256,7 @@ def main():
             for prof, runs in speedups.items():
                 curves[(name, prof)] = {p: statistics.median(s[p] for s in runs) for p in CURVE}
             if a.adaptive:
-                adaptive.append((name, compare_adaptive(cmd, counts, tmp)))
+                adaptive.append((name, compare_adaptive(cmd, counts, tmp, a.adaptive_rounds)))
     print("\nMedian error per program and count (prediction / measured - 1):\n")
     print("| program | GC thr | collections | slow | fast | runs' medians max/min |")
     print("|---|---|---|---|---|---|")
@@ -272,13 +286,13 @@ def main():
                   " | ".join(f"{measured16[name][p]:.2f}" if p in measured16[name] else "" for p in CURVE) + " |")
     if adaptive:
         print("\nSGC_MARKERS=auto against fixed counts (Table 4.4): mean mark ms per collection, "
-              "collections paired by number; auto's mean GC threads:\n")
+              f"collections paired by number, medians of {a.adaptive_rounds} round(s); auto's mean GC "
+              "threads; auto over the round's best count, the rounds' median:\n")
         print("| program | " + " | ".join(f"{n} GC thr" for n in counts) + " | auto | auto thr | auto / best |")
         print("|---|" + "---|" * (len(counts) + 3))
-        for name, (fixed, auto, threads) in adaptive:
-            best = min(fixed.values())
+        for name, (fixed, auto, threads, ratio) in adaptive:
             print(f"| {name} | " + " | ".join(f"{fixed[n]:.3f}" for n in counts) +
-                  f" | {auto:.3f} | {threads:.2f} | {auto / best:.3f} |")
+                  f" | {auto:.3f} | {threads:.2f} | {ratio:.3f} |")
 
 
 if __name__ == "__main__":

@@ -147,12 +147,12 @@ predict)
   }
   pvm errors 240 -r 3 ${scaling:+--report "$scaling/report.md"} \
     --also "$repo/tools/predict/profiles/e10k.profile" --also "$repo/tools/predict/profiles/o2k.profile"
-  pvm adaptive 120 -r 1 --adaptive cube bh-pt-long
+  pvm adaptive 150 -r 1 --adaptive --adaptive-rounds 5 cube bh-pt-long
   grep -A4 "^| program | 1 GC thr" "$d/adaptive.md"
   ;;
 *) echo "usage: tools/dev/larger_machine.sh mark|alloc|more|pair|predict OUT" >&2; exit 2 ;;
 esac
 dirs=$(cd "$out" && ls -d "$set_name"-*/)
-tar czf "$out/$set_name.tgz" -C "$out" --exclude=logs $dirs $(cd "$out" && ls "$set_name"-*.log)
+tar czf "$out/$set_name.tgz" -C "$out" --exclude=logs $dirs $(cd "$out" && ls "$set_name"-*.log 2>/dev/null)
 tar czf "$out/$set_name-logs.tgz" -C "$out" $dirs
 ls -la "$out"/*.tgz
