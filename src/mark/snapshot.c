@@ -331,7 +331,7 @@ void snapshot_before_prewake(void) {
   prewake_at_ns = 0;
   if (!snapshot_dir()) return;
   /* Read before the pre-wake, so the GC threads it wakes are not
-   * counted; its ~4 us delay the stop, not the lead nor the mark. */
+   * counted; the read delays the stop, not the lead nor the mark. */
   prewake_runnable = os_runnable_threads();
   prewake_at_ns = os_now_ns();
 }

@@ -48,7 +48,6 @@ from runner.matrix import PROGRAMS, THREAD_FLAG  # noqa: E402
 
 DEFAULT = ["gcbench", "bh-pt-long", "cky", "cube", "mark-list", "mark-tiny", "mark-wide", "mark-tree"]
 CURVE = [1, 2, 4, 8, 16, 32, 64, 128]
-NO_WAKE = []  # ["-J"] with --no-wake
 
 
 def records(trace):
@@ -65,8 +64,8 @@ def run(cmd, env):
     return done.stdout
 
 
-def predict(tool, snap, profile, counts, warm):
-    out = run([tool, "-j"] + ([warm] if warm else []) + NO_WAKE + ["-p", ",".join(map(str, counts)), snap, profile], {})
+def predict(tool, snap, profile, counts, flags):
+    out = run([tool, "-j"] + flags + ["-p", ",".join(map(str, counts)), snap, profile], {})
     r = json.loads(out)
     return {p["p"]: p["mark_ns"] for p in r["points"]}, r
 
@@ -212,8 +211,7 @@ def main():
     ap.add_argument("programs", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
-    if a.no_wake:
-        NO_WAKE.append("-J")
+    flags = ([a.warm] if a.warm else []) + (["-J"] if a.no_wake else [])
     # The fast predictor (predicted_mark_ns, SGC_MARKERS=auto) assumes the same machine.
     os.environ["SGC_PREDICT_PROFILE"] = os.path.abspath(a.profile)
     if a.replay:
@@ -240,9 +238,9 @@ def main():
             speedups = {}
             for snap in sorted(f for f in os.listdir(tmp) if f.endswith(".snap")):
                 for extra in a.also:
-                    t, _ = predict(tool, os.path.join(tmp, snap), extra, CURVE, a.warm)
+                    t, _ = predict(tool, os.path.join(tmp, snap), extra, CURVE, flags)
                     speedups.setdefault(extra, []).append({p: t[1] / t[p] for p in CURVE})
-                times, whole = predict(tool, os.path.join(tmp, snap), a.profile, sorted(set(counts + CURVE)), a.warm)
+                times, whole = predict(tool, os.path.join(tmp, snap), a.profile, sorted(set(counts + CURVE)), flags)
                 rec = recs.get(whole["gc_no"])
                 speedups.setdefault(a.profile, []).append({p: times[1] / times[p] for p in CURVE})
                 if not rec:

@@ -60,6 +60,17 @@ static uint64_t next_random(void) {
   return rng;
 }
 
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of V[0 .. N), N > 0 (V is sorted). */
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, by_value);
+  return v[n / 2];
+}
+
 static void *map(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
@@ -407,13 +418,7 @@ static double join_ns(void) {
     took[i] = atomic_load(&woke_at) - t0;
   }
   pthread_join(id, NULL);
-  for (int i = 1; i < ROUNDS; i++)
-    for (int j = i; j > 0 && took[j] < took[j - 1]; j--) {
-      double t = took[j];
-      took[j] = took[j - 1];
-      took[j - 1] = t;
-    }
-  return took[ROUNDS / 2];
+  return median(took, ROUNDS);
 }
 
 /* ---- sgc's marker ---- */
@@ -525,13 +530,9 @@ static void marker_costs(struct predict_profile *p) {
     GC_gcollect();
     SGC_get_gc_records(&r[1], 1);
     extra[i] = (double)r[0].mark_ns - (double)r[1].mark_ns;
-    for (int k = i; k > 0 && extra[k] < extra[k - 1]; k--) {
-      double t = extra[k];
-      extra[k] = extra[k - 1];
-      extra[k - 1] = t;
-    }
   }
-  p->marker_ns = extra[PAIRS / 2] > 0 ? extra[PAIRS / 2] : 0;
+  double m = median(extra, PAIRS);
+  p->marker_ns = m > 0 ? m : 0;
 }
 
 static atomic_bool mutator_stop;
@@ -548,8 +549,9 @@ static void *mutator_spin(void *arg) {
  * collections of a heap that takes 0.1-0.3 ms to mark, 2 markers, while
  * a second thread computes on the other CPU (stopping it frees the CPU
  * the helper runs on; with every other CPU idle, the join is an idle
- * CPU's wake-up instead: 16-30 us on the AMD VM against programs'
- * 0.2-9), each helper's join_ns where its trace record says it was
+ * CPU's wake-up instead: 16-30 us on the AMD VM, where programs' own
+ * pre-woken helpers joined in 0.27-0.8 us with a thread on each CPU;
+ * history.md), each helper's join_ns where its trace record says it was
  * pre-woken (the SGC_TRACE main sets); the median, or STAY without 5
  * such joins (SGC_PREWAKE_US=0, one CPU). */
 static double prewake_join_ns(double stay) {
@@ -587,13 +589,7 @@ static double prewake_join_ns(double stay) {
   }
   if (f) fclose(f);
   if (n < 5) return stay;
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && joins[j] < joins[j - 1]; j--) {
-      double t = joins[j];
-      joins[j] = joins[j - 1];
-      joins[j - 1] = t;
-    }
-  return joins[n / 2];
+  return median(joins, (size_t)n);
 }
 
 int main(int argc, char **argv) {
