@@ -145,6 +145,16 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
   double apart = p > 1 ? 1 - (double)(sharing - 1) / (p - 1) : 0;
   double extra = predict_extra_misses(in, out->steals * apart, (double)((p + sharing - 1) / sharing - 1));
   out->misses = flags & PREDICT_NO_EXTRA_MISSES ? q1 : q1 + extra;
+  /* A line of mark bytes another marker wrote since this one's last use
+   * comes from that marker's cache, not from memory: the marker waits for
+   * it as for one of its own misses (read_m1: marker_miss_ns, measured
+   * with sgc's marker), and the memory nodes' queues do not see it. */
+  double handoffs = in->handoffs && p > 1 && !(flags & PREDICT_NO_EXTRA_MISSES)
+                        ? in->handoffs(in->handoff_data, out->steals, p)
+                        : 0;
+  double handoffs_ns = handoffs * read_m1 / shared;
+  out->handoffs = handoffs;
+  out->tp_ns += handoffs_ns;
   double qp = out->misses;
   out->time_ns = flags & PREDICT_NO_CONTENTION
                      ? out->tp_ns + qp * m1 / shared
@@ -155,7 +165,7 @@ void predict_at(const struct predict_profile *prof, const struct predict_input *
   out->term_ns[TERM_JOIN] = late + late_misses + serial;
   out->term_ns[TERM_STEALS] = steals_ns;
   out->term_ns[TERM_MISSES] = q1 * m1 / shared;
-  out->term_ns[TERM_EXTRA_MISSES] = (qp - q1) * m1 / shared;
+  out->term_ns[TERM_EXTRA_MISSES] = (qp - q1) * m1 / shared + handoffs_ns;
   out->term_ns[TERM_CONTENTION] = out->time_ns - out->tp_ns - qp * m1 / shared;
   out->limit = TERM_WORK;
   for (int k = 1; k < TERM_COUNT; k++)

@@ -84,6 +84,11 @@ struct predict_input {
    * N_S L (§4.3.6). */
   double (*extra_misses)(const void *lines, double cuts, double caches);
   const void *lines;
+  /* The times CUTS steals make P markers hand a line of mark bytes from
+   * one's cache to another's (the slow predictor: graph_handoffs, from
+   * HANDOFF_DATA); NULL: none. */
+  double (*handoffs)(const void *handoff_data, double cuts, unsigned p);
+  const void *handoff_data;
   double rmw_share;  /* of the misses, those of atomic read-modify-writes */
   /* How the GC threads could join, as a snapshot saw it (the slow
    * predictor; the fast one leaves WAKE_KNOWN false): LEAD_NS from the
@@ -124,9 +129,11 @@ struct predict_point {
   unsigned p;
   double time_ns;   /* T_P^M */
   double tp_ns;     /* T_P: without the shared misses' costs (those the
-                     * collector takes alone before the helpers join are in it) */
+                     * collector takes alone before the helpers join are in
+                     * it, and the handoffs') */
   double steals;    /* N_S */
   double misses;    /* Q_P */
+  double handoffs;  /* of them, mark bytes' lines handed between markers */
   double miss_ns;   /* M_P */
   double term_ns[TERM_COUNT];
   enum predict_term limit; /* the largest term */

@@ -2,8 +2,9 @@
  * (docs/prediction.md): T_1 and T_inf of a list, a wide tree and one big
  * array split as the marker splits it; the LRU cache and the live lines
  * on known access streams; the serial mark's misses on a two-object heap,
- * and streamed lines covered by the marker's work;
- * a snapshot written and read back exactly.  Costs: 10 ns per object or
+ * and streamed lines covered by the marker's work; the mark bytes' lines
+ * reused by another SLO piece (handoffs); a snapshot written and read
+ * back exactly.  Costs: 10 ns per object or
  * piece, 1 ns per word. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -509,6 +510,46 @@ static void test_read_back(void) {
   snapshot_free(&b.s);
 }
 
+/* Handoffs (graph_handoffs): an array of 64 words split in two pieces
+ * of 256 bytes, pointing to 64 objects of 16 bytes whose mark bytes share
+ * one line.  The second piece's first pointer reuses the line the first
+ * piece used one mark-byte access before: one reuse at distance 1 of 65
+ * accesses (the root's pointer marks the array). */
+static void test_handoffs(void) {
+  for (uint64_t d = 1; d < 100000; d = d * 3 + 1) {
+    double back = graph_handoff_distance(graph_handoff_bucket(d));
+    CHECK(back > 0.87 * (double)d && back < 1.13 * (double)d, "distance %llu -> %f",
+          (unsigned long long)d, back);
+  }
+  CHECK(graph_handoff_bucket(1) == 1 && graph_handoff_bucket(8) == 12 && graph_handoff_bucket(11) == 13,
+        "buckets %u %u", graph_handoff_bucket(8), graph_handoff_bucket(11));
+  struct builder b;
+  uint32_t array = rooted(&b, 512, SNAP_SCANNED);
+  for (uint32_t k = 0; k < 64; k++) edge(&b, array, k, object(&b, 0x200000 + 16 * k, 16, SNAP_ATOMIC));
+  struct predict_profile prof;
+  predict_profile_default(&prof);
+  struct graph_misses m;
+  CHECK(graph_misses(&b.s, &prof, GRAPH_COLD, &m), "misses");
+  uint64_t reuses = 0;
+  for (unsigned k = 0; k < GRAPH_HANDOFF_BUCKETS; k++) reuses += m.mark_reuses[k];
+  CHECK(m.mark_accesses == 65 && reuses == 1 && m.mark_reuses[1] == 1, "%llu accesses, %llu reuses",
+        (unsigned long long)m.mark_accesses, (unsigned long long)reuses);
+  /* 13 cuts: chance 13 x 1 / 65 = 0.2 that one falls between, then half
+   * the time on another of 2 markers; past 65 cuts, always cut. */
+  CHECK(NEAR(graph_handoffs(&m, 13, 2), 0.1), "13 cuts %f", graph_handoffs(&m, 13, 2));
+  CHECK(NEAR(graph_handoffs(&m, 100, 2), 0.5) && NEAR(graph_handoffs(&m, 100, 4), 0.75),
+        "always cut %f", graph_handoffs(&m, 100, 4));
+  CHECK(graph_handoffs(&m, 100, 1) == 0, "one marker");
+  graph_lines_free(&m.lines);
+  /* Unsplit, the array is one piece: nothing is reused by another. */
+  b.s.header.split_bytes = 0;
+  CHECK(graph_misses(&b.s, &prof, GRAPH_COLD, &m), "misses unsplit");
+  CHECK(m.mark_accesses == 65 && graph_handoffs(&m, 100, 2) == 0, "unsplit %f",
+        graph_handoffs(&m, 100, 2));
+  graph_lines_free(&m.lines);
+  snapshot_free(&b.s);
+}
+
 int main(void) {
   test_list();
   test_wide_tree();
@@ -522,5 +563,6 @@ int main(void) {
   test_stream_cover();
   test_numa_forecast();
   test_read_back();
+  test_handoffs();
   return unit_finish();
 }

@@ -48,6 +48,11 @@ static struct predict_profile plain_profile(void) {
   return p;
 }
 
+static double two_a_cut(const void *data, double cuts, unsigned p) {
+  (void)data;
+  return 2 * cuts * (p - 1) / p;
+}
+
 static void test_terms(void) {
   struct predict_profile p = plain_profile();
   struct predict_input in = {.t1_ns = 1000, .tinf_ns = 300, .misses = 10};
@@ -86,6 +91,25 @@ static void test_terms(void) {
   CHECK(CLOSE(pt.misses, 10), "shared cache, P=2: Q_P %f", pt.misses);
   predict_at(&p, &in, 4, 0, &pt);
   CHECK(CLOSE(pt.misses, 10 + 3 * 4 * 6.907755279 * 2 / 3), "shared cache, P=4: Q_P %f", pt.misses);
+  /* Handoffs (here a made-up count of 2 a cut, (P - 1)/P of them): N_S
+   * = 13.8 of them at P = 2, each a marker's miss (marker_miss_ns 20)
+   * shared by 2, beside the misses and outside Q_P; none at P = 1 or
+   * without extra misses.  The cache-mate's shared L3 hides nothing:
+   * the mark bytes' lines move between the markers' own caches. */
+  in.handoffs = two_a_cut;
+  predict_at(&p, &in, 2, 0, &pt);
+  CHECK(CLOSE(pt.handoffs, 13.815510558) && CLOSE(pt.misses, 10), "handoffs %f, Q_P %f",
+        pt.handoffs, pt.misses);
+  CHECK(CLOSE(pt.time_ns, 500 + 6.907755279 + 10 * 20 / 2 + 13.815510558 * 20 / 2),
+        "handoffs' time %f", pt.time_ns);
+  CHECK(CLOSE(pt.term_ns[TERM_EXTRA_MISSES], 13.815510558 * 20 / 2), "handoffs' term %f",
+        pt.term_ns[TERM_EXTRA_MISSES]);
+  predict_at(&p, &in, 2, PREDICT_NO_EXTRA_MISSES, &pt);
+  CHECK(pt.handoffs == 0 && CLOSE(pt.time_ns, 500 + 6.907755279 + 10 * 20 / 2),
+        "no extra misses, no handoffs %f", pt.time_ns);
+  predict_at(&p, &in, 1, 0, &pt);
+  CHECK(pt.handoffs == 0 && CLOSE(pt.time_ns, 1200), "one marker hands nothing %f", pt.time_ns);
+  in.handoffs = NULL;
   p.cache_cpus = 1;
   /* The slow predictor's M_1 (overlap weighed in) replaces the profile's. */
   in.miss_ns = 5;

@@ -193,6 +193,8 @@ def main():
                     help="sgc-predict -W: the cache the same mark run once before leaves")
     ap.add_argument("--no-wake", action="store_true",
                     help="sgc-predict -J: leave out the snapshots' wake (lead, idle CPUs)")
+    ap.add_argument("--no-handoffs", action="store_true",
+                    help="sgc-predict -H: leave out lines of mark bytes handed between GC threads")
     ap.add_argument("--also", action="append", default=[], metavar="PROFILE",
                     help="also print the speed-up curve under this profile (repeatable: "
                          "tools/predict/profiles/e10k.profile, o2k.profile, a 16-CPU host's)")
@@ -211,7 +213,7 @@ def main():
     ap.add_argument("programs", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
-    flags = ([a.warm] if a.warm else []) + (["-J"] if a.no_wake else [])
+    flags = ([a.warm] if a.warm else []) + (["-J"] if a.no_wake else []) + (["-H"] if a.no_handoffs else [])
     # The fast predictor (predicted_mark_ns, SGC_MARKERS=auto) assumes the same machine.
     os.environ["SGC_PREDICT_PROFILE"] = os.path.abspath(a.profile)
     if a.replay:

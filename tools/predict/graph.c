@@ -3,6 +3,7 @@
 
 #include "tlb.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,8 +242,9 @@ static bool line_life_grow(struct line_life *l) {
   return true;
 }
 
-void line_life_access_by(struct line_life *l, uint64_t line, uint64_t range) {
-  if (2 * (l->used + 1) > l->cap && !line_life_grow(l)) return;
+uint64_t line_life_access_by(struct line_life *l, uint64_t line, uint64_t range) {
+  if (2 * (l->used + 1) > l->cap && !line_life_grow(l)) return 0;
+  uint64_t since = 0;
   uint64_t key = line + 1;
   size_t s = line_slot(key, l->cap);
   while (l->keys[s] && l->keys[s] != key) s = (s + 1) & (l->cap - 1);
@@ -255,8 +257,10 @@ void line_life_access_by(struct line_life *l, uint64_t line, uint64_t range) {
   } else if (l->range[s] != range) {
     l->range[s] = range;
     l->uses[s]++;
+    since = l->now - l->last[s];
   }
   l->last[s] = l->now++;
+  return since;
 }
 
 void line_life_access(struct line_life *l, uint64_t line) { line_life_access_by(l, line, 0); }
@@ -327,6 +331,38 @@ static uint64_t mark_address(uint64_t object, uint64_t page_bytes) {
   return header_address(object, page_bytes) + HEADER_META + object % page_bytes / 16;
 }
 
+/* The piece of an object of BYTES that word W falls in, as the markers
+ * that share split it (mark.c's SLO: halves until at most SPLIT). */
+static uint64_t piece_of(uint64_t bytes, uint64_t w, uint64_t split) {
+  uint64_t piece = bytes;
+  while (split && piece > split) piece = (piece + 1) / 2;
+  return piece ? 8 * w / piece : 0;
+}
+
+unsigned graph_handoff_bucket(uint64_t d) {
+  if (d < 4) return (unsigned)d;
+  unsigned octave = 63 - (unsigned)__builtin_clzll(d);
+  return 4 * octave + (unsigned)((d >> (octave - 2)) & 3);
+}
+
+double graph_handoff_distance(unsigned bucket) {
+  if (bucket < 4) return bucket;
+  unsigned octave = bucket / 4;
+  return ldexp(4 + bucket % 4 + 0.5, (int)octave - 2);
+}
+
+double graph_handoffs(const void *misses, double cuts, unsigned p) {
+  const struct graph_misses *g = misses;
+  if (p < 2 || !g->mark_accesses) return 0;
+  double sum = 0;
+  for (unsigned b = 1; b < GRAPH_HANDOFF_BUCKETS; b++) {
+    if (!g->mark_reuses[b]) continue;
+    double apart = cuts * graph_handoff_distance(b) / (double)g->mark_accesses;
+    sum += (double)g->mark_reuses[b] * (apart < 1 ? apart : 1);
+  }
+  return sum * (p - 1) / p;
+}
+
 struct sim {
   struct cache_sim cache;
   struct tlb_sim tlb;
@@ -334,6 +370,10 @@ struct sim {
   struct graph_misses *out;
   struct line_life *life;
   uint64_t range; /* the range fetched or scanned: a steal moves whole ranges */
+  /* Mark bytes' lines by the SLO piece that used them last (the unit two
+   * markers share), and that piece. */
+  struct line_life *marks;
+  uint64_t piece;
   /* The work clock's steps (the profile's object_ns, word_ns) and a
    * streamed line's time (read_stream_ns; 0: no prefetcher). */
   double object_ns, word_ns, stream_ns;
@@ -469,6 +509,7 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
   struct streams st = {.stream_ns = m->stream_ns};
   unsigned shift = m->cache.line_shift;
   uint64_t page = s->header.page_bytes ? s->header.page_bytes : 4096;
+  uint64_t split = s->header.split_bytes;
   /* The roots in the order they were pushed: the last is popped first. */
   for (uint64_t i = 0; i < s->header.roots; i++) stack[top++] = (uint32_t)i;
   for (;;) {
@@ -509,6 +550,7 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
     st.now += m->object_ns;
     for (uint64_t w = 0; w < o->bytes / 8; w++, st.now += m->word_ns) {
       uint64_t address = o->address + 8 * w;
+      m->piece = (uint64_t)index << 24 | piece_of(o->bytes, w, split);
       /* Read while the window's fetches are outstanding (alone: none). */
       if (touch(m, address, o->node)) charge(out, &st, shift, address, pending + 1, mlp, false, m->tlb_ns);
       for (; e < end && e->word == w; e++) {
@@ -519,6 +561,9 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
         }
         /* The pointer test reads the target page's header, then its mark byte. */
         uint64_t header = header_address(t->address, page), mark = mark_address(t->address, page);
+        uint64_t since = line_life_access_by(m->marks, mark >> shift, m->piece);
+        out->mark_accesses++;
+        if (since) out->mark_reuses[graph_handoff_bucket(since)]++;
         if (touch(m, header, t->node)) charge(out, &st, shift, header, pending + 1, mlp, true, m->tlb_ns);
         if (touch(m, mark, t->node)) charge(out, &st, shift, mark, pending + 1, mlp, true, m->tlb_ns);
         if (marked[e->target]) continue;
@@ -560,9 +605,11 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
     memset(&scratch, 0, sizeof scratch);
     m.out = &scratch;
     m.life = line_life_new();
-    ok = m.life != NULL;
+    m.marks = line_life_new();
+    ok = m.life && m.marks;
     if (ok) mark_pass(&m, s, mlp, marked, stack);
     line_life_free(m.life);
+    line_life_free(m.marks);
     memset(marked, 0, n ? n : 1);
     memset(m.node_accesses, 0, sizeof m.node_accesses);
     m.cache.accesses = m.cache.misses = 0;
@@ -570,7 +617,8 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
     m.out = out;
   }
   m.life = ok ? line_life_new() : NULL;
-  ok = ok && m.life;
+  m.marks = ok ? line_life_new() : NULL;
+  ok = ok && m.life && m.marks;
   if (ok) mark_pass(&m, s, mlp, marked, stack);
   out->push_ns = (double)out->windowed * prof->push_ns;
   out->accesses = m.cache.accesses;
@@ -585,6 +633,7 @@ bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, 
   cache_free(&m.cache);
   tlb_free(&m.tlb);
   line_life_free(m.life);
+  line_life_free(m.marks);
   free(marked);
   free(stack);
   return ok;

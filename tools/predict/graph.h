@@ -52,8 +52,9 @@ struct line_life;
 struct line_life *line_life_new(void);
 void line_life_access(struct line_life *l, uint64_t line);
 double line_life_average(const struct line_life *l, double capacity);
-/* The same, the access made for RANGE (an object's index). */
-void line_life_access_by(struct line_life *l, uint64_t line, uint64_t range);
+/* The same, the access made for RANGE (an object's index); the accesses
+ * since the line's last one when another range made that, else 0. */
+uint64_t line_life_access_by(struct line_life *l, uint64_t line, uint64_t range);
 
 /* The lines several ranges used, for the extra misses of steals. */
 struct graph_lines {
@@ -72,8 +73,15 @@ double graph_extra_misses(const void *lines, double cuts, double caches);
 void graph_lines_free(struct graph_lines *g);
 void line_life_free(struct line_life *l);
 
+enum { GRAPH_HANDOFF_BUCKETS = 4 * 64 };
 struct graph_misses {
   uint64_t accesses;
+  /* Accesses to mark bytes' lines, and, by the accesses since (four
+   * buckets an octave: graph_handoff_distance), the ones made for another
+   * SLO piece than the line's last access: where two markers that took
+   * those pieces hand the line between their caches (graph_handoffs). */
+  uint64_t mark_accesses;
+  uint64_t mark_reuses[GRAPH_HANDOFF_BUCKETS];
   double misses;      /* Q_1 */
   double mark_misses; /* of them, on mark bytes' lines */
   /* The misses weighed by their overlap: each counts 1 / min(n, MLP), n
@@ -119,6 +127,17 @@ enum { GRAPH_COLD = 0, GRAPH_WARM = 1, GRAPH_REPEAT = 2 };
  * starting as WARM says. */
 bool graph_misses(const struct snapshot *s, const struct predict_profile *prof, int warm,
                   struct graph_misses *out);
+
+/* The bucket of mark_reuses a distance of D accesses falls in, and a
+ * bucket's middle distance. */
+unsigned graph_handoff_bucket(uint64_t d);
+double graph_handoff_distance(unsigned bucket);
+/* predict_input's handoffs: the mark_reuses of MISSES (a struct
+ * graph_misses) that CUTS steals put on different markers, of P: a reuse
+ * D accesses after the last falls on another marker's part of the mark
+ * with chance min(1, CUTS D / A) (A: mark_accesses), and then on another
+ * marker (P - 1)/P of the time. */
+double graph_handoffs(const void *misses, double cuts, unsigned p);
 
 /* The memory-level parallelism of PROF's host: read_miss_ns over
  * read_overlap_ns, between 1 and the prefetch depth. */

@@ -13,11 +13,13 @@
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: sgc-predict [-a] [-j] [-J] [-w|-W] [-x] [-m MAX] [-p P,P,...] [-s SPLIT] SNAPSHOT PROFILE\n"
+          "usage: sgc-predict [-a] [-j] [-H] [-J] [-w|-W] [-x] [-m MAX] [-p P,P,...] [-s SPLIT] SNAPSHOT PROFILE\n"
           "  -a  every P from 1 to MAX (default: 1-16, then steps to MAX)\n"
           "  -j  one JSON object instead of the table\n"
           "  -w  a warm cache: the live objects touched in address order before the mark\n"
           "  -W  a warm cache: the same mark run once before (a repeated collection)\n"
+          "  -H  leave out the handoffs: lines of mark bytes that markers taking\n"
+          "      different pieces pass between their caches\n"
           "  -J  leave out the snapshot's wake (lead, idle CPUs): every GC thread\n"
           "      pre-woken joins the profile's prewake_join_ns into the mark\n"
           "  -x  marks set by an atomic exchange (SGC_MARK_SET=exchange): mark-byte\n"
@@ -54,14 +56,14 @@ static bool read_profile(const char *path, struct predict_profile *prof) {
 }
 
 int main(int argc, char **argv) {
-  bool all = false, json = false, rmw = false, bmb = false, no_wake = false;
+  bool all = false, json = false, rmw = false, bmb = false, no_wake = false, no_handoffs = false;
   int warm = GRAPH_COLD;
   unsigned forecast_nodes = 0, shares_given = 0;
   double shares[PREDICT_MAX_NODES], remote_given = -1;
   unsigned max = 256, list[512], listed = 0;
   long split = -1;
   int opt;
-  while ((opt = getopt(argc, argv, "ajJwWxBm:p:s:N:V:r:")) != -1) {
+  while ((opt = getopt(argc, argv, "ajHJwWxBm:p:s:N:V:r:")) != -1) {
     switch (opt) {
     case 'B': bmb = true; break;
     case 'N': forecast_nodes = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -72,6 +74,7 @@ int main(int argc, char **argv) {
       break;
     case 'a': all = true; break;
     case 'j': json = true; break;
+    case 'H': no_handoffs = true; break;
     case 'J': no_wake = true; break;
     case 'x': rmw = true; break;
     case 'w': warm = GRAPH_WARM; break;
@@ -123,6 +126,10 @@ int main(int argc, char **argv) {
   memcpy(in.node_share, misses.node_share, sizeof in.node_share);
   in.extra_misses = graph_extra_misses;
   in.lines = &misses.lines;
+  if (!no_handoffs) {
+    in.handoffs = graph_handoffs;
+    in.handoff_data = &misses;
+  }
   /* Remote accesses: (n - 1)/n of them on n nodes, as with the pages
    * spread evenly and the markers scanning whatever they find. */
   unsigned nodes = prof.nodes ? prof.nodes : 1;
@@ -172,10 +179,15 @@ int main(int argc, char **argv) {
            (unsigned long long)misses.page_walks);
     printf("M1 %.1f ns a miss (MLP %.1f; %.0f misses streamed; %.3f ms translating cached and "
            "streamed lines)\n", in.miss_ns, graph_mlp(&prof), misses.streamed, misses.tlb_ns / 1e6);
+    uint64_t reuses = 0;
+    for (unsigned b = 0; b < GRAPH_HANDOFF_BUCKETS; b++) reuses += misses.mark_reuses[b];
+    printf("mark bytes: %llu accesses, %llu for another piece than the line's last%s\n",
+           (unsigned long long)misses.mark_accesses, (unsigned long long)reuses,
+           no_handoffs ? " (handoffs left out)" : "");
     printf("pushes: %llu objects through the prefetch window, %.3f ms of T1 (beside the "
            "overlapped misses)\n", (unsigned long long)misses.windowed, misses.push_ns / 1e6);
-    printf("%5s %11s %8s %12s %12s %9s %12s  %s\n", "P", "mark ms", "speedup", "no-content.",
-           "no-extra", "M_P ns", "Q_P", "largest term");
+    printf("%5s %11s %8s %12s %12s %9s %12s %9s  %s\n", "P", "mark ms", "speedup", "no-content.",
+           "no-extra", "M_P ns", "Q_P", "handoffs", "largest term");
   }
   struct predict_point last = one;
   for (unsigned k = 0; k < listed; k++) {
@@ -186,14 +198,16 @@ int main(int argc, char **argv) {
     last = pt;
     if (json)
       printf("%s{\"p\":%u,\"mark_ns\":%.1f,\"speedup\":%.4f,\"speedup_no_contention\":%.4f,"
-             "\"speedup_no_extra_misses\":%.4f,\"miss_ns\":%.2f,\"misses\":%.0f,\"limit\":\"%s\"}",
+             "\"speedup_no_extra_misses\":%.4f,\"miss_ns\":%.2f,\"misses\":%.0f,\"handoffs\":%.0f,\"limit\":\"%s\"}",
              k ? "," : "", pt.p, pt.time_ns, one.time_ns / pt.time_ns,
              one.time_ns / free_pt.time_ns, one.time_ns / same_pt.time_ns, pt.miss_ns, pt.misses,
+             pt.handoffs,
              predict_term_names[pt.limit]);
     else
-      printf("%5u %11.4f %8.2f %12.2f %12.2f %9.1f %12.0f  %s\n", pt.p, pt.time_ns / 1e6,
+      printf("%5u %11.4f %8.2f %12.2f %12.2f %9.1f %12.0f %9.0f  %s\n", pt.p, pt.time_ns / 1e6,
              one.time_ns / pt.time_ns, one.time_ns / free_pt.time_ns,
-             one.time_ns / same_pt.time_ns, pt.miss_ns, pt.misses, predict_term_names[pt.limit]);
+             one.time_ns / same_pt.time_ns, pt.miss_ns, pt.misses, pt.handoffs,
+             predict_term_names[pt.limit]);
   }
   /* What keeps the speed-up from growing: the largest term that does not
    * shrink as 1/P (work and misses do). */
