@@ -2,7 +2,8 @@
 """Predicted against measured mark times, per collection (docs/prediction.md).
 
 For every program: one run takes snapshots of its first K collections
-(SGC_SNAPSHOT), a second run marks with the counts of -c in turn
+(SGC_SNAPSHOT; marking with the counts of -c in turn, so that each
+snapshot's wake is that of its count), a second run marks with the counts of -c in turn
 (SGC_MARKERS_CYCLE, no snapshots, so nothing warms its caches) and traces
 them; the programs are deterministic, so collection g of both runs marks
 alike heaps.  The second run is made -r times (5) and each collection's fastest
@@ -229,7 +230,11 @@ def main():
         cmd = [os.path.join(a.build, "bench", f"bench-{prog['bin']}-sgc")] + prog["args"][a.size]
         cmd += [THREAD_FLAG, str(a.threads)]
         with tempfile.TemporaryDirectory() as tmp:
-            run(cmd, {"SGC_SNAPSHOT": tmp, "SGC_SNAPSHOT_LIMIT": str(a.snapshots)})
+            # Snapshots under the counts the marks are measured with: a
+            # snapshot's wake (how long before the mark the helpers were
+            # pre-woken) is its collection's, and that depends on the count.
+            run(cmd, {"SGC_SNAPSHOT": tmp, "SGC_SNAPSHOT_LIMIT": str(a.snapshots),
+                      "SGC_MARKERS_CYCLE": a.counts})
             if earlier is not None and name in earlier:
                 recs = earlier[name]
             else:
