@@ -331,12 +331,20 @@ static uint64_t mark_address(uint64_t object, uint64_t page_bytes) {
   return header_address(object, page_bytes) + HEADER_META + object % page_bytes / 16;
 }
 
-/* The piece of an object of BYTES that word W falls in, as the markers
- * that share split it (mark.c's SLO: halves until at most SPLIT). */
-static uint64_t piece_of(uint64_t bytes, uint64_t w, uint64_t split) {
-  uint64_t piece = bytes;
-  while (split && piece > split) piece = (piece + 1) / 2;
-  return piece ? 8 * w / piece : 0;
+/* The SLO piece of an object of BYTES that byte offset AT falls in, as
+ * markers that share split it (halve, down to SPLIT): its label, the
+ * path of halvings with a leading 1 (unique within the object), and in
+ * *END the piece's end. */
+static uint64_t piece_at(uint64_t bytes, uint64_t at, uint64_t split, uint64_t *end) {
+  uint64_t lo = 0, hi = bytes, label = 1;
+  while (split && hi - lo > split) {
+    uint64_t mid = halve(lo, hi);
+    label = 2 * label + (at >= mid);
+    if (at >= mid) lo = mid;
+    else hi = mid;
+  }
+  *end = hi;
+  return label;
 }
 
 unsigned graph_handoff_bucket(uint64_t d) {
@@ -370,10 +378,9 @@ struct sim {
   struct graph_misses *out;
   struct line_life *life;
   uint64_t range; /* the range fetched or scanned: a steal moves whole ranges */
-  /* Mark bytes' lines by the SLO piece that used them last (the unit two
-   * markers share), and that piece. */
+  /* Mark bytes' lines by the SLO piece that used them last: the unit two
+   * markers share. */
   struct line_life *marks;
-  uint64_t piece;
   /* The work clock's steps (the profile's object_ns, word_ns) and a
    * streamed line's time (read_stream_ns; 0: no prefetcher). */
   double object_ns, word_ns, stream_ns;
@@ -548,9 +555,10 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
     const struct snapshot_edge *e = &s->edges[o->first_edge], *end = e + o->edge_count;
     m->range = index;
     st.now += m->object_ns;
+    uint64_t piece = 0, piece_end = 0;
     for (uint64_t w = 0; w < o->bytes / 8; w++, st.now += m->word_ns) {
       uint64_t address = o->address + 8 * w;
-      m->piece = (uint64_t)index << 24 | piece_of(o->bytes, w, split);
+      if (8 * w >= piece_end) piece = (uint64_t)index << 32 | piece_at(o->bytes, 8 * w, split, &piece_end);
       /* Read while the window's fetches are outstanding (alone: none). */
       if (touch(m, address, o->node)) charge(out, &st, shift, address, pending + 1, mlp, false, m->tlb_ns);
       for (; e < end && e->word == w; e++) {
@@ -561,7 +569,7 @@ static void mark_pass(struct sim *m, const struct snapshot *s, double mlp, uint8
         }
         /* The pointer test reads the target page's header, then its mark byte. */
         uint64_t header = header_address(t->address, page), mark = mark_address(t->address, page);
-        uint64_t since = line_life_access_by(m->marks, mark >> shift, m->piece);
+        uint64_t since = line_life_access_by(m->marks, mark >> shift, piece);
         out->mark_accesses++;
         if (since) out->mark_reuses[graph_handoff_bucket(since)]++;
         if (touch(m, header, t->node)) charge(out, &st, shift, header, pending + 1, mlp, true, m->tlb_ns);
